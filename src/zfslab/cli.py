@@ -1,0 +1,147 @@
+"""Command line: parse, call the library, render, exit code. No logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from zfslab import __version__
+from zfslab.errors import UsageError, ZfslabError
+from zfslab.model.units import parse_size
+
+DEFAULT_DISKS = "24x4TB"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake in one line, with the way to help."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _int_arg(name: str, lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be from {lo} to {hi}, got {value}")
+        return value
+    return parse
+
+
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ZfslabError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_zfs_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), default=12,
+                   help="log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
+    p.add_argument("--zfs-version", default="2.1", metavar="V",
+                   help="OpenZFS version whose accounting to apply: slop64, 0.6.5, 0.7, 0.8-2.0, "
+                        "2.1-2.3, 2.4, or a release such as 2.3.2 (default 2.1)")
+    p.add_argument("--sector-size", type=int, choices=(512, 4096), default=512,
+                   help="logical sector size of whole disks, for their GPT partitioning (default 512)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="zfslab", description="Compare ZFS pool layouts on speed, space and safety.")
+    parser.add_argument("--version", action="version", version=f"zfslab {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("plan", help="every layout for your disks: usable space and failures survived",
+                       description="Every sensible layout for a set of identical disks, with its exact usable "
+                                   "space (as zfs list shows it) and how many disk failures it survives.")
+    p.add_argument("disks", nargs="?", default=None, metavar="COUNTxSIZE",
+                   help=f"the disks, e.g. 24x4TB or 8x12TB (default {DEFAULT_DISKS})")
+    p.add_argument("--disks", dest="disk_count", type=_int_arg("--disks", 1, 1024), metavar="N",
+                   help="number of disks (with --disk-size or --vdev-bytes)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--disk-size", type=_size_arg, metavar="SIZE",
+                      help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
+    size.add_argument("--vdev-bytes", type=_size_arg, metavar="N",
+                      help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
+    p.add_argument("--layouts", metavar="L,L", help="only these layouts (comma-separated), e.g. raidz2:6,12xmirror:2")
+    p.add_argument("--no-spares", action="store_true", help="leave out layouts with hot spares")
+    p.add_argument("--no-draid", action="store_true", help="leave out dRAID layouts")
+    _add_zfs_options(p)
+    _add_output_options(p)
+
+    p = sub.add_parser("capacity", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
+                       description="Exact capacity of one layout, step by step as OpenZFS computes it.")
+    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--vdev-bytes", type=_size_arg, metavar="N",
+                      help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
+    size.add_argument("--disk-size", type=_size_arg, metavar="SIZE",
+                      help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
+    _add_zfs_options(p)
+    p.add_argument("--created-with", metavar="V",
+                   help="OpenZFS version that created the vdevs, if older (fixes the metaslab size)")
+    p.add_argument("--recordsize", default="128K", metavar="R", help="record size for the efficiency line (default 128K)")
+    p.add_argument("--file-size", type=_size_arg, metavar="SIZE",
+                   help="also show the raw space one incompressible file of this size takes")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("layout", help="check a layout, or read one from a zpool create vdev list",
+                       description="Validate a layout, describe it, and print its zpool create command; "
+                                   "or read a layout from a zpool create vdev list.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("layout", nargs="?", help="e.g. 2xraidz2:6+spare:1")
+    src.add_argument("--from-zpool", metavar="VDEVS",
+                     help="a zpool create vdev list, e.g. 'raidz2 sda sdb sdc sdd sde sdf spare sdg'")
+    p.add_argument("--devices", metavar="D,D,...", help="devices for the zpool create command, in order")
+    p.add_argument("--pool", default="tank", help="pool name for the zpool create command (default tank)")
+    p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), help="add -o ashift=A to the command")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print a JSON list, one object per row")
+    out.add_argument("--csv", action="store_true", help="print CSV, one line per row")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    if debug:
+        args_list = [a for a in args_list if a != "--debug"]
+    try:
+        args = build_parser().parse_args(args_list)
+        if args.command is None:
+            build_parser().print_help()
+            return 0
+        from zfslab import commands  # late import: --help and --version stay fast
+
+        return getattr(commands, f"cmd_{args.command}")(args)
+    except ZfslabError as e:
+        if debug:
+            raise
+        print(f"zfslab: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("zfslab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # noqa: BLE001 - the last line of defence for a one-line error
+        if debug:
+            raise
+        print(f"zfslab: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

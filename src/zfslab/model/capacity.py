@@ -1,0 +1,270 @@
+"""Space accounting exactly as OpenZFS does it: `zpool list` SIZE and `zfs list` USED+AVAIL.
+
+Each step follows shared/design/capacity.md (§1 Steps 1-9), which cites the OpenZFS source;
+all divisions are integer divisions, as in the C code, because the truncations matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zfslab.errors import LayoutError, VersionError
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+from zfslab.model.units import GiB, MiB, KiB
+
+SPA_MINBLOCKSHIFT = 9
+SPA_MINDEVSIZE = 64 * MiB
+VDEV_LABEL_START_SIZE = 2 * 256 * KiB + 3584 * KiB  # two labels + the boot block
+VDEV_LABEL_END_SIZE = 2 * 256 * KiB
+LABEL_ALIGN = 256 * KiB  # sizeof(vdev_label_t)
+DRAID_ROWHEIGHT = 16 * MiB  # 1 << SPA_MAXBLOCKSHIFT
+DRAID_REFLOW_RESERVE = 32 * MiB
+EMBEDDED_SLOG_MIN_MS = 64  # zfs_embedded_slog_min_ms
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """One generation of OpenZFS space accounting (capacity.md, version legend)."""
+
+    key: str
+    software: str
+    new_metaslabs: bool  # 0.8+: 512 MiB..16 GiB metaslabs; before: ~200 per vdev
+    slop: str  # 'shift6', 'shift5', 'floor128m', 'capped'
+    embedded_log: bool  # 2.1+: one metaslab per big vdev reserved for the ZIL
+    max_block_shift: int = 24  # 17 before large_blocks
+
+
+RULES: dict[str, Rules] = {
+    r.key: r
+    for r in (
+        Rules("slop64", "ZoL <= 0.6.4, illumos/FreeBSD before illumos 4951", False, "shift6", False, 17),
+        Rules("0.6.5", "ZoL 0.6.5, illumos 4951 era (FreeBSD 10.x)", False, "shift5", False),
+        Rules("0.7", "ZoL 0.7", False, "floor128m", False),
+        Rules("0.8", "ZoL 0.8 and OpenZFS 2.0", True, "floor128m", False),
+        Rules("2.1", "OpenZFS 2.1 to 2.3", True, "capped", True),
+        Rules("2.4", "OpenZFS 2.4", True, "capped", True),
+    )
+}
+RULE_ALIASES = {"0.8-2.0": "0.8", "2.0": "0.8", "2.1-2.3": "2.1", "2.2": "2.1", "2.3": "2.1", "0.6.4": "slop64"}
+DEFAULT_RULES = "2.1"
+
+
+def rules_for(version: str) -> Rules:
+    """The accounting rules of an OpenZFS version: '2.1', '2.3.2', '0.6.5', '0.8-2.0', 'slop64'."""
+    text = str(version).strip().lower().removeprefix("zfs-").removeprefix("v")
+    if text in RULES:
+        return RULES[text]
+    if text in RULE_ALIASES:
+        return RULES[RULE_ALIASES[text]]
+    parts = text.split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+        patch = int(parts[2].split("-")[0]) if len(parts) > 2 else None
+    except ValueError:
+        raise VersionError(version, ", ".join(RULES)) from None
+    if major == 0 and minor == 6:
+        return RULES["0.6.5" if patch is None or patch >= 5 else "slop64"]
+    if major == 0 and minor == 7:
+        return RULES["0.7"]
+    if (major, minor) in ((0, 8), (2, 0)):
+        return RULES["0.8"]
+    if major == 2 and 1 <= minor <= 3:
+        return RULES["2.1"]
+    if major == 2 and minor == 4:
+        return RULES["2.4"]
+    raise VersionError(version, ", ".join(RULES))
+
+
+# ---- Step 1: the size ZFS sees for a whole disk ---------------------------------------------
+
+def linux_whole_disk_osize(disk_bytes: int, sector_bytes: int = 512) -> int:
+    """Bytes of partition 1 that `zpool create pool sdX` makes on Linux (zpool_label_disk)."""
+    if sector_bytes not in (512, 4096):
+        raise LayoutError(f"sector size {sector_bytes}: disks have 512 or 4096-byte logical sectors")
+    cap = disk_bytes // sector_bytes
+    coeff = sector_bytes // 512
+    nblocks = 1 + -(-128 * 128 // sector_bytes)  # GPT header + 128 entries of 128 bytes
+    if nblocks * sector_bytes < 16384 + sector_bytes:
+        nblocks = 16384 // sector_bytes + 1
+    last_usable_lba = cap - 1 - nblocks
+    # EFI_MIN_RESV_SIZE (8 MiB reserve partition 9) and NEW_START_BLOCK (1 MiB offset)
+    slice_blocks = last_usable_lba + 1 - 16384 // coeff - 2048 // coeff
+    slice_blocks -= slice_blocks % 2048  # PARTITION_END_ALIGNMENT
+    return max(slice_blocks, 0) * sector_bytes
+
+
+# ---- Steps 2-3: leaf and top-level asize ----------------------------------------------------
+
+def leaf_asize(osize: int) -> int:
+    """Bytes of a leaf vdev that ZFS may allocate: aligned to 256 KiB, minus 4.5 MiB of labels."""
+    if osize < SPA_MINDEVSIZE:
+        raise LayoutError(f"a vdev of {osize} bytes is below ZFS's minimum device size of 64 MiB")
+    return osize - osize % LABEL_ALIGN - VDEV_LABEL_START_SIZE - VDEV_LABEL_END_SIZE
+
+
+def top_asize(group: VdevGroup, leaf: int) -> int:
+    """asize of one top-level vdev of the group whose smallest child has asize `leaf`."""
+    if group.kind in (VdevKind.DISK, VdevKind.MIRROR):
+        return leaf
+    if group.kind is VdevKind.RAIDZ:
+        return group.width * leaf
+    # dRAID: vdev_draid_calculate_asize; distributed spares hold no capacity
+    ndisks = group.width - group.draid_spares
+    groupsz = (group.draid_data + group.parity) * DRAID_ROWHEIGHT
+    child = ((leaf - DRAID_REFLOW_RESERVE) // DRAID_ROWHEIGHT) * DRAID_ROWHEIGHT
+    return ((child * ndisks) // groupsz) * groupsz
+
+
+# ---- Steps 4-5: metaslabs -----------------------------------------------------------------
+
+def metaslab_shift(asize: int, rules: Rules) -> int:
+    """log2 of the metaslab size chosen when the vdev is created (vdev_metaslab_set_size)."""
+    if not rules.new_metaslabs:
+        return max((asize // 200).bit_length(), rules.max_block_shift)
+    count = asize >> 29
+    if count < 16:
+        shift = (asize // 16).bit_length()
+    elif count > 200:
+        shift = (asize // 200).bit_length()
+    else:
+        shift = 29
+    if shift < 24:
+        shift = 24
+    elif shift > 34:
+        shift = 34
+        if (asize >> 34) > 131072:
+            shift = (asize // 131072).bit_length()
+    return shift
+
+
+def metaslab_sizes(group: VdevGroup, asize: int, ms_shift: int, ashift: int) -> list[int]:
+    """The usable bytes of each metaslab; dRAID trims each to whole group rows."""
+    count, ms_size = asize >> ms_shift, 1 << ms_shift
+    if group.kind is not VdevKind.DRAID:
+        return [ms_size] * count
+    sz = (group.draid_data + group.parity) << ashift  # vdev_draid_metaslab_init
+    sizes = []
+    for i in range(count):
+        start = i * ms_size
+        lost = -start % sz
+        sizes.append(((ms_size - lost) // sz) * sz)
+    return sizes
+
+
+# ---- Step 6: block allocation and the deflate ratio ---------------------------------------
+
+def psize_to_asize(group: VdevGroup, psize: int, ashift: int) -> int:
+    """Raw bytes one copy of a block of `psize` bytes takes on a vdev of this group."""
+    if group.kind in (VdevKind.DISK, VdevKind.MIRROR):
+        sector = 1 << ashift
+        return -(-psize // sector) * sector
+    p = group.parity
+    if group.kind is VdevKind.RAIDZ:
+        cols = group.width
+        s = ((psize - 1) >> ashift) + 1
+        s += p * ((s + cols - p - 1) // (cols - p))
+        return (-(-s // (p + 1)) * (p + 1)) << ashift
+    d = group.draid_data
+    rows = ((psize - 1) // (d << ashift)) + 1
+    return (rows * (d + p)) << ashift
+
+
+def deflate_ratio(group: VdevGroup, ashift: int) -> int:
+    """vdev_set_deflate_ratio: always from a 128 KiB block, truncated; 512 means no deflation."""
+    return (1 << 17) // (psize_to_asize(group, 1 << 17, ashift) >> SPA_MINBLOCKSHIFT)
+
+
+# ---- Steps 7-9: classes, slop and the dataset view ----------------------------------------
+
+def slop_bytes(space: int, embedded_log: int, rules: Rules) -> int:
+    """spa_get_slop_space for these rules, from the normal-class dspace."""
+    if rules.slop == "shift6":
+        return max(space >> 6, SPA_MINDEVSIZE >> 1)
+    if rules.slop == "shift5":
+        return max(space >> 5, SPA_MINDEVSIZE >> 1)
+    if rules.slop == "floor128m":
+        return max(space >> 5, min(space >> 1, 128 * MiB))
+    slop = min(space >> 5, 128 * GiB)
+    slop -= min(embedded_log, slop >> 1)
+    return max(slop, min(space >> 1, 128 * MiB))
+
+
+@dataclass(frozen=True, slots=True)
+class VdevCapacity:
+    """One top-level vdev of a group (all `count` vdevs of the group are alike)."""
+
+    group: VdevGroup
+    asize_bytes: int
+    ms_shift: int
+    ms_count: int
+    size_bytes: int  # its share of zpool SIZE: the sum of its metaslabs
+    deflate_ratio: int
+    dspace_bytes: int  # deflated, embedded-log metaslab excluded
+    embedded_log_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolCapacity:
+    """What `zpool list -Hp` and `zfs list -Hp` show for the empty pool."""
+
+    layout: Layout
+    rules: Rules
+    ashift: int
+    vdev_bytes: int  # the size ZFS sees of each disk (osize)
+    disk_bytes: int  # the size of each disk as sold (== vdev_bytes for files/partitions)
+    size_bytes: int  # zpool list SIZE
+    normal_dspace_bytes: int
+    embedded_log_bytes: int
+    slop_bytes: int
+    usable_bytes: int  # zfs list USED+AVAIL of the root dataset
+    vdevs: tuple[VdevCapacity, ...]
+
+    @property
+    def raw_bytes(self) -> int:
+        """Bytes of all disks as sold, hot spares included."""
+        return self.disk_bytes * self.layout.disks
+
+    @property
+    def efficiency(self) -> float:
+        """usable / raw."""
+        return self.usable_bytes / self.raw_bytes
+
+
+def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules, running: Rules) -> VdevCapacity:
+    asize = top_asize(group, leaf_asize(vdev_bytes))
+    if asize <= 0:
+        raise LayoutError(f"{group.token}: each disk of {vdev_bytes} bytes is too small for this dRAID")
+    shift = metaslab_shift(asize, created)
+    sizes = metaslab_sizes(group, asize, shift, ashift)
+    ratio = deflate_ratio(group, ashift)
+    deflated = [(s >> SPA_MINBLOCKSHIFT) * ratio for s in sizes]
+    log = deflated[0] if running.embedded_log and len(sizes) > EMBEDDED_SLOG_MIN_MS else 0
+    return VdevCapacity(group, asize, shift, len(sizes), sum(sizes), ratio, sum(deflated) - log, log)
+
+
+def pool_capacity(
+    layout: Layout, vdev_bytes: int, *, ashift: int = 12, rules: Rules | str = DEFAULT_RULES,
+    created_with: Rules | str | None = None, disk_bytes: int | None = None,
+) -> PoolCapacity:
+    """SIZE and USED+AVAIL of an empty pool whose disks each show `vdev_bytes` to ZFS."""
+    running = rules if isinstance(rules, Rules) else rules_for(rules)
+    created = running if created_with is None else (
+        created_with if isinstance(created_with, Rules) else rules_for(created_with))
+    if not 9 <= ashift <= 16:
+        raise LayoutError(f"ashift {ashift}: OpenZFS accepts 9 to 16 (9 = 512 B, 12 = 4 KiB sectors)")
+    vdevs = tuple(vdev_capacity(g, vdev_bytes, ashift, created, running) for g in layout.groups)
+    size = sum(v.size_bytes * v.group.count for v in vdevs)
+    normal = sum(v.dspace_bytes * v.group.count for v in vdevs)
+    log = sum(v.embedded_log_bytes * v.group.count for v in vdevs)
+    slop = slop_bytes(normal, log, running)
+    return PoolCapacity(
+        layout=layout, rules=running, ashift=ashift, vdev_bytes=vdev_bytes,
+        disk_bytes=vdev_bytes if disk_bytes is None else disk_bytes,
+        size_bytes=size, normal_dspace_bytes=normal, embedded_log_bytes=log,
+        slop_bytes=slop, usable_bytes=max(normal - slop, 0), vdevs=vdevs,
+    )
+
+
+def whole_disk_capacity(layout: Layout, disk_bytes: int, *, sector_bytes: int = 512, **kw) -> PoolCapacity:
+    """pool_capacity for whole disks given to `zpool create` on Linux (GPT partition 1)."""
+    return pool_capacity(layout, linux_whole_disk_osize(disk_bytes, sector_bytes), disk_bytes=disk_bytes, **kw)

@@ -1,0 +1,372 @@
+"""Pool layouts: the grammar users type, validation, and the `zpool create` vdev list.
+
+Grammar: tokens `[COUNTx]KIND[:WIDTH]` joined by `+`, e.g. `2xraidz2:6`, `12xmirror:2`,
+`24xdisk`, `draid2:8d:24c:1s`, `raidz2:11+spare:1`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from zfslab.errors import LayoutError
+
+# OpenZFS limits: include/sys/fs/zfs.h (VDEV_RAIDZ_MAXPARITY, VDEV_DRAID_MAXPARITY,
+# VDEV_DRAID_MAX_CHILDREN) and the 255-child bound of raidz (vdev_raidz.c).
+MAX_CHILDREN = 255
+MAX_PARITY = 3
+MAX_DRAID_SPARES = 100
+KINDS_HELP = "disk, mirror, raidz1, raidz2, raidz3, draid or spare (e.g. raidz2:6, 12xmirror:2, draid2:8d:24c:1s, spare:1)"
+
+
+class VdevKind(Enum):
+    DISK = "disk"
+    MIRROR = "mirror"
+    RAIDZ = "raidz"
+    DRAID = "draid"
+
+
+@dataclass(frozen=True, slots=True)
+class VdevGroup:
+    """`count` identical top-level vdevs of one kind.
+
+    width is the number of children of one vdev (a dRAID's children include its
+    distributed spares); parity is how many of them may fail (mirror: width - 1).
+    """
+
+    kind: VdevKind
+    width: int
+    parity: int = 0
+    count: int = 1
+    draid_data: int = 0
+    draid_spares: int = 0
+
+    def __post_init__(self) -> None:
+        token = self.token
+        if self.count < 1:
+            raise LayoutError(f"{token}: the count must be at least 1")
+        if self.width > MAX_CHILDREN:
+            raise LayoutError(f"{token}: a vdev has at most {MAX_CHILDREN} disks, got width={self.width}")
+        if self.kind is VdevKind.DISK:
+            if self.width != 1 or self.parity != 0:
+                raise LayoutError(f"{token}: a plain disk vdev has width 1; write {self.width}xdisk for a stripe")
+        elif self.kind is VdevKind.MIRROR:
+            if self.width < 2:
+                raise LayoutError(f"{token}: a mirror needs at least 2 disks, got width={self.width}")
+            if self.parity != self.width - 1:
+                raise LayoutError(f"{token}: a {self.width}-way mirror survives {self.width - 1} failures")
+        elif self.kind is VdevKind.RAIDZ:
+            if not 1 <= self.parity <= MAX_PARITY:
+                raise LayoutError(f"{token}: raidz parity is 1, 2 or 3, got {self.parity}")
+            if self.width <= self.parity:
+                raise LayoutError(
+                    f"{token}: a raidz{self.parity} vdev needs more disks than its parity ({self.parity}): "
+                    f"at least raidz{self.parity}:{self.parity + 1}"
+                )
+        elif self.kind is VdevKind.DRAID:
+            self._check_draid()
+
+    def _check_draid(self) -> None:
+        token = self.token
+        p, d, c, s = self.parity, self.draid_data, self.width, self.draid_spares
+        if not 1 <= p <= MAX_PARITY:
+            raise LayoutError(f"{token}: dRAID parity is 1, 2 or 3, got {p}")
+        if s < 0 or s > MAX_DRAID_SPARES:
+            raise LayoutError(f"{token}: dRAID has 0 to {MAX_DRAID_SPARES} distributed spares, got {s}")
+        if d < 1:
+            raise LayoutError(f"{token}: a dRAID group needs at least 1 data disk, got {d}d")
+        if d + p > c - s:
+            raise LayoutError(
+                f"{token}: a group of {d} data + {p} parity needs {d + p} disks but only "
+                f"{c - s} children are not spares; use at most {max(c - s - p, 0)}d or more children"
+            )
+
+    @property
+    def data_disks_per_vdev(self) -> float:
+        """Data share of one vdev in disks (a mirror stores one copy's worth)."""
+        if self.kind is VdevKind.DISK:
+            return 1.0
+        if self.kind is VdevKind.MIRROR:
+            return 1.0
+        if self.kind is VdevKind.RAIDZ:
+            return float(self.width - self.parity)
+        groups_width = self.draid_data + self.parity
+        return (self.width - self.draid_spares) * self.draid_data / groups_width
+
+    @property
+    def disks(self) -> int:
+        return self.width * self.count
+
+    @property
+    def spec(self) -> str:
+        """The vdev's own keyword in `zpool create` (empty for a plain disk)."""
+        if self.kind is VdevKind.DISK:
+            return ""
+        if self.kind is VdevKind.MIRROR:
+            return "mirror"
+        if self.kind is VdevKind.RAIDZ:
+            return f"raidz{self.parity}"
+        return f"draid{self.parity}:{self.draid_data}d:{self.width}c:{self.draid_spares}s"
+
+    @property
+    def token(self) -> str:
+        prefix = f"{self.count}x" if self.count != 1 else ""
+        if self.kind is VdevKind.DISK:
+            return f"{prefix}disk"
+        if self.kind is VdevKind.DRAID:
+            return prefix + self.spec
+        return f"{prefix}{self.spec}:{self.width}"
+
+    def describe(self) -> str:
+        """The shape in words: '2 × raidz2 of 6 disks (4 data + 2 parity)'."""
+        many = f"{self.count} × " if self.count > 1 else ""
+        if self.kind is VdevKind.DISK:
+            return f"stripe of {self.count} disk{'s' if self.count > 1 else ''} (no redundancy)"
+        if self.kind is VdevKind.MIRROR:
+            return f"{many}{self.width}-way mirror"
+        if self.kind is VdevKind.RAIDZ:
+            return f"{many}raidz{self.parity}, {self.width} wide ({self.width - self.parity} data + {self.parity} parity)"
+        spares = f", {self.draid_spares} distributed spare{'s' if self.draid_spares != 1 else ''}"
+        return (
+            f"{many}dRAID{self.parity}, {self.width} wide (groups of {self.draid_data} data + "
+            f"{self.parity} parity{spares if self.draid_spares else ''})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A pool: top-level vdev groups plus hot spares."""
+
+    groups: tuple[VdevGroup, ...]
+    hot_spares: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.groups:
+            raise LayoutError("a layout needs at least one data vdev, e.g. raidz2:6 (spares alone hold no data)")
+        if self.hot_spares < 0:
+            raise LayoutError(f"spare:{self.hot_spares}: the number of hot spares cannot be negative")
+
+    def __str__(self) -> str:
+        tokens = [g.token for g in self.groups]
+        if self.hot_spares:
+            tokens.append(f"spare:{self.hot_spares}")
+        return "+".join(tokens)
+
+    @property
+    def disks(self) -> int:
+        """All disks, hot spares included."""
+        return sum(g.disks for g in self.groups) + self.hot_spares
+
+    @property
+    def top_level_vdevs(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def failures_guaranteed(self) -> int:
+        """Disks that may fail at once, whichever they are, without losing the pool."""
+        return min(g.parity for g in self.groups)
+
+    @property
+    def failures_best_case(self) -> int:
+        """Disks that may fail at once if they fall in the best places."""
+        return sum(g.parity * g.count for g in self.groups)
+
+    def describe(self) -> str:
+        text = " + ".join(g.describe() for g in self.groups)
+        if self.hot_spares:
+            text += f" + {self.hot_spares} hot spare{'s' if self.hot_spares > 1 else ''}"
+        return text
+
+
+_TOKEN_RE = re.compile(r"^(?:(\d+)x)?([a-z]+[0-9]*)(?::(.*))?$")
+_DRAID_RE = re.compile(r"^draid([0-9]*)((?::[0-9]+[dcs])*)$")
+
+
+def _positive(text: str, token: str, what: str) -> int:
+    if not text.isdigit():
+        raise LayoutError(f"{token}: the {what} must be a whole number, got {text!r}")
+    return int(text)
+
+
+def parse_draid(spec: str, count: int = 1, token: str | None = None) -> VdevGroup:
+    """A VdevGroup from OpenZFS's dRAID notation `draid[P][:Dd][:Cc][:Ss]` (children required)."""
+    token = token or spec
+    m = _DRAID_RE.match(spec)
+    if not m:
+        raise LayoutError(f"{token}: write dRAID as draidP:Dd:Cc:Ss, e.g. draid2:8d:24c:1s")
+    parity = int(m.group(1)) if m.group(1) else 1
+    fields: dict[str, int] = {}
+    for part in m.group(2).split(":")[1:]:
+        letter = part[-1]
+        if letter in fields:
+            raise LayoutError(f"{token}: '{letter}' is given twice")
+        fields[letter] = int(part[:-1])
+    if "c" not in fields:
+        raise LayoutError(f"{token}: say how many children the dRAID has, e.g. {spec}:24c")
+    children, spares = fields["c"], fields.get("s", 0)
+    # zpool's default group size: min(children - spares - parity, 8) (zpool_vdev.c)
+    data = fields.get("d", min(children - spares - parity, 8))
+    return _group(token, VdevKind.DRAID, width=children, parity=parity, count=count, draid_data=data, draid_spares=spares)
+
+
+def _group(token: str, kind: VdevKind, **fields: int) -> VdevGroup:
+    """A VdevGroup whose validation errors name the token as the user wrote it."""
+    try:
+        return VdevGroup(kind, **fields)
+    except LayoutError as e:
+        raise LayoutError(f"{token.strip()}: {str(e).split(': ', 1)[1]}") from None
+
+
+def parse_token(token: str) -> VdevGroup | int:
+    """One token: a VdevGroup, or an int for `spare:N` (hot spares)."""
+    raw = token
+    token = token.strip().lower()
+    m = _TOKEN_RE.match(token)
+    if not m:
+        raise LayoutError(f"cannot read {raw!r}: write [COUNTx]KIND[:WIDTH] with KIND one of {KINDS_HELP}")
+    count = int(m.group(1)) if m.group(1) is not None else 1
+    kind, arg = m.group(2), m.group(3)
+    if kind.startswith("draid"):
+        return parse_draid(kind + (":" + arg if arg is not None else ""), count, raw)
+    if count < 1:
+        raise LayoutError(f"{raw}: the count must be at least 1, got {count}")
+    if kind == "spare":
+        if m.group(1) is not None:
+            raise LayoutError(f"{raw}: write hot spares as spare:N")
+        return _positive(arg or "1", raw, "number of spares")
+    if kind in ("disk", "stripe"):
+        width = _positive(arg, raw, "width") if arg is not None else 1
+        if kind == "stripe":  # stripe:N is N single-disk vdevs
+            return _group(raw, VdevKind.DISK, width=1, count=count * width)
+        if width != 1:
+            raise LayoutError(f"{raw}: a disk vdev has one disk; write {width}xdisk for a stripe of {width}")
+        return _group(raw, VdevKind.DISK, width=1, count=count)
+    if kind == "mirror":
+        width = _positive(arg, raw, "width") if arg is not None else 2
+        return _group(raw, VdevKind.MIRROR, width=width, parity=width - 1, count=count)
+    rz = re.fullmatch(r"raidz([0-9]*)", kind)
+    if rz:
+        parity = int(rz.group(1)) if rz.group(1) else 1
+        if arg is None:
+            raise LayoutError(f"{raw}: say how many disks, e.g. {kind}:{parity + 4}")
+        width = _positive(arg, raw, "width")
+        return _group(raw, VdevKind.RAIDZ, width=width, parity=parity, count=count)
+    raise LayoutError(f"unknown vdev kind {kind!r} in {raw!r}; use {KINDS_HELP}")
+
+
+def parse_layout(text: str) -> Layout:
+    """A Layout from `2xraidz2:6+spare:1`; identical neighbouring groups are merged."""
+    if not text or not text.strip():
+        raise LayoutError(f"empty layout; write one such as raidz2:6 or 12xmirror:2 ({KINDS_HELP})")
+    groups: list[VdevGroup] = []
+    spares = 0
+    for token in text.split("+"):
+        item = parse_token(token)
+        if isinstance(item, int):
+            spares += item
+        else:
+            groups.append(item)
+    return Layout(_merge(groups), spares)
+
+
+def _merge(groups: list[VdevGroup]) -> tuple[VdevGroup, ...]:
+    merged: list[VdevGroup] = []
+    for g in groups:
+        if merged and _same_shape(merged[-1], g):
+            last = merged.pop()
+            g = VdevGroup(g.kind, g.width, g.parity, last.count + g.count, g.draid_data, g.draid_spares)
+        merged.append(g)
+    return tuple(merged)
+
+
+def _same_shape(a: VdevGroup, b: VdevGroup) -> bool:
+    return (a.kind, a.width, a.parity, a.draid_data, a.draid_spares) == (b.kind, b.width, b.parity, b.draid_data, b.draid_spares)
+
+
+_NOT_MODELLED = ("log", "cache", "special", "dedup")
+
+
+def parse_zpool_vdevs(words: list[str] | str) -> tuple[Layout, list[str]]:
+    """Layout and devices from a `zpool create` vdev list: 'raidz2 sda sdb ... mirror sdx sdy spare sdz'."""
+    if isinstance(words, str):
+        words = words.split()
+    groups: list[VdevGroup] = []
+    devices: list[str] = []
+    spares = 0
+    current: tuple[str, list[str]] | None = None  # (keyword, its devices)
+
+    def close() -> None:
+        nonlocal spares
+        if current is None:
+            return
+        keyword, devs = current
+        if not devs:
+            raise LayoutError(f"'{keyword}' in the vdev list has no devices after it")
+        if keyword == "spare":
+            spares += len(devs)
+        elif keyword.startswith("draid"):
+            spec = keyword if re.search(r":[0-9]+c", keyword) else f"{keyword}:{len(devs)}c"
+            g = parse_draid(spec, 1, keyword)
+            if g.width != len(devs):
+                raise LayoutError(f"{keyword} names {g.width} children but {len(devs)} devices follow it")
+            groups.append(g)
+        else:
+            item = parse_token(f"{keyword}:{len(devs)}")
+            assert isinstance(item, VdevGroup)
+            groups.append(item)
+        devices.extend(devs)
+
+    for word in words:
+        low = word.lower()
+        if low in _NOT_MODELLED:
+            raise LayoutError(f"'{word}' vdevs are not modelled by zfslab; list only data vdevs and spares")
+        if low == "mirror" or re.fullmatch(r"raidz[0-9]*", low) or low.startswith("draid") or low == "spare":
+            close()
+            current = (low, [])
+        elif current is None:
+            groups.append(VdevGroup(VdevKind.DISK, width=1))
+            devices.append(word)
+        else:
+            current[1].append(word)
+    close()
+    if not groups:
+        raise LayoutError("the vdev list holds no data vdev; e.g. 'raidz2 sda sdb sdc sdd sde sdf'")
+    return Layout(_merge(groups), spares), devices
+
+
+def zpool_vdev_args(layout: Layout, devices: list[str]) -> list[str]:
+    """The vdev part of `zpool create` for these devices, in layout order."""
+    if len(devices) != layout.disks:
+        raise LayoutError(f"{layout} needs {layout.disks} devices, got {len(devices)}")
+    if len(set(devices)) != len(devices):
+        dup = sorted({d for d in devices if devices.count(d) > 1})
+        raise LayoutError(f"device {dup[0]} is given twice; each disk can be used once")
+    args: list[str] = []
+    it = iter(devices)
+    for g in layout.groups:
+        for _ in range(g.count):
+            if g.spec:
+                args.append(g.spec)
+            args.extend(next(it) for _ in range(g.width))
+    if layout.hot_spares:
+        args.append("spare")
+        args.extend(it)
+    return args
+
+
+def zpool_create_argv(
+    pool: str, layout: Layout, devices: list[str], *, ashift: int | None = None,
+    pool_props: dict[str, str] | None = None, fs_props: dict[str, str] | None = None, force: bool = False,
+) -> list[str]:
+    """The whole `zpool create` command line as an argv list."""
+    argv = ["zpool", "create"]
+    if force:
+        argv.append("-f")
+    if ashift is not None:
+        argv += ["-o", f"ashift={ashift}"]
+    for k, v in (pool_props or {}).items():
+        argv += ["-o", f"{k}={v}"]
+    for k, v in (fs_props or {}).items():
+        argv += ["-O", f"{k}={v}"]
+    return argv + [pool] + zpool_vdev_args(layout, devices)

@@ -1,0 +1,111 @@
+"""`plan`: every candidate layout for a set of identical disks, one flat row each."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from zfslab.errors import UsageError
+from zfslab.model.candidates import candidate_layouts
+from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, pool_capacity
+from zfslab.model.layouts import Layout
+from zfslab.model.units import TB, TiB, format_bytes, parse_size, zfs_nicenum
+
+MAX_DISKS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class DiskSet:
+    """count identical disks; vdev_bytes is what ZFS sees of each (osize)."""
+
+    count: int
+    disk_bytes: int
+    vdev_bytes: int
+    whole_disk: bool
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.count <= MAX_DISKS:
+            raise UsageError(f"disk count {self.count}: zfslab plans for 1 to {MAX_DISKS} disks")
+
+    @property
+    def label(self) -> str:
+        return f"{self.count} × {format_bytes(self.disk_bytes)}"
+
+
+def parse_disk_set(text: str) -> tuple[int, int]:
+    """(count, bytes) from '24x4TB' or '8 x 12TB'."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
+    if not m:
+        raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+    return int(m.group(1)), parse_size(m.group(2))
+
+
+def disk_set(count: int, size_bytes: int, *, exact_vdev: bool = False, sector_bytes: int = 512) -> DiskSet:
+    """Whole disks on Linux by default; exact_vdev when size_bytes is already what ZFS sees."""
+    if exact_vdev:
+        return DiskSet(count, size_bytes, size_bytes, False)
+    return DiskSet(count, size_bytes, linux_whole_disk_osize(size_bytes, sector_bytes), True)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    """One layout of the plan; risk and speed fields are filled by later stages when asked."""
+
+    layout: str
+    shape: str
+    disks: int
+    hot_spares: int
+    top_level_vdevs: int
+    size_bytes: int
+    usable_bytes: int
+    raw_bytes: int
+    efficiency: float
+    failures_guaranteed: int
+    failures_best_case: int
+
+    @property
+    def usable_tb(self) -> float:
+        return self.usable_bytes / TB
+
+    @property
+    def usable_tib(self) -> float:
+        return self.usable_bytes / TiB
+
+    @property
+    def zfs_list_size(self) -> str:
+        return zfs_nicenum(self.usable_bytes)
+
+    def as_dict(self) -> dict:
+        return {
+            "layout": self.layout, "shape": self.shape, "disks": self.disks, "hot_spares": self.hot_spares,
+            "top_level_vdevs": self.top_level_vdevs, "size_bytes": self.size_bytes,
+            "usable_bytes": self.usable_bytes, "usable_tb": round(self.usable_tb, 4),
+            "usable_tib": round(self.usable_tib, 4), "zfs_list_size": self.zfs_list_size,
+            "raw_bytes": self.raw_bytes, "efficiency": round(self.efficiency, 6),
+            "failures_guaranteed": self.failures_guaranteed, "failures_best_case": self.failures_best_case,
+        }
+
+
+def plan_row(cap: PoolCapacity) -> PlanRow:
+    layout = cap.layout
+    return PlanRow(
+        layout=str(layout), shape=layout.describe(), disks=layout.disks, hot_spares=layout.hot_spares,
+        top_level_vdevs=layout.top_level_vdevs, size_bytes=cap.size_bytes, usable_bytes=cap.usable_bytes,
+        raw_bytes=cap.raw_bytes, efficiency=cap.efficiency, failures_guaranteed=layout.failures_guaranteed,
+        failures_best_case=layout.failures_best_case,
+    )
+
+
+def plan(
+    disks: DiskSet, *, ashift: int = 12, rules: Rules | str = "2.1", layouts: list[Layout] | None = None,
+    hot_spares: bool = True, draid: bool = True,
+) -> list[PlanRow]:
+    """One row per layout (by default every candidate for the disk count)."""
+    chosen = layouts if layouts is not None else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid)
+    rows = []
+    for layout in chosen:
+        if layout.disks != disks.count:
+            raise UsageError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
+        cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
+        rows.append(plan_row(cap))
+    return rows

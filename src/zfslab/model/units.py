@@ -1,0 +1,83 @@
+"""Byte sizes: parsing what users type, printing what vendors and `zfs list` print."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from zfslab.errors import SizeError
+
+KiB, MiB, GiB, TiB, PiB = (1 << 10), (1 << 20), (1 << 30), (1 << 40), (1 << 50)
+KB, MB, GB, TB, PB = 10**3, 10**6, 10**9, 10**12, 10**15
+
+_UNITS = {
+    "": 1, "B": 1,
+    "KB": KB, "MB": MB, "GB": GB, "TB": TB, "PB": PB,
+    "KIB": KiB, "MIB": MiB, "GIB": GiB, "TIB": TiB, "PIB": PiB,
+}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """Bytes from '4TB' (10^12), '3.64TiB' (2^40), '4000787030016'; a fraction is truncated."""
+    m = _SIZE_RE.match(str(text))
+    if not m:
+        raise SizeError(text, "write a number with a unit, e.g. 4TB, 3.64TiB or 4000787030016")
+    number, unit = m.group(1), m.group(2).upper()
+    if unit in ("K", "M", "G", "T", "P"):
+        raise SizeError(text, f"'{unit}' is ambiguous: write {number}{unit}B (10^n) or {number}{unit}iB (2^n)")
+    if unit not in _UNITS:
+        raise SizeError(text, "units are B, KB, MB, GB, TB, PB (powers of 10) or KiB, MiB, GiB, TiB, PiB")
+    try:
+        value = int(Decimal(number) * _UNITS[unit])
+    except InvalidOperation:  # pragma: no cover - the regex admits only numbers
+        raise SizeError(text, "not a number") from None
+    if value <= 0:
+        raise SizeError(text, "a size must be more than 0 bytes")
+    return value
+
+
+def parse_blocksize(text: str) -> int:
+    """Bytes of a ZFS block size such as recordsize: '128K', '1M', '16384'; K/M mean 2^10/2^20 as in zfs."""
+    m = re.match(r"^\s*([0-9]+)\s*([KkMm]?)(?:i?B)?\s*$", str(text))
+    if not m:
+        raise SizeError(text, "write a power of two from 512 to 16M, e.g. 16K, 128K or 1M")
+    value = int(m.group(1)) * {"": 1, "K": KiB, "M": MiB}[m.group(2).upper()]
+    if value < 512 or value > 16 * MiB or value & (value - 1):
+        raise SizeError(text, "a block size is a power of two from 512 to 16M, e.g. 16K, 128K or 1M")
+    return value
+
+
+def zfs_nicenum(num: int) -> str:
+    """The value as `zfs list` prints it: base 1024, at most 5 characters (zfs_nicenum_format)."""
+    units = ["", "K", "M", "G", "T", "P", "E"]
+    n, index = num, 0
+    while n >= 1024 and index < len(units) - 1:
+        n //= 1024
+        index += 1
+    if index == 0 or num % (1024**index) == 0:
+        return f"{n}{units[index]}"
+    text = ""
+    for digits in (2, 1, 0):
+        text = f"{num / 1024**index:.{digits}f}{units[index]}"
+        if len(text) <= 5:
+            break
+    return text
+
+
+def format_tb(num: int) -> str:
+    """Vendor units: '86.56 TB'."""
+    return f"{num / TB:,.2f} TB"
+
+
+def format_tib(num: int) -> str:
+    """Binary units, with the same two decimals: '78.71 TiB'."""
+    return f"{num / TiB:,.2f} TiB"
+
+
+def format_bytes(num: float) -> str:
+    """A short human size in powers of 10, for messages: '4.00 TB', '512.00 MB'."""
+    for unit, factor in (("PB", PB), ("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)):
+        if abs(num) >= factor:
+            return f"{num / factor:.2f} {unit}"
+    return f"{num:.0f} B"

@@ -1,0 +1,123 @@
+import pytest
+
+from zfslab.errors import LayoutError
+from zfslab.model.layouts import (
+    Layout, VdevGroup, VdevKind, parse_layout, parse_zpool_vdevs, zpool_create_argv, zpool_vdev_args,
+)
+
+
+@pytest.mark.parametrize("text,disks,vdevs,guaranteed,best", [
+    ("raidz2:6", 6, 1, 2, 2),
+    ("2xraidz2:6", 12, 2, 2, 4),
+    ("12xmirror:2", 24, 12, 1, 12),
+    ("mirror:3", 3, 1, 2, 2),
+    ("24xdisk", 24, 24, 0, 0),
+    ("draid2:8d:24c:1s", 24, 1, 2, 2),
+    ("raidz2:11+spare:1", 12, 1, 2, 2),
+    ("raidz3:23+spare:1", 24, 1, 3, 3),
+    ("mirror", 2, 1, 1, 1),
+    ("stripe:4", 4, 4, 0, 0),
+    ("raidz:5", 5, 1, 1, 1),
+])
+def test_parse_layout(text, disks, vdevs, guaranteed, best):
+    layout = parse_layout(text)
+    assert (layout.disks, layout.top_level_vdevs) == (disks, vdevs)
+    assert (layout.failures_guaranteed, layout.failures_best_case) == (guaranteed, best)
+
+
+@pytest.mark.parametrize("text,canonical", [
+    ("raidz2:6", "raidz2:6"), ("RAIDZ2:6", "raidz2:6"), ("raidz:5", "raidz1:5"), ("mirror", "mirror:2"),
+    ("stripe:4", "4xdisk"), ("disk+disk+disk", "3xdisk"), ("raidz2:6+raidz2:6", "2xraidz2:6"),
+    ("draid2:24c", "draid2:8d:24c:0s"), ("draid:5c", "draid1:4d:5c:0s"),
+    ("raidz2:6+spare:1+spare:1", "raidz2:6+spare:2"), ("2xraidz1:5+mirror:2", "2xraidz1:5+mirror:2"),
+])
+def test_canonical_form(text, canonical):
+    assert str(parse_layout(text)) == canonical
+    assert parse_layout(canonical) == parse_layout(text)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("raidz3:3", "raidz3:3: a raidz3 vdev needs more disks than its parity (3): at least raidz3:4"),
+    ("raidz2", "raidz2: say how many disks, e.g. raidz2:6"),
+    ("raid5:4", "unknown vdev kind 'raid5' in 'raid5:4'; use disk, mirror, raidz1, raidz2, raidz3, draid or spare"),
+    ("0xmirror:2", "0xmirror:2: the count must be at least 1, got 0"),
+    ("-2xmirror:2", "cannot read '-2xmirror:2': write [COUNTx]KIND[:WIDTH]"),
+    ("mirror:1", "mirror:1: a mirror needs at least 2 disks, got width=1"),
+    ("raidz4:8", "raidz4:8: raidz parity is 1, 2 or 3, got 4"),
+    ("raidz2:300", "raidz2:300: a vdev has at most 255 disks, got width=300"),
+    ("raidz2:x", "raidz2:x: the width must be a whole number, got 'x'"),
+    ("disk:3", "disk:3: a disk vdev has one disk; write 3xdisk for a stripe of 3"),
+    ("draid2:8d", "draid2:8d: say how many children the dRAID has, e.g. draid2:8d:24c"),
+    ("draid2:30d:24c", "draid2:30d:24c: a group of 30 data + 2 parity needs 32 disks but only 24 children are not spares; use at most 22d"),
+    ("draid2:8d:10c:1s", "draid2:8d:10c:1s: a group of 8 data + 2 parity needs 10 disks but only 9 children are not spares; use at most 7d"),
+    ("draid4:8d:24c", "draid4:8d:24c: dRAID parity is 1, 2 or 3, got 4"),
+    ("draid2:8d:300c", "draid2:8d:300c: a vdev has at most 255 disks, got width=300"),
+    ("draid2:8x:24c", "draid2:8x:24c: write dRAID as draidP:Dd:Cc:Ss, e.g. draid2:8d:24c:1s"),
+    ("spare:2", "a layout needs at least one data vdev"),
+    ("", "empty layout"),
+])
+def test_errors_name_the_bad_token_and_what_is_valid(text, message):
+    with pytest.raises(LayoutError) as e:
+        parse_layout(text)
+    assert str(e.value).startswith(message)
+    assert "\n" not in str(e.value)
+
+
+def test_zpool_vdev_list_round_trip():
+    words = "raidz2 sda sdb sdc sdd sde sdf raidz2 sdg sdh sdi sdj sdk sdl spare sdm"
+    layout, devices = parse_zpool_vdevs(words)
+    assert str(layout) == "2xraidz2:6+spare:1"
+    assert devices == [f"sd{c}" for c in "abcdefghijklm"]
+    assert zpool_vdev_args(layout, devices) == words.split()
+
+
+@pytest.mark.parametrize("words,layout", [
+    ("sda sdb sdc", "3xdisk"),
+    ("mirror a b mirror c d mirror e f", "3xmirror:2"),
+    ("raidz a b c", "raidz1:3"),
+    ("draid2:4d:1s a b c d e f g h", "draid2:4d:8c:1s"),
+    ("draid2:4d:8c:1s a b c d e f g h", "draid2:4d:8c:1s"),
+    ("raidz1 a b c d mirror e f", "raidz1:4+mirror:2"),
+])
+def test_parse_zpool_vdevs(words, layout):
+    assert str(parse_zpool_vdevs(words)[0]) == layout
+
+
+@pytest.mark.parametrize("words,message", [
+    ("raidz2 a b c d log e", "'log' vdevs are not modelled by zfslab"),
+    ("mirror", "'mirror' in the vdev list has no devices after it"),
+    ("draid2:4d:9c a b c d e f g h", "draid2:4d:9c names 9 children but 8 devices follow it"),
+    ("raidz3 a b c", "raidz3:3: a raidz3 vdev needs more disks"),
+])
+def test_parse_zpool_vdevs_errors(words, message):
+    with pytest.raises(LayoutError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_zpool_vdevs(words)
+
+
+def test_zpool_create_argv():
+    layout = parse_layout("draid2:4d:8c:1s")
+    argv = zpool_create_argv("tank", layout, [f"d{i}" for i in range(8)], ashift=12, fs_props={"compression": "off"})
+    assert argv == ["zpool", "create", "-o", "ashift=12", "-O", "compression=off", "tank",
+                    "draid2:4d:8c:1s", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"]
+    assert "-f" not in argv
+    assert zpool_create_argv("t", parse_layout("disk"), ["a"], force=True)[:3] == ["zpool", "create", "-f"]
+
+
+def test_device_count_and_duplicates_are_checked():
+    with pytest.raises(LayoutError, match=r"raidz2:6 needs 6 devices, got 5"):
+        zpool_vdev_args(parse_layout("raidz2:6"), list("abcde"))
+    with pytest.raises(LayoutError, match=r"device b is given twice"):
+        zpool_vdev_args(parse_layout("mirror:2+mirror:2"), list("abcb"))
+
+
+def test_describe():
+    assert parse_layout("2xraidz2:6+spare:1").describe() == "2 × raidz2, 6 wide (4 data + 2 parity) + 1 hot spare"
+    assert parse_layout("24xdisk").describe() == "stripe of 24 disks (no redundancy)"
+    assert "1 distributed spare" in parse_layout("draid2:8d:24c:1s").describe()
+
+
+def test_group_is_checked_where_it_is_built():
+    with pytest.raises(LayoutError):
+        VdevGroup(VdevKind.RAIDZ, width=2, parity=2)
+    with pytest.raises(LayoutError):
+        Layout((), 1)

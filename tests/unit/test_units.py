@@ -1,0 +1,52 @@
+import pytest
+
+from zfslab.errors import SizeError
+from zfslab.model.units import TB, TiB, format_tb, format_tib, parse_blocksize, parse_size, zfs_nicenum
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("4TB", 4 * TB), ("4 TB", 4 * TB), ("3.64TiB", int(3.64 * TiB)), ("4000787030016", 4000787030016),
+    ("12tb", 12 * TB), ("512MiB", 512 << 20), ("1.5GB", 1_500_000_000), ("1000B", 1000),
+])
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("4T", "'T' is ambiguous: write 4TB (10^n) or 4TiB (2^n)"),
+    ("four", "write a number with a unit"),
+    ("4XB", "units are B, KB"),
+    ("0TB", "more than 0 bytes"),
+    ("-1TB", "write a number with a unit"),
+])
+def test_parse_size_errors_name_the_value_and_the_fix(text, fragment):
+    with pytest.raises(SizeError) as e:
+        parse_size(text)
+    assert str(e.value).startswith(f"bad size {text!r}: ")
+    assert fragment in str(e.value)
+
+
+@pytest.mark.parametrize("text,expected", [("128K", 131072), ("1M", 1 << 20), ("16384", 16384), ("4k", 4096), ("16M", 16 << 20)])
+def test_parse_blocksize(text, expected):
+    assert parse_blocksize(text) == expected
+
+
+@pytest.mark.parametrize("text", ["100K", "32M", "256", "abc"])
+def test_parse_blocksize_rejects(text):
+    with pytest.raises(SizeError, match="power of two"):
+        parse_blocksize(text)
+
+
+@pytest.mark.parametrize("num,text", [
+    # values and their zfs list rendering from capacity.md §2a (zfs_nicenum_format)
+    (3861712470016, "3.51T"), (31811480584192, "28.9T"), (95176475279360, "86.6T"),
+    (87 * TiB, "87T"), (24000277250048, "21.8T"), (1024, "1K"), (1000, "1000"), (10239, "10.0K"),
+    (832 << 20, "832M"), (5905580032, "5.50G"),
+])
+def test_zfs_nicenum_prints_like_zfs_list(num, text):
+    assert zfs_nicenum(num) == text
+
+
+def test_vendor_and_binary_formats():
+    assert format_tb(4000787030016) == "4.00 TB"
+    assert format_tib(4000787030016) == "3.64 TiB"
