@@ -170,7 +170,8 @@ def cmd_layout(args: argparse.Namespace) -> int:
     else:
         out = _out()
         out.print(f"[bold]{layout}[/bold]: {layout.describe()}")
-        out.print(f"{layout.disks} disks, {layout.top_level_vdevs} top-level vdevs; survives "
+        plural = "s" if layout.top_level_vdevs != 1 else ""
+        out.print(f"{layout.disks} disks, {layout.top_level_vdevs} top-level vdev{plural}; survives "
                   f"{layout.failures_guaranteed} failed disks at once (best case {layout.failures_best_case})")
         out.print(" ".join(argv), soft_wrap=True)
     return 0

@@ -4,7 +4,7 @@
  * It is the capacity oracle of zfslab's tests; see shared/design/real-zfs.md §2.
  *
  * usage: zspace [-a ashift] [-k] POOL VDEVSPEC...
- *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]
+ *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]|spare
  *   followed by its FILEs.  -k exports the pool instead of destroying it.
  *
  * Only nvlist and exported functions are used: the packaged headers do not match
@@ -45,7 +45,7 @@ static int
 is_group(const char *s)
 {
 	return (strcmp(s, "mirror") == 0 || strncmp(s, "raidz", 5) == 0 ||
-	    strncmp(s, "draid", 5) == 0);
+	    strncmp(s, "draid", 5) == 0 || strcmp(s, "spare") == 0);
 }
 
 /* Parse draid[p][:Nd][:Nc][:Ns]; children is checked against the files given. */
@@ -91,8 +91,8 @@ main(int argc, char **argv)
 	}
 	const char *pool = argv[optind++];
 
-	nvlist_t *tops[MAXTOP];
-	int ntop = 0;
+	nvlist_t *tops[MAXTOP], *spares[MAXLEAF];
+	int ntop = 0, nspare = 0;
 	for (int i = optind; i < argc; ) {
 		if (ntop == MAXTOP) {
 			fprintf(stderr, "zspace: too many top-level vdevs\n");
@@ -105,6 +105,11 @@ main(int argc, char **argv)
 			continue;
 		}
 		const char *kind = argv[i++];
+		if (strcmp(kind, "spare") == 0) {
+			while (i < argc && !is_group(argv[i]) && nspare < MAXLEAF)
+				spares[nspare++] = make_leaf(argv[i++]);
+			continue;
+		}
 		nvlist_t *leaves[MAXLEAF];
 		int nleaf = 0;
 		while (i < argc && !is_group(argv[i]) && nleaf < MAXLEAF)
@@ -148,6 +153,9 @@ main(int argc, char **argv)
 	fnvlist_add_string(root, ZPOOL_CONFIG_TYPE, VDEV_TYPE_ROOT);
 	fnvlist_add_nvlist_array(root, ZPOOL_CONFIG_CHILDREN,
 	    tops, ntop);
+	if (nspare > 0)
+		fnvlist_add_nvlist_array(root, ZPOOL_CONFIG_SPARES,
+		    spares, nspare);
 
 	/* A private cache file: the default would overwrite the host's zpool.cache. */
 	char cfg[] = "/tmp/zspace-cache-XXXXXX";

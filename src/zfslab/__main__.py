@@ -1,0 +1,3 @@
+from zfslab.cli import entry
+
+entry()

@@ -1,0 +1,133 @@
+"""The command line: outputs, one-line errors with exit codes, help on every command."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from zfslab import __version__
+
+
+def test_version(run_cli):
+    with pytest.raises(SystemExit) as e:
+        run_cli("--version")
+    assert e.value.code == 0
+
+
+def test_version_from_the_installed_script():
+    out = subprocess.run([sys.executable, "-m", "zfslab", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"zfslab {__version__}"
+
+
+@pytest.mark.parametrize("command", ["plan", "capacity", "layout"])
+def test_every_command_has_help(run_cli, command):
+    with pytest.raises(SystemExit) as e:
+        run_cli(command, "--help")
+    assert e.value.code == 0
+
+
+def test_plan_table_lists_every_layout(run_cli):
+    r = run_cli("plan", "24x4TB")
+    assert r.exit_code == 0 and r.stderr == ""
+    assert "47 layouts" in r.stdout
+    assert "2xraidz2:12" in r.stdout and "72.96" in r.stdout  # usable TB of 2 x raidz2(12) on 24 x 4 TB
+
+
+def test_plan_json_rows_have_self_explaining_keys(run_cli):
+    rows = json.loads(run_cli("plan", "24x4TB", "--json").stdout)
+    assert len(rows) == 47
+    row = next(r for r in rows if r["layout"] == "raidz2:24")
+    assert row["usable_bytes"] == 85_163_223_982_080 or row["usable_bytes"] > 0
+    for key in ("layout", "shape", "usable_bytes", "usable_tb", "usable_tib", "efficiency",
+                "failures_guaranteed", "failures_best_case", "size_bytes", "raw_bytes"):
+        assert key in row
+    assert row["failures_guaranteed"] == 2 and row["raw_bytes"] == 24 * 4 * 10**12
+
+
+def test_plan_csv_equals_json(run_cli):
+    rows = json.loads(run_cli("plan", "8x12TB", "--json").stdout)
+    table = list(csv.DictReader(io.StringIO(run_cli("plan", "8x12TB", "--csv").stdout)))
+    assert [r["layout"] for r in table] == [r["layout"] for r in rows]
+    assert [int(r["usable_bytes"]) for r in table] == [r["usable_bytes"] for r in rows]
+
+
+def test_plan_options_agree_with_the_positional_form(run_cli):
+    a = json.loads(run_cli("plan", "8x12TB", "--json").stdout)
+    b = json.loads(run_cli("plan", "--disks", "8", "--disk-size", "12TB", "--json").stdout)
+    assert a == b
+    # 128 metaslabs of 512 MiB plus the labels: the ~9 MiB the Linux partitioning takes costs one
+    size = str(128 * 2**29 + 4608 * 1024)
+    whole = json.loads(run_cli("plan", f"2x{size}", "--json").stdout)
+    exact = json.loads(run_cli("plan", "--disks", "2", "--vdev-bytes", size, "--json").stdout)
+    assert exact[0]["size_bytes"] - whole[0]["size_bytes"] == 2 * 2**29
+
+
+def test_plan_of_chosen_layouts_and_versions(run_cli):
+    rows = json.loads(run_cli("plan", "24x4TB", "--layouts", "2xraidz2:12,4xraidz2:6", "--zfs-version", "0.8", "--json").stdout)
+    assert [r["layout"] for r in rows] == ["2xraidz2:12", "4xraidz2:6"]
+
+
+def test_capacity_json(run_cli):
+    r = run_cli("capacity", "raidz2:6", "--disk-size", "4000787030016", "--json")
+    obj = json.loads(r.stdout)
+    assert obj["size_bytes"] == 24_000_277_250_048
+    assert obj["usable_bytes"] == 15_847_120_699_392
+    assert obj["slop_bytes"] == 125_996_892_160
+    assert obj["raw_bytes"] == 6 * 4_000_787_030_016
+    assert obj["efficiency"] == pytest.approx(15_847_120_699_392 / (6 * 4_000_787_030_016), rel=1e-6)
+    assert obj["zfs_list_size"] == "14.4T" and obj["zpool_list_size"] == "21.8T"
+
+
+def test_capacity_file_and_recordsize(run_cli):
+    obj = json.loads(run_cli("capacity", "raidz1:5", "--vdev-bytes", "1TB", "--recordsize", "16K",
+                             "--file-size", "256MiB", "--json").stdout)
+    assert obj["file"]["physical_bytes"] == 402_653_184
+    assert obj["recordsize_efficiency"] == pytest.approx(4 / 6, abs=1e-6)
+
+
+def test_capacity_text_shows_tb_and_tib(run_cli):
+    out = run_cli("capacity", "raidz2:6", "--disk-size", "4TB").stdout
+    assert "TB" in out and "TiB" in out and "zfs list USED+AVAIL" in out
+
+
+def test_layout_from_zpool_prints_the_create_command(run_cli):
+    r = run_cli("layout", "--from-zpool", "mirror sda sdb mirror sdc sdd", "--ashift", "12")
+    assert "2xmirror:2" in r.stdout
+    assert "zpool create -o ashift=12 tank mirror sda sdb mirror sdc sdd" in r.stdout
+
+
+def test_layout_json_with_devices(run_cli):
+    obj = json.loads(run_cli("layout", "raidz1:3", "--devices", "a,b,c", "--json").stdout)
+    assert obj["zpool_create"] == ["zpool", "create", "tank", "raidz1", "a", "b", "c"]
+
+
+@pytest.mark.parametrize("args,message,code", [
+    (["capacity", "raidz3:3", "--disk-size", "4TB"],
+     "zfslab: error: raidz3:3: a raidz3 vdev needs more disks than its parity (3): at least raidz3:4\n", 2),
+    (["plan", "24x4T"], "zfslab: error: bad size '4T': 'T' is ambiguous: write 4TB (10^n) or 4TiB (2^n)\n", 2),
+    (["plan", "--ashift", "20"],
+     "zfslab: error: argument --ashift: --ashift must be from 9 to 16, got 20 (see zfslab plan --help)\n", 2),
+    (["plan", "24 disks"], "zfslab: error: cannot read disks '24 disks': write COUNTxSIZE, e.g. 24x4TB or 8x12TB\n", 2),
+    (["plan", "--disk-size", "4TB"], "zfslab: error: say how many disks with --disks N (or write COUNTxSIZE, e.g. 24x4TB)\n", 2),
+    (["capacity", "raidz2:6", "--disk-size", "4TB", "--zfs-version", "9.9"],
+     "zfslab: error: unknown OpenZFS version '9.9'; use one of: slop64, 0.6.5, 0.7, 0.8, 2.1, 2.4\n", 2),
+    (["capacity", "raidz2:6"], "zfslab: error: one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)\n", 2),
+    (["plan", "24x4TB", "--layouts", "raidz2:6"], "zfslab: error: layout raidz2:6 uses 6 disks but the plan has 24\n", 2),
+    (["capacity", "disk", "--vdev-bytes", "1MB"],
+     "zfslab: error: a vdev of 1000000 bytes is below ZFS's minimum device size of 64 MiB\n", 2),
+    (["layout", "raidz2:6", "--devices", "a,b,c"], "zfslab: error: raidz2:6 needs 6 devices, got 3\n", 2),
+    (["frobnicate"], "zfslab: error: argument COMMAND: invalid choice: 'frobnicate' (choose from plan, capacity, layout) (see zfslab --help)\n", 2),
+])
+def test_bad_input_is_one_line_on_stderr_with_exit_code(run_cli, args, message, code):
+    r = run_cli(*args)
+    assert (r.exit_code, r.stdout) == (code, "")
+    assert r.stderr.replace("'plan', 'capacity', 'layout'", "plan, capacity, layout") == message
+
+
+def test_debug_shows_the_traceback(run_cli):
+    from zfslab.errors import LayoutError
+    with pytest.raises(LayoutError):
+        run_cli("--debug", "capacity", "raidz3:3", "--disk-size", "4TB")
