@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-spares", action="store_true", help="leave out layouts with hot spares")
     p.add_argument("--no-draid", action="store_true", help="leave out dRAID layouts")
     _add_zfs_options(p)
+    _add_risk_options(p)
+    p.add_argument("--no-risk", action="store_true", help="leave out the risk columns")
     _add_output_options(p)
 
     p = sub.add_parser("capacity", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
@@ -89,6 +91,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also show the raw space one incompressible file of this size takes")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = sub.add_parser("risk", help="risk of data loss over the years for one layout",
+                       description="Probability of losing the pool or damaging blocks within 1, 5 and 10 years, "
+                                   "expected bytes lost and MTTDL, from an exact Markov chain or a Monte Carlo "
+                                   "simulation; or another calculator's number for comparison (--model).")
+    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s")
+    p.add_argument("--disk-size", type=_size_arg, required=True, metavar="SIZE", help="size of each disk, e.g. 16TB")
+    _add_risk_options(p)
+    p.add_argument("--spares", type=_int_arg("--spares", 0, 100), metavar="N",
+                   help="hot spares (replaces any spare:N in the layout)")
+    p.add_argument("--model", choices=("zfs", "classic", "wintelguy", "backblaze"), default="zfs",
+                   help="zfs (default): read errors cost blocks, not the pool; classic: a read error in a "
+                        "rebuild loses the array; wintelguy / backblaze: those calculators' formulas")
+    p.add_argument("--engine", choices=("markov", "montecarlo"), default="markov",
+                   help="markov (exact, default) or montecarlo (ageing disks, scrubs, correlation)")
+    p.add_argument("--trials", type=_int_arg("--trials", 100, 100_000_000), default=20000, metavar="N",
+                   help="Monte Carlo trials per vdev (at least; more until --target-error is met)")
+    p.add_argument("--target-error", type=float, default=0.1, metavar="RE",
+                   help="Monte Carlo: run until the 95 %% half-width of P(loss) is within RE of it (default 0.1)")
+    p.add_argument("--seed", type=int, metavar="S", help="Monte Carlo random seed (printed, so a run can be repeated)")
+    p.add_argument("--weibull-shape", type=float, metavar="B", help="Monte Carlo: Weibull lifetimes of this shape (first-year AFR = --afr)")
+    p.add_argument("--afr-by-age", metavar="PCT,PCT,...", help="Monte Carlo: AFR for each year of age, e.g. 1.3,1.5,2.2,3.1")
+    p.add_argument("--batch-variance", type=float, default=0.0, metavar="V",
+                   help="Monte Carlo: variance of a gamma frailty shared by each vdev's disks (0 = independent)")
+    p.add_argument("--exponential-repair", action="store_true", help="Monte Carlo: exponential instead of fixed repair times")
+    p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), default=12, help="for the usable bytes (default 12)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
     p = sub.add_parser("layout", help="check a layout, or read one from a zpool create vdev list",
                        description="Validate a layout, describe it, and print its zpool create command; "
                                    "or read a layout from a zpool create vdev list.")
@@ -101,6 +130,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), help="add -o ashift=A to the command")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def _float_arg(name: str, lo: float, hi: float):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be from {lo:g} to {hi:g}, got {value:g}")
+        return value
+    return parse
+
+
+def _add_risk_options(p: argparse.ArgumentParser) -> None:
+    """Inputs of the risk models; unset ones come from --disk-class (see `zfslab risk --help`)."""
+    p.add_argument("--disk-class", choices=("hdd", "hdd-enterprise", "ssd", "nvme"), default="hdd",
+                   help="defaults for AFR, read-error rate and speed (default hdd: AFR 1.5 %%, BER 1e-14, 150 MB/s)")
+    rate = p.add_mutually_exclusive_group()
+    rate.add_argument("--afr", type=_float_arg("--afr", 0.0001, 99.9), metavar="PCT", help="annual failure rate in %%")
+    rate.add_argument("--mtbf-hours", type=_float_arg("--mtbf-hours", 1, 1e12), metavar="H", help="MTBF in hours instead of an AFR")
+    p.add_argument("--ber", type=_float_arg("--ber", 0, 1e-3), metavar="B", help="unrecoverable read errors per bit read")
+    p.add_argument("--replace-hours", type=_float_arg("--replace-hours", 0, 1e6), metavar="H",
+                   help="hours from a failure until a new disk is in (default 48)")
+    p.add_argument("--resilver-mbps", type=_float_arg("--resilver-mbps", 0.001, 1e7), metavar="M",
+                   help="resilver rate in MB/s (default: 0.8 x the disk's speed for mirrors, 0.5 x for raidz)")
+    p.add_argument("--fill", type=_float_arg("--fill", 0.001, 1), metavar="F", help="allocated fraction of the pool (default 0.7)")
+    p.add_argument("--scrub-days", type=_float_arg("--scrub-days", 0.01, 10000), metavar="D", help="days between scrubs (default 30)")
+    p.add_argument("--lse-per-hour", type=_float_arg("--lse-per-hour", 0, 1), metavar="R",
+                   help="latent sector errors per drive-hour, cleared by scrubs (default 0: BER stands for read errors)")
+    p.add_argument("--years", default="1,5,10", metavar="Y,Y,...", help="mission times in years (default 1,5,10)")
+    p.add_argument("--repair", choices=("parallel", "serial"), default="parallel",
+                   help="failed disks of a vdev resilver together (parallel, default) or one at a time")
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:

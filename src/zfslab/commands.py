@@ -11,7 +11,8 @@ from zfslab.model.allocation import block_allocation, efficiency_table, file_all
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
 from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, zpool_create_argv
 from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
-from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
+from zfslab.model.reliability.params import RiskParams, params_for_class
+from zfslab.model.units import format_bytes, format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import Column, render_table, to_csv, to_json
 
 
@@ -43,12 +44,48 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def _years(text: str) -> tuple[float, ...]:
+    try:
+        years = tuple(float(y) for y in text.split(",") if y.strip())
+    except ValueError:
+        raise UsageError(f"--years {text}: give years separated by commas, e.g. 1,5,10") from None
+    if not years or any(y <= 0 for y in years):
+        raise UsageError(f"--years {text}: give positive years separated by commas, e.g. 1,5,10")
+    return years
+
+
+def _risk_params(args: argparse.Namespace, disk_bytes: int) -> RiskParams:
+    return params_for_class(
+        args.disk_class, disk_bytes,
+        afr=args.afr / 100 if args.afr is not None else None, mtbf_hours=args.mtbf_hours, ber_per_bit=args.ber,
+        replace_hours=args.replace_hours, resilver_mb_s=args.resilver_mbps, fill=args.fill,
+        scrub_days=args.scrub_days, lse_per_hour=args.lse_per_hour, years=_years(args.years),
+        parallel_repair=args.repair == "parallel",
+    )
+
+
+def _sci(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.2e}" if x < 1e-3 else f"{100 * x:.2f} %"
+
+
+def _mttdl_text(hours: float | None) -> str:
+    if hours is None:
+        return "-"
+    years = hours / 8760
+    return f"{years:.3g} y" if years < 1e6 else f"{years:.1e} y"
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     disks = _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
+    risk = None if args.no_risk else _risk_params(args, disks.disk_bytes)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
-                hot_spares=not args.no_spares, draid=not args.no_draid)
+                hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk)
     if args.json:
         print(to_json([r.as_dict() for r in rows]))
         return 0
@@ -68,11 +105,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
         Column("fail ok", lambda r: str(r.failures_guaranteed)),
         Column("best case", lambda r: str(r.failures_best_case)),
     ]
+    if risk is not None:
+        horizon = min(risk.years, key=lambda y: abs(y - 5))
+        columns += [
+            Column(f"P(loss) {horizon:g} y", lambda r: _sci(r.p_loss_at(horizon))),
+            Column("MTTDL", lambda r: _mttdl_text(r.mttdl_hours)),
+        ]
     render_table(
         rows, columns, console=_out(),
         title=f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting: {len(rows)} layouts",
         caption="usable = zfs list USED+AVAIL of the empty pool; fail ok = disks that may fail at once, "
-                "whichever they are; best case = if they fall in different vdevs",
+                "whichever they are; best case = if they fall in different vdevs"
+                + ("" if risk is None else "\n" + _risk_caption(risk)),
     )
     return 0
 
@@ -182,3 +226,105 @@ def _layout_record(layout: Layout, argv: list[str]) -> dict:
             "top_level_vdevs": layout.top_level_vdevs, "hot_spares": layout.hot_spares,
             "failures_guaranteed": layout.failures_guaranteed, "failures_best_case": layout.failures_best_case,
             "zpool_create": argv}
+
+
+def _inputs_text(p: RiskParams) -> str:
+    rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
+    resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else \
+        f"{0.8 * p.streaming_mb_s:g} MB/s mirrors, {0.5 * p.streaming_mb_s:g} MB/s raidz"
+    return (f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h, resilver {resilver}, "
+            f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
+
+
+def _risk_caption(p: RiskParams) -> str:
+    return f"P(loss): pool lost (exact Markov chain, ZFS semantics), {_inputs_text(p)}; MTTDL is a secondary figure"
+
+
+def _layout_with_spares(text: str, spares: int | None) -> Layout:
+    layout = parse_layout(text)
+    if spares is None:
+        return layout
+    return Layout(layout.groups, spares)
+
+
+def cmd_risk(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from zfslab.model.capacity import whole_disk_capacity
+    from zfslab.model.reliability.montecarlo import Lifetime, simulate
+    from zfslab.model.reliability.risk import compute_risk, markov_risk
+
+    layout = _layout_with_spares(args.layout, args.spares)
+    params = _risk_params(args, args.disk_size)
+    usable = whole_disk_capacity(layout, args.disk_size, ashift=args.ashift).usable_bytes
+    if args.engine == "montecarlo":
+        if args.model not in ("zfs", "classic"):
+            raise UsageError(f"--model {args.model} is a closed formula; use it with --engine markov")
+        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**32)
+        life = None
+        if args.afr_by_age:
+            life = Lifetime.table(tuple(float(a) / 100 for a in args.afr_by_age.split(",")))
+        elif args.weibull_shape:
+            life = Lifetime.weibull_from_afr(params.afr, args.weibull_shape)
+        result = simulate(layout, params, usable_bytes=usable, rng=np.random.default_rng(seed), lifetime=life,
+                          trials=args.trials, target_relative_error=args.target_error, classic=args.model == "classic",
+                          exponential_repair=args.exponential_repair, batch_variance=args.batch_variance)
+        result.extra["seed"] = seed
+    else:
+        result = compute_risk(layout, params, usable_bytes=usable, model=args.model)
+    ours = None
+    if args.model in ("wintelguy", "backblaze"):
+        ours = markov_risk(layout, params, usable_bytes=usable)
+    record = {"layout": str(layout), "shape": layout.describe(), "disk_bytes": args.disk_size,
+              "usable_bytes": usable, "inputs": _params_record(params)} | result.as_dict()
+    if ours is not None:
+        record["zfslab_zfs_model"] = {"p_loss": ours.as_dict()["p_loss"], "mttdl_hours": ours.mttdl_hours}
+    if args.json:
+        print(to_json(record))
+        return 0
+    _print_risk(layout, params, result, ours)
+    return 0
+
+
+def _params_record(p: RiskParams) -> dict:
+    return {"afr": p.afr, "failure_rate_per_hour": p.failure_rate_per_hour, "mtbf_hours": p.mtbf_hours,
+            "ber_per_bit": p.ber_per_bit, "replace_hours": p.replace_hours, "resilver_mb_s": p.resilver_mb_s,
+            "streaming_mb_s": p.streaming_mb_s, "fill": p.fill, "scrub_days": p.scrub_days,
+            "lse_per_hour": p.lse_per_hour, "parallel_repair": p.parallel_repair, "years": list(p.years)}
+
+
+def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
+    out = _out()
+    out.print(f"[bold]{layout}[/bold]: {layout.describe()}")
+    out.print(f"model {result.model}, engine {result.engine}; inputs: {_inputs_text(params)}")
+    rows = list(range(len(result.years)))
+    cols = [
+        Column("years", lambda i: f"{result.years[i]:g}"),
+        Column("P(pool loss)", lambda i: _sci(result.p_loss[i])),
+    ]
+    if result.model in ("zfs", "classic"):
+        cols += [
+            Column("P(damaged blocks)", lambda i: _sci(result.p_damage[i])),
+            Column("E(bytes lost): blocks", lambda i: format_bytes(result.expected_bytes_lost[i])),
+            Column("E(bytes lost): pool", lambda i: format_bytes(result.expected_bytes_lost_pool[i])),
+        ]
+    if "ci95" in result.extra:
+        cols.insert(2, Column("95 % interval", lambda i: "{:.2e} .. {:.2e}".format(
+            *result.extra["ci95"]["p_loss"][f"{result.years[i]:g}"])))
+    if ours is not None:
+        cols.append(Column("zfslab (zfs model)", lambda i: _sci(ours.p_loss[i])))
+    render_table(rows, cols, console=out)
+    out.print(f"MTTDL {_mttdl_text(result.mttdl_hours)} ({result.mttdl_hours:.4g} h). " + (
+        "MTTDL is a mean over constant rates; judge by P(loss) over the years."))
+    out.print(f"dominant cause: {result.dominant_cause}")
+    if "trials" in result.extra:
+        errors = ", ".join(f"{y} y: {100 * e:.1f} %" for y, e in result.extra["relative_error"].items())
+        out.print(f"Monte Carlo: {result.extra['trials']} trials per vdev, seed {result.extra.get('seed')} "
+                  f"(--seed repeats it); 95 % relative error of P(loss): {errors}")
+    if ours is not None:
+        out.print(f"why they differ: {result.model} " + (
+            "counts a read error during any rebuild of a full disk as the loss of the array, and uses MTTDL as "
+            "an exponential law; ZFS resilvers only allocated data, and a read error then costs a block, not the pool."
+            if result.model == "wintelguy" else
+            "counts losses in fixed replacement periods with the raw AFR; the zfs model follows each failure "
+            "through its own repair time and the vdev's parity."))

@@ -9,6 +9,8 @@ from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, pool_capacity
 from zfslab.model.layouts import Layout
+from zfslab.model.reliability.params import RiskParams
+from zfslab.model.reliability.risk import markov_risk
 from zfslab.model.units import TB, TiB, format_bytes, parse_size, zfs_nicenum
 
 MAX_DISKS = 1024
@@ -62,6 +64,16 @@ class PlanRow:
     efficiency: float
     failures_guaranteed: int
     failures_best_case: int
+    years: tuple[float, ...] = ()
+    p_loss: tuple[float, ...] | None = None  # P(pool loss) within each of `years` (zfs semantics)
+    p_damage: tuple[float, ...] | None = None  # P(any damaged block) within each of `years`
+    mttdl_hours: float | None = None
+
+    def p_loss_at(self, years: float) -> float | None:
+        if self.p_loss is None:
+            return None
+        i = min(range(len(self.years)), key=lambda k: abs(self.years[k] - years))
+        return self.p_loss[i]
 
     @property
     def usable_tb(self) -> float:
@@ -76,6 +88,11 @@ class PlanRow:
         return zfs_nicenum(self.usable_bytes)
 
     def as_dict(self) -> dict:
+        risk = {} if self.p_loss is None else {
+            "p_loss": {f"{y:g}": v for y, v in zip(self.years, self.p_loss)},
+            "p_damage": {f"{y:g}": v for y, v in zip(self.years, self.p_damage or ())},
+            "mttdl_hours": self.mttdl_hours,
+        }
         return {
             "layout": self.layout, "shape": self.shape, "disks": self.disks, "hot_spares": self.hot_spares,
             "top_level_vdevs": self.top_level_vdevs, "size_bytes": self.size_bytes,
@@ -83,29 +100,34 @@ class PlanRow:
             "usable_tib": round(self.usable_tib, 4), "zfs_list_size": self.zfs_list_size,
             "raw_bytes": self.raw_bytes, "efficiency": round(self.efficiency, 6),
             "failures_guaranteed": self.failures_guaranteed, "failures_best_case": self.failures_best_case,
-        }
+        } | risk
 
 
-def plan_row(cap: PoolCapacity) -> PlanRow:
+def plan_row(cap: PoolCapacity, risk: RiskParams | None = None) -> PlanRow:
     layout = cap.layout
+    extra = {}
+    if risk is not None:
+        r = markov_risk(layout, risk, usable_bytes=cap.usable_bytes)
+        extra = {"years": r.years, "p_loss": r.p_loss, "p_damage": r.p_damage, "mttdl_hours": r.mttdl_hours}
     return PlanRow(
         layout=str(layout), shape=layout.describe(), disks=layout.disks, hot_spares=layout.hot_spares,
         top_level_vdevs=layout.top_level_vdevs, size_bytes=cap.size_bytes, usable_bytes=cap.usable_bytes,
         raw_bytes=cap.raw_bytes, efficiency=cap.efficiency, failures_guaranteed=layout.failures_guaranteed,
-        failures_best_case=layout.failures_best_case,
+        failures_best_case=layout.failures_best_case, **extra,
     )
 
 
 def plan(
     disks: DiskSet, *, ashift: int = 12, rules: Rules | str = "2.1", layouts: list[Layout] | None = None,
-    hot_spares: bool = True, draid: bool = True,
+    hot_spares: bool = True, draid: bool = True, risk: RiskParams | None = None,
 ) -> list[PlanRow]:
-    """One row per layout (by default every candidate for the disk count)."""
+    """One row per layout (by default every candidate for the disk count); with `risk`, the
+    exact-chain risk of each under ZFS semantics."""
     chosen = layouts if layouts is not None else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid)
     rows = []
     for layout in chosen:
         if layout.disks != disks.count:
             raise UsageError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
         cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
-        rows.append(plan_row(cap))
+        rows.append(plan_row(cap, risk))
     return rows

@@ -1,0 +1,110 @@
+"""Inputs of the risk models, with their conventions and per-disk-class defaults.
+
+Conventions (shared/design/reliability.md §3): an AFR a gives a failure rate
+lambda = -ln(1 - a) / 8760 per hour; a year is 8760 h; repair time = replacement delay +
+fill x disk size / resilver rate; failed disks of a vdev resilver in parallel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from zfslab.errors import UsageError
+
+HOURS_PER_YEAR = 8760.0
+DEFAULT_YEARS = (1.0, 5.0, 10.0)
+BLOCK_BYTES = 128 * 1024  # a bad sector costs one record: the default recordsize
+
+
+@dataclass(frozen=True, slots=True)
+class DiskClass:
+    """Defaults for one kind of disk; every value can be overridden on the command line."""
+
+    name: str
+    afr: float  # annualised failure rate, a fraction
+    ber_per_bit: float  # unrecoverable read errors per bit read
+    streaming_mb_s: float  # sequential MB/s (10^6 B/s): the ceiling of a resilver
+    source: str
+
+
+DISK_CLASSES = {
+    c.name: c
+    for c in (
+        # Backblaze Drive Stats: fleet AFR 1.57 % in 2024, 1.55 % in Q3 2025; BER 1e-14 is the
+        # consumer-drive datasheet figure (Elling).
+        DiskClass("hdd", 0.015, 1e-14, 150.0, "Backblaze fleet AFR 2024-25; consumer BER 1e-14; 150 MB/s"),
+        DiskClass("hdd-enterprise", 0.015, 1e-15, 200.0, "Backblaze fleet AFR; enterprise BER 1e-15; 200 MB/s"),
+        # Flash: Backblaze's SSD boot drives ran near 1 % AFR; datasheets give 1e-17 UBER.
+        DiskClass("ssd", 0.01, 1e-17, 500.0, "Backblaze SSD reports (~1 % AFR, an assumption); datasheet UBER 1e-17"),
+        DiskClass("nvme", 0.01, 1e-17, 2000.0, "as ssd; 2000 MB/s sustained (an assumption)"),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RiskParams:
+    """Everything the risk engines need besides the layout."""
+
+    disk_bytes: int
+    afr: float = 0.015
+    ber_per_bit: float = 1e-14
+    replace_hours: float = 48.0  # from a failure until the admin has put in a new disk
+    resilver_mb_s: float | None = None  # healing resilver rate; None: from the disk class
+    streaming_mb_s: float = 150.0
+    fill: float = 0.7
+    detect_hours: float = 0.0  # ZED notices and starts a spare: part of the repair when a spare is used
+    scrub_days: float = 30.0
+    lse_per_hour: float = 0.0  # latent sector errors per drive-hour (off: BER stands for read errors)
+    block_bytes: int = BLOCK_BYTES
+    parallel_repair: bool = True
+    years: tuple[float, ...] = DEFAULT_YEARS
+    mtbf_hours: float | None = None  # if set, lambda = 1/MTBF instead of the AFR conversion
+
+    def __post_init__(self) -> None:
+        if self.disk_bytes <= 0:
+            raise UsageError(f"disk size {self.disk_bytes}: must be more than 0 bytes")
+        if not 0 < self.afr < 1:
+            raise UsageError(f"--afr {100 * self.afr:g}: an annual failure rate is between 0 and 100 %")
+        if self.mtbf_hours is not None and self.mtbf_hours <= 0:
+            raise UsageError(f"--mtbf-hours {self.mtbf_hours:g}: must be more than 0")
+        if not 0 <= self.ber_per_bit < 1e-3:
+            raise UsageError(f"--ber {self.ber_per_bit:g}: errors per bit read, e.g. 1e-14 or 1e-15")
+        if self.replace_hours < 0 or self.detect_hours < 0:
+            raise UsageError(f"--replace-hours {self.replace_hours:g}: must be 0 or more")
+        if self.resilver_mb_s is not None and self.resilver_mb_s <= 0:
+            raise UsageError(f"--resilver-mbps {self.resilver_mb_s:g}: must be more than 0 MB/s")
+        if not 0 < self.fill <= 1:
+            raise UsageError(f"--fill {self.fill:g}: the allocated fraction is above 0 and at most 1")
+        if self.scrub_days <= 0:
+            raise UsageError(f"--scrub-days {self.scrub_days:g}: must be more than 0")
+        if not self.years or any(y <= 0 for y in self.years):
+            raise UsageError(f"--years {','.join(f'{y:g}' for y in self.years)}: give positive years, e.g. 1,5,10")
+
+    @property
+    def failure_rate_per_hour(self) -> float:
+        if self.mtbf_hours is not None:
+            return 1.0 / self.mtbf_hours
+        return -math.log1p(-self.afr) / HOURS_PER_YEAR
+
+    def healing_mb_s(self, mirror: bool) -> float:
+        """Healing-resilver rate: the user's, or 0.8 (mirror) / 0.5 (raidz) of streaming (F7)."""
+        if self.resilver_mb_s is not None:
+            return self.resilver_mb_s
+        return self.streaming_mb_s * (0.8 if mirror else 0.5)
+
+    def resilver_hours(self, mirror: bool, speedup: float = 1.0) -> float:
+        """Time to rewrite a disk's allocated bytes at the resilver rate (dRAID: times its speed-up)."""
+        return self.fill * self.disk_bytes / (self.healing_mb_s(mirror) * 1e6 * speedup) / 3600.0
+
+    def with_(self, **changes) -> "RiskParams":
+        return replace(self, **changes)
+
+
+def params_for_class(disk_class: str, disk_bytes: int, **overrides) -> RiskParams:
+    """RiskParams with a disk class's defaults, then the user's overrides (None means default)."""
+    if disk_class not in DISK_CLASSES:
+        raise UsageError(f"disk class {disk_class!r}: use one of {', '.join(DISK_CLASSES)}")
+    c = DISK_CLASSES[disk_class]
+    base = RiskParams(disk_bytes=disk_bytes, afr=c.afr, ber_per_bit=c.ber_per_bit, streaming_mb_s=c.streaming_mb_s)
+    return base.with_(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,264 @@
+"""Risk of data loss for a layout: the exact chains (engine A) under ZFS or classic semantics,
+and two well-known calculators reproduced from their published formulas.
+
+- `zfs`: a vdev is lost when more of its disks fail than its parity before they are resilvered;
+  a read error while a vdev has no redundancy left costs the affected blocks, not the pool.
+- `classic`: as RAID calculators assume, a read error during a critical rebuild of the full
+  disk loses the array (reliability.md R10).
+- `wintelguy`: wintelguy.com's RAID reliability calculator (F8, verified on R1).
+- `backblaze`: Backblaze's erasure-coding durability period model (F11).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from zfslab.errors import UsageError
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+from zfslab.model.reliability import markov
+from zfslab.model.reliability.params import HOURS_PER_YEAR, RiskParams
+
+MODELS = ("zfs", "classic", "wintelguy", "backblaze")
+MTTDL_CAVEAT = ("MTTDL is a mean over constant failure rates and exponential repairs; it hides that "
+                "losses come early and in clusters. Judge by P(loss) over the years.")
+
+
+@dataclass(frozen=True, slots=True)
+class VdevRisk:
+    """One top-level vdev of a group (all `count` alike)."""
+
+    vdev: str
+    count: int
+    mttr_hours: float
+    mttdl_hours: float
+    p_loss: tuple[float, ...]  # by params.years
+    critical_episodes_per_hour: float  # entries into "no redundancy left"
+    read_errors_per_critical: float  # expected bad blocks read in one critical resilver
+
+
+@dataclass(frozen=True, slots=True)
+class RiskResult:
+    model: str
+    engine: str
+    years: tuple[float, ...]
+    mttdl_hours: float
+    p_loss: tuple[float, ...]
+    p_damage: tuple[float, ...]
+    expected_bytes_lost: tuple[float, ...]  # damaged blocks (partial loss)
+    expected_bytes_lost_pool: tuple[float, ...]  # whole-pool loss x the bytes stored
+    dominant_cause: str
+    vdevs: tuple[VdevRisk, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        def by_year(values):
+            return {f"{y:g}": v for y, v in zip(self.years, values)}
+        total = tuple(a + b for a, b in zip(self.expected_bytes_lost, self.expected_bytes_lost_pool))
+        return {
+            "model": self.model, "engine": self.engine, "mttdl_hours": self.mttdl_hours,
+            "mttdl_years": self.mttdl_hours / HOURS_PER_YEAR, "p_loss": by_year(self.p_loss),
+            "p_damage": by_year(self.p_damage), "expected_bytes_lost": by_year(self.expected_bytes_lost),
+            "expected_bytes_lost_whole_pool": by_year(self.expected_bytes_lost_pool),
+            "expected_bytes_lost_total": by_year(total), "dominant_cause": self.dominant_cause,
+            "mttdl_caveat": MTTDL_CAVEAT,
+            "vdevs": [{"vdev": v.vdev, "count": v.count, "mttr_hours": v.mttr_hours, "mttdl_hours": v.mttdl_hours,
+                       "p_loss": by_year(v.p_loss), "critical_episodes_per_hour": v.critical_episodes_per_hour,
+                       "read_errors_per_critical": v.read_errors_per_critical} for v in self.vdevs],
+            **self.extra,
+        }
+
+
+def _shape(group: VdevGroup) -> tuple[int, int]:
+    """(disks whose failures count, parity)."""
+    return group.width, group.parity
+
+
+def _surviving_read_bytes(group: VdevGroup, params: RiskParams, fill: float) -> float:
+    """Bytes read from the survivors to resilver one disk while no redundancy is left (F9)."""
+    per_disk = fill * params.disk_bytes
+    if group.kind is VdevKind.DRAID:
+        return group.draid_data * per_disk
+    return (group.width - group.parity) * per_disk
+
+
+def _spare_availability(layout: Layout, lam: float, admin_hours: float) -> float:
+    """P(a hot spare is free) from the spare stock chain: consumed at N*lam, each restocked after the admin delay."""
+    spares = layout.hot_spares
+    if spares == 0:
+        return 0.0
+    if admin_hours == 0:
+        return 1.0
+    fail = (layout.disks - spares) * lam
+    weights = [1.0]  # relative probabilities of s free spares, from s = S down to 0
+    for used in range(1, spares + 1):
+        weights.append(weights[-1] * fail / (used / admin_hours))
+    return 1.0 - weights[-1] / sum(weights)
+
+
+def vdev_chain(group: VdevGroup, layout: Layout, params: RiskParams, *, full_disk: bool = False) -> tuple[markov.Chain, float]:
+    """The chain of one vdev and its mean repair hours."""
+    lam = params.failure_rate_per_hour
+    fill = 1.0 if full_disk else params.fill
+    mirror = group.kind is VdevKind.MIRROR
+    heal = params.with_(fill=fill).resilver_hours(mirror)
+    slow = 1.0 / (params.replace_hours + heal)
+    if group.kind is VdevKind.DRAID:
+        speedup = group.width / (group.draid_data + group.parity)
+        seq = params.with_(fill=fill).resilver_hours(False, speedup)
+        fast = 1.0 / (params.detect_hours + seq)
+        chain = markov.draid(group.width, group.parity, group.draid_spares, lam, fast, slow, slow,
+                             parallel=params.parallel_repair)
+        return chain, 1.0 / (fast if group.draid_spares else slow)
+    avail = _spare_availability(layout, lam, params.replace_hours)
+    mu = avail / (params.detect_hours + heal) + (1 - avail) * slow
+    n, p = _shape(group)
+    return markov.birth_death(n, p, lam, mu, parallel=params.parallel_repair), 1.0 / mu
+
+
+def _critical_flux(group: VdevGroup, lam: float, mttr: float, parallel: bool) -> float:
+    """Entries per hour into the state with p disks down: prod_{k<p} (n-k) lam * MTTR^(p-1) [/(p-1)!]."""
+    n, p = _shape(group)
+    if group.kind is VdevKind.DRAID:
+        n = group.width
+    flux = math.prod((n - k) * lam for k in range(p)) * mttr ** (p - 1)
+    return flux / math.factorial(p - 1) if parallel else flux
+
+
+def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model: str = "zfs") -> RiskResult:
+    """Engine A under `zfs` or `classic` semantics."""
+    if model not in ("zfs", "classic"):
+        raise UsageError(f"model {model!r}: the Markov engine computes zfs or classic")
+    classic = model == "classic"
+    lam = params.failure_rate_per_hour
+    hours = [y * HOURS_PER_YEAR for y in params.years]
+    vdevs: list[VdevRisk] = []
+    damage_rate = 0.0  # damaging critical episodes per hour, pool-wide
+    bad_blocks_rate = 0.0  # expected bad blocks per hour, pool-wide
+    extra_loss_rate = 0.0  # classic: read errors that lose the array, per hour
+    for g in layout.groups:
+        chain, mttr = vdev_chain(g, layout, params, full_disk=classic)
+        mttdl = markov.mean_time_to_loss(chain)
+        p_v = [markov.loss_probability(chain, h) for h in hours]
+        flux = m = 0.0
+        if g.parity > 0:
+            flux = _critical_flux(g, lam, mttr, params.parallel_repair)
+            bits = _surviving_read_bytes(g, params, 1.0 if classic else params.fill) * 8
+            m = bits * params.ber_per_bit
+            if params.lse_per_hour and not classic:
+                # latent errors living until the next scrub (F10), on the allocated part of each survivor
+                m += (g.width - g.parity) * params.lse_per_hour * params.scrub_days * 24 / 2 * params.fill
+        if classic and g.parity > 0:
+            ure = -math.expm1(-m)  # P(at least one read error in the full-disk rebuild)
+            extra_loss_rate += g.count * flux * ure
+            mttdl = 1.0 / (1.0 / mttdl + flux * ure)
+            p_v = [-math.expm1(math.log1p(-p) - flux * ure * h) for p, h in zip(p_v, hours)]
+        else:
+            damage_rate += g.count * flux * -math.expm1(-m)
+            bad_blocks_rate += g.count * flux * m
+        vdevs.append(VdevRisk(g.token, g.count, mttr, mttdl, tuple(p_v), flux, m))
+    p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
+    mttdl_pool = 1.0 / sum(v.count / v.mttdl_hours for v in vdevs)
+    p_damage = tuple(-math.expm1(-damage_rate * h) for h in hours)
+    bytes_partial = tuple(bad_blocks_rate * h * params.block_bytes for h in hours)
+    stored = params.fill * usable_bytes
+    bytes_pool = tuple(p * stored for p in p_loss)
+    return RiskResult(model, "markov", params.years, mttdl_pool, p_loss, p_damage, bytes_partial, bytes_pool,
+                      _dominant(layout, p_loss, p_damage, classic), tuple(vdevs))
+
+
+def _dominant(layout: Layout, p_loss, p_damage, classic: bool) -> str:
+    i = min(range(len(p_loss)), key=lambda k: abs(k - len(p_loss) // 2))
+    if layout.failures_guaranteed == 0:
+        return "no redundancy: any failed disk loses the pool"
+    if classic:
+        return "a second failure or a read error during a full-disk rebuild (classic RAID semantics)"
+    if p_damage[i] > p_loss[i]:
+        return "damaged blocks: read errors while a vdev has no redundancy left, during its resilver"
+    return "pool loss: more disks fail in one vdev than its parity before the resilver ends"
+
+
+def wintelguy_risk(layout: Layout, params: RiskParams) -> RiskResult:
+    """wintelguy.com/raidmttdl.pl (F8): RAID 6 verified on R1; other parities by the same pattern."""
+    mtbf = params.mtbf_hours if params.mtbf_hours is not None else HOURS_PER_YEAR / params.afr
+    rate = params.resilver_mb_s if params.resilver_mb_s is not None else params.healing_mb_s(False)
+    mttr = params.replace_hours + params.disk_bytes / (rate * 1e6) / 3600
+    inverse = 0.0
+    df_total = lse_total = 0.0
+    read_error = 0.0
+    for g in layout.groups:
+        n, p = _shape(g)
+        groups = g.count
+        if p == 0:
+            df = mtbf / n / groups
+            inverse += 1 / df
+            df_total += 1 / df
+            continue
+        df = math.factorial(p) * mtbf ** (p + 1) / (math.prod(n - k for k in range(p + 1)) * mttr**p) / groups
+        read_error = 1 - (1 - params.ber_per_bit) ** ((n - p) * params.disk_bytes * 8)  # literal double power
+        lse = math.factorial(p - 1) * mtbf**p / (math.prod(n - k for k in range(p)) * mttr ** (p - 1) * read_error) / groups
+        inverse += 1 / df + 1 / lse
+        df_total += 1 / df
+        lse_total += 1 / lse
+    mttdl = 1 / inverse
+    p_loss = tuple(-math.expm1(-y * HOURS_PER_YEAR / mttdl) for y in params.years)
+    zeros = tuple(0.0 for _ in params.years)
+    extra = {"wintelguy": {"afr": HOURS_PER_YEAR / mtbf, "mttr_hours": mttr,
+                           "mttdl_df_hours": 1 / df_total if df_total else math.inf,
+                           "mttdl_lse_hours": 1 / lse_total if lse_total else math.inf,
+                           "p_read_error_in_rebuild": read_error}}
+    return RiskResult("wintelguy", "closed form", params.years, mttdl, p_loss, zeros, zeros, zeros,
+                      "as wintelguy computes it: double failures and read errors in rebuilds", (), extra)
+
+
+def _binomial(k: int, n: int, p: float) -> float:
+    return math.comb(n, k) * (p**k) * ((1 - p) ** (n - k))
+
+
+def _periods_to_annual(period_loss: float, periods: int) -> float:
+    """1 - (1 - p)^periods, as durability.py evaluates it (an alternating series for small p)."""
+    if period_loss < 0.1:
+        result, sign = 0.0, 1
+        for i in range(1, periods + 1):
+            result += sign * math.comb(periods, i) * (period_loss**i)
+            sign = -sign
+        return result
+    return 1.0 - (1.0 - period_loss) ** periods
+
+
+def backblaze_risk(layout: Layout, params: RiskParams) -> RiskResult:
+    """Backblaze erasure-coding-durability (F11): independent failures within one replacement period.
+
+    --replace-hours is the whole period to replace and repopulate a disk (its shard_replacement_days x 24)."""
+    days = params.replace_hours / 24.0
+    if days <= 0 or days > 365:
+        raise UsageError(f"--replace-hours {params.replace_hours:g}: the backblaze model needs 1 hour to 1 year")
+    periods = int(365.0 / days)
+    per_period = params.afr / periods
+    annual_by_group = []
+    detail = []
+    for g in layout.groups:
+        n, p = _shape(g)
+        survivors_for_loss = n - p - 1  # at most this many survivors: data lost
+        period_loss = sum(_binomial(i, n, 1.0 - per_period) for i in range(0, survivors_for_loss + 1))
+        annual = _periods_to_annual(period_loss, periods)
+        annual_by_group.append((annual, g.count))
+        detail.append({"vdev": g.token, "shards": n, "parity": p, "period_loss": period_loss, "annual_loss": annual})
+    annual_pool = markov.pool_loss_probability(annual_by_group)
+    p_loss = tuple(-math.expm1(y * math.log1p(-annual_pool)) if annual_pool < 1 else 1.0 for y in params.years)
+    mttdl = -HOURS_PER_YEAR / math.log1p(-annual_pool) if 0 < annual_pool < 1 else math.inf
+    zeros = tuple(0.0 for _ in params.years)
+    extra = {"backblaze": {"periods_per_year": periods, "days_per_period": 365.0 / periods,
+                           "period_failure_rate": per_period, "annual_loss": annual_pool, "vdevs": detail}}
+    return RiskResult("backblaze", "closed form", params.years, mttdl, p_loss, zeros, zeros, zeros,
+                      "as Backblaze computes it: more failures than parity within one replacement period", (), extra)
+
+
+def compute_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model: str = "zfs") -> RiskResult:
+    if model in ("zfs", "classic"):
+        return markov_risk(layout, params, usable_bytes=usable_bytes, model=model)
+    if model == "wintelguy":
+        return wintelguy_risk(layout, params)
+    if model == "backblaze":
+        return backblaze_risk(layout, params)
+    raise UsageError(f"--model {model}: use one of {', '.join(MODELS)}")
