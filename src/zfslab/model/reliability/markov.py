@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import mpmath
 import numpy as np
+
+MAX_DOUBLE_SQUARINGS = 24  # each squaring may double the rounding error: 2^24 x 1e-16 ~ 2e-9
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,8 @@ def loss_probability(chain: Chain, hours: float) -> float:
     step[np.arange(m + 1), np.arange(m + 1)] = (big - out) / big  # stays = 1 - out/big, computed from rates
     theta = big * hours
     squarings = max(0, math.ceil(math.log2(theta / 0.5))) if theta > 0.5 else 0
+    if squarings > MAX_DOUBLE_SQUARINGS:  # a stiff chain (a very fast repair): carry more digits
+        return _exp_entry_mp(step, theta, squarings, m)
     theta /= 2.0**squarings
     # exp(theta (P - I)) = e^-theta sum theta^k P^k / k!: every term >= 0
     term = np.eye(m + 1)
@@ -132,6 +137,22 @@ def loss_probability(chain: Chain, hours: float) -> float:
     for _ in range(squarings):
         total = total @ total
     return float(min(total[0, m], 1.0))
+
+
+def _exp_entry_mp(step: np.ndarray, theta: float, squarings: int, target: int) -> float:
+    """The same computation with enough decimal digits to absorb the doubling of each squaring."""
+    with mpmath.workdps(20 + int(squarings * 0.302) + 5):
+        p = mpmath.matrix(step.tolist())
+        t = mpmath.mpf(theta) / mpmath.mpf(2) ** squarings
+        term = mpmath.eye(step.shape[0])
+        total = term.copy()
+        for k in range(1, 40 + step.shape[0]):
+            term = term * p * (t / k)
+            total += term
+        total *= mpmath.exp(-t)
+        for _ in range(squarings):
+            total = total * total
+        return float(min(total[0, target], 1))
 
 
 def pool_loss_probability(per_vdev: list[tuple[float, int]]) -> float:

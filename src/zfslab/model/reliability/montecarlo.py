@@ -190,8 +190,10 @@ class _VdevSimulator:
         frailty = rng.gamma(1 / self.batch_variance, self.batch_variance) if self.batch_variance > 0 else 1.0
         installed = [0.0] * n  # time each slot's current disk went in
         failed: dict[int, float] = {}  # slot -> time its repair completes
+        absent: set[int] = set()  # dead disks whose data a distributed spare holds: neither failed nor alive
         spares_free = self.spares
-        releases: list[float] = []  # times distributed spares come back
+        releases: dict[int, float] = {}  # slot -> when its new disk is in and the distributed spare is free
+        waiting: list[int] = []  # failed slots waiting for a new disk (no spare was free)
         log_w = 0.0
         theta = 1.0
         t = 0.0
@@ -199,10 +201,10 @@ class _VdevSimulator:
         damage_time, damage_w = math.inf, 0.0
         blocks: list[tuple[float, float, float]] = []
         while True:
-            alive = [i for i in range(n) if i not in failed]
+            alive = [i for i in range(n) if i not in failed and i not in absent]
             t_fail, who = min((next_fail[i], i) for i in alive) if alive else (math.inf, -1)
             t_rep = min(failed.values()) if failed else math.inf
-            t_rel = min(releases) if releases else math.inf
+            t_rel = min(releases.values()) if releases else math.inf
             t_next = min(t_fail, t_rep, t_rel)
             if theta != 1.0:  # likelihood ratio of the biased stretch [t, t_next] (F15)
                 end = min(t_next, horizon)
@@ -219,11 +221,12 @@ class _VdevSimulator:
                 if spares_free > 0:
                     spares_free -= 1
                     failed[who] = t + self._repair_time(self.fast_hours)
-                    releases.append(t + self.release_hours)
+                    releases[who] = t + self._repair_time(self.release_hours)
                 elif self.spare_free_p and rng.random() < self.spare_free_p:
                     failed[who] = t + self._repair_time(self.fast_hours)
                 else:
                     failed[who] = t + self._repair_time(self.slow_hours)
+                    waiting.append(who)
                 if len(failed) == p and p > 0:
                     live_lse = self.params.lse_per_hour * (t % self.scrub_hours) * (n - p) * self.params.fill
                     bad = rng.poisson(self.read_errors + live_lse)
@@ -236,13 +239,27 @@ class _VdevSimulator:
             elif t_next == t_rep:
                 slot = min(failed, key=failed.get)
                 del failed[slot]
-                installed[slot] = t
+                if slot in waiting:
+                    waiting.remove(slot)
+                if slot in releases:
+                    absent.add(slot)  # rebuilt onto the distributed spare; the dead disk is still out
+                else:
+                    installed[slot] = t
             else:
-                releases.remove(t_rel)
+                slot = min(releases, key=releases.get)
+                del releases[slot]
                 spares_free += 1
+                failed.pop(slot, None)
+                absent.discard(slot)
+                installed[slot] = t
+                if waiting:  # the freed distributed spare takes the oldest failure still waiting (as the chain does)
+                    slot = waiting.pop(0)
+                    spares_free -= 1
+                    failed[slot] = t + self._repair_time(self.fast_hours)
+                    releases[slot] = t + self._repair_time(self.release_hours)
             theta = self.theta if failed else 1.0
             for i in range(n):  # resample from each disk's age: valid at any event (we know only that it lives)
-                if i not in failed:
+                if i not in failed and i not in absent:
                     next_fail[i] = t + self._residual(t - installed[i], frailty, theta)
 
 

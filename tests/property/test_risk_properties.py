@@ -1,0 +1,64 @@
+"""Properties every risk answer must have, over many layouts and inputs."""
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+from zfslab.model.reliability.params import RiskParams
+from zfslab.model.reliability.risk import markov_risk
+
+TB = 10**12
+
+params_st = st.builds(
+    RiskParams,
+    disk_bytes=st.integers(TB, 24 * TB),
+    afr=st.floats(0.002, 0.2),
+    ber_per_bit=st.sampled_from([0.0, 1e-15, 1e-14]),
+    replace_hours=st.floats(0, 500),
+    resilver_mb_s=st.floats(20, 2000),
+    fill=st.floats(0.05, 1.0),
+)
+
+
+def p5(layout, params):
+    return markov_risk(layout, params, usable_bytes=TB)
+
+
+@given(params=params_st, width=st.integers(5, 20), count=st.integers(1, 4))
+def test_more_parity_never_raises_the_risk(params, width, count):
+    risks = [p5(Layout((VdevGroup(VdevKind.RAIDZ, width, p, count),)), params) for p in (1, 2, 3)]
+    for a, b in zip(risks, risks[1:]):
+        assert b.p_loss[1] <= a.p_loss[1] * (1 + 1e-9)
+        assert b.mttdl_hours >= a.mttdl_hours * (1 - 1e-9)
+
+
+@given(params=params_st, width=st.integers(3, 20), parity=st.integers(1, 3))
+def test_a_wider_raidz_never_lowers_the_risk(params, width, parity):
+    assume(width > parity)
+    narrow = p5(Layout((VdevGroup(VdevKind.RAIDZ, width, parity),)), params)
+    wide = p5(Layout((VdevGroup(VdevKind.RAIDZ, width + 1, parity),)), params)
+    assert wide.p_loss[1] >= narrow.p_loss[1] * (1 - 1e-9)
+
+
+@given(params=params_st, width=st.integers(3, 16), parity=st.integers(1, 3), spares=st.integers(1, 2))
+def test_a_hot_spare_never_raises_the_risk(params, width, parity, spares):
+    assume(width > parity)
+    group = VdevGroup(VdevKind.RAIDZ, width, parity)
+    plain = p5(Layout((group,)), params)
+    spared = p5(Layout((group,), spares), params)
+    assert spared.p_loss[1] <= plain.p_loss[1] * (1 + 1e-9)
+
+
+@given(params=params_st, ways=st.integers(2, 4), count=st.integers(1, 12))
+def test_p_loss_rises_with_the_years(params, ways, count):
+    r = p5(Layout((VdevGroup(VdevKind.MIRROR, ways, ways - 1, count),)), params.with_(years=(0.5, 1, 2, 5, 10, 20)))
+    assert all(a <= b for a, b in zip(r.p_loss, r.p_loss[1:]))
+    assert all(0 <= x <= 1 for x in r.p_loss + r.p_damage)
+
+
+@given(params=params_st, data=st.sampled_from([4, 8]), parity=st.integers(1, 3), spares=st.integers(0, 2))
+def test_distributed_spares_never_raise_the_risk(params, data, parity, spares):
+    children = 24
+    base = p5(Layout((VdevGroup(VdevKind.DRAID, children, parity, 1, data, 0),)), params)
+    more = p5(Layout((VdevGroup(VdevKind.DRAID, children, parity, 1, data, spares),)), params)
+    assert more.p_loss[1] <= base.p_loss[1] * (1 + 1e-6)

@@ -1,0 +1,125 @@
+"""Risk models: ZFS vs classic semantics (R10 method), wintelguy (R1 method), Backblaze (R2 method)."""
+
+import math
+
+import pytest
+
+from zfslab.model.layouts import parse_layout
+from zfslab.model.reliability.markov import birth_death, loss_probability
+from zfslab.model.reliability.params import RiskParams, params_for_class
+from zfslab.model.reliability.risk import backblaze_risk, compute_risk, markov_risk, wintelguy_risk
+from zfslab.errors import UsageError
+
+TB = 10**12
+
+
+def r10(layout, ber, mbps):
+    # reliability.md R10 inputs: 16 TB, AFR 1.5 %, fill 0.7, 128 KiB blocks, 5 y, 48 h, parallel
+    return RiskParams(disk_bytes=16 * TB, afr=0.015, fill=0.7, replace_hours=48, resilver_mb_s=mbps,
+                      ber_per_bit=ber, years=(5.0,))
+
+
+@pytest.mark.parametrize("layout,n,p,ber,mbps", [
+    ("raidz1:8", 8, 1, 1e-14, 100), ("raidz1:8", 8, 1, 1e-15, 100), ("raidz2:8", 8, 2, 1e-14, 100),
+    ("raidz2:8", 8, 2, 1e-15, 100),
+])
+def test_r10_zfs_mode_follows_its_definition(layout, n, p, ber, mbps):
+    params = r10(layout, ber, mbps)
+    lam = -math.log(1 - 0.015) / 8760
+    T = 5 * 8760
+    mttr = 48 + 0.7 * 16e12 / (mbps * 1e6) / 3600
+    got = markov_risk(parse_layout(layout), params, usable_bytes=1)
+    assert got.p_loss[0] == pytest.approx(loss_probability(birth_death(n, p, lam, 1 / mttr), T), rel=1e-12)
+    flux = math.prod((n - k) * lam for k in range(p)) * mttr ** (p - 1)
+    m = (n - p) * 0.7 * 16e12 * 8 * ber
+    assert got.expected_bytes_lost[0] == pytest.approx(flux * T * m * 131072, rel=1e-12)
+    assert got.p_damage[0] == pytest.approx(1 - math.exp(-flux * T * (1 - math.exp(-m))), rel=1e-12)
+
+
+def test_r10_classic_mode_follows_its_definition():
+    params = r10("raidz2:8", 1e-14, 100)
+    lam = -math.log(1 - 0.015) / 8760
+    T = 5 * 8760
+    mttr = 48 + 16e12 / 100e6 / 3600  # full disk
+    df = loss_probability(birth_death(8, 2, lam, 1 / mttr), T)
+    ure = 1 - math.exp(-6 * 16e12 * 8 * 1e-14)
+    flux = 8 * 7 * lam**2 * mttr
+    expected = 1 - (1 - df) * math.exp(-flux * ure * T)
+    assert markov_risk(parse_layout("raidz2:8"), params, usable_bytes=1, model="classic").p_loss[0] == \
+        pytest.approx(expected, rel=1e-12)
+
+
+def test_r10_mirrors_pool_of_four():
+    params = r10("4xmirror:2", 1e-14, 150)
+    one = markov_risk(parse_layout("mirror:2"), params, usable_bytes=1)
+    four = markov_risk(parse_layout("4xmirror:2"), params, usable_bytes=1)
+    assert four.p_loss[0] == pytest.approx(1 - (1 - one.p_loss[0]) ** 4, rel=1e-12)
+    assert four.expected_bytes_lost[0] == pytest.approx(4 * one.expected_bytes_lost[0], rel=1e-12)
+
+
+def test_zfs_read_errors_cost_blocks_classic_costs_the_pool():
+    params = r10("raidz1:8", 1e-14, 100)
+    zfs = markov_risk(parse_layout("raidz1:8"), params, usable_bytes=1)
+    classic = markov_risk(parse_layout("raidz1:8"), params, usable_bytes=1, model="classic")
+    assert classic.p_loss[0] > 100 * zfs.p_loss[0]
+    assert zfs.p_damage[0] > zfs.p_loss[0]
+    assert "damaged blocks" in zfs.dominant_cause
+
+
+def test_wintelguy_r1_method():
+    # R1 inputs: RAID 6, 5 groups x 12 drives of 18,000 GB, 70 MB/s x 50 %, MTBF 1.4e6 h, BER 1e-15, 48 h
+    params = RiskParams(disk_bytes=18_000 * 10**9, mtbf_hours=1.4e6, ber_per_bit=1e-15, replace_hours=48,
+                        resilver_mb_s=35)
+    r = wintelguy_risk(parse_layout("5xraidz2:12"), params)
+    w = r.extra["wintelguy"]
+    mttr = 48 + 18e12 / 35e6 / 3600
+    assert w["mttr_hours"] == pytest.approx(mttr, rel=1e-15)
+    assert w["afr"] == pytest.approx(8760 / 1.4e6)
+    df = 2 * 1.4e6**3 / (12 * 11 * 10 * mttr**2) / 5
+    pr = 1 - (1 - 1e-15) ** (10 * 18e12 * 8)
+    lse = 1.4e6**2 / (12 * 11 * mttr * pr) / 5
+    total = 1 / (1 / df + 1 / lse)
+    assert w["p_read_error_in_rebuild"] == pr
+    assert r.mttdl_hours == pytest.approx(total, rel=1e-13)
+    assert r.p_loss == pytest.approx(tuple(1 - math.exp(-y * 8760 / total) for y in (1, 5, 10)), rel=1e-12)
+
+
+def test_backblaze_r2_method():
+    # durability.py 4 2 0.10 1: 6 shards, 2 parity, AFR 10 %, 1-day periods
+    params = RiskParams(disk_bytes=TB, afr=0.10, replace_hours=24, years=(1.0,))
+    r = backblaze_risk(parse_layout("raidz2:6"), params)
+    f = 0.10 / 365
+    period = sum(math.comb(6, i) * (1 - f) ** i * f ** (6 - i) for i in range(0, 4))  # <= 3 survivors of 4 needed
+    b = r.extra["backblaze"]
+    assert b["periods_per_year"] == 365
+    assert b["vdevs"][0]["period_loss"] == pytest.approx(period, rel=1e-12)
+    assert r.p_loss[0] == pytest.approx(1 - (1 - period) ** 365, rel=1e-9)
+
+
+def test_backblaze_period_from_replace_hours():
+    r = backblaze_risk(parse_layout("raidz2:6"), RiskParams(disk_bytes=TB, afr=0.10, replace_hours=48))
+    assert r.extra["backblaze"]["periods_per_year"] == 182
+
+
+def test_mttdl_and_monotone_years():
+    params = params_for_class("hdd", 8 * TB)
+    r = compute_risk(parse_layout("raidz2:6"), params, usable_bytes=30 * TB)
+    assert r.p_loss[0] < r.p_loss[1] < r.p_loss[2]
+    assert r.mttdl_hours > 1e6
+
+
+def test_params_errors_name_the_value():
+    with pytest.raises(UsageError, match=r"--fill 1.5: the allocated fraction"):
+        RiskParams(disk_bytes=TB, fill=1.5)
+    with pytest.raises(UsageError, match=r"disk class 'tape'"):
+        params_for_class("tape", TB)
+    with pytest.raises(UsageError, match=r"--model xyz"):
+        compute_risk(parse_layout("mirror:2"), RiskParams(disk_bytes=TB), usable_bytes=1, model="xyz")
+
+
+def test_hot_spare_shortens_repair():
+    params = params_for_class("hdd", 16 * TB)
+    plain = markov_risk(parse_layout("raidz2:11"), params, usable_bytes=1)
+    spare = markov_risk(parse_layout("raidz2:11+spare:1"), params, usable_bytes=1)
+    assert spare.vdevs[0].mttr_hours < plain.vdevs[0].mttr_hours
+    assert spare.p_loss[1] < plain.p_loss[1]
