@@ -8,24 +8,38 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-apt_install() {
-  # The stock deb822 entry enables only main; OpenZFS lives in contrib (real-zfs.md §1.1).
-  if [ -f /etc/apt/sources.list.d/debian.sources ] && ! grep -rqs "contrib" /etc/apt/sources.list.d/ /etc/apt/sources.list 2>/dev/null; then
-    uri=$(awk '$1=="URIs:"{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: contrib\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-      "$uri" | $SUDO tee /etc/apt/sources.list.d/contrib.sources >/dev/null
+add_sources() {
+  # The stock deb822 entry enables only main; OpenZFS lives in contrib, 2.3 in backports
+  # (real-zfs.md §1). Backports are never installed by default; the guest's cache key reads them.
+  [ -f /etc/apt/sources.list.d/debian.sources ] || return 0
+  uri=$(awk '$1=="URIs:"{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+  key=/usr/share/keyrings/debian-archive-keyring.gpg
+  if ! grep -rqs "contrib" /etc/apt/sources.list.d/ /etc/apt/sources.list 2>/dev/null; then
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: contrib\nSigned-By: %s\n' \
+      "$uri" "$key" | $SUDO tee /etc/apt/sources.list.d/contrib.sources >/dev/null
   fi
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list.d/ /etc/apt/sources.list 2>/dev/null; then
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main contrib\nSigned-By: %s\n' \
+      "$uri" "$key" | $SUDO tee /etc/apt/sources.list.d/backports.sources >/dev/null
+  fi
+}
+
+apt_install() {
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
+add_sources
 need=()
-for pkg in gcc libc6-dev libzfslinux-dev fio; do
+# gcc + libzfslinux-dev: the libzpool capacity oracle; qemu + debootstrap: the e2e guest
+for pkg in gcc libc6-dev libzfslinux-dev fio qemu-system-x86 debootstrap e2fsprogs; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}" >&2
   apt_install "${need[@]}"
+else
+  $SUDO apt-get update -qq  # the guest's cache key reads the current package versions
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'

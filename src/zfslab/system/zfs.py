@@ -1,0 +1,179 @@
+"""The ZFS driver: `zpool` and `zfs` through the one runner, their -Hp output parsed.
+
+`ZfsDriver` is the protocol the rest of zfslab uses; `ZfsCli` runs the real commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from zfslab.errors import ZfslabError
+from zfslab.model.layouts import Layout, zpool_create_argv
+from zfslab.system.runner import CommandFailed, Runner
+from zfslab.system.zfs_output import PoolStatus, ZfsVersion, parse_status, parse_tabular, parse_version
+
+
+class NoSuchPool(ZfslabError):
+    """pool {!r} does not exist; `zpool list` shows the pools there are"""
+
+    exit_code = 5
+
+
+class DeviceInUse(ZfslabError):
+    """{} is in use ({}); zfslab never forces it: free the device or choose another"""
+
+    exit_code = 10
+
+
+@dataclass(frozen=True, slots=True)
+class PoolInfo:
+    name: str
+    size_bytes: int
+    allocated_bytes: int
+    free_bytes: int
+    health: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetInfo:
+    name: str
+    used_bytes: int
+    available_bytes: int
+    referenced_bytes: int
+
+    @property
+    def usable_bytes(self) -> int:
+        """USED + AVAIL: what zfslab's capacity model predicts for an empty pool's root."""
+        return self.used_bytes + self.available_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    name: str
+    value: str
+    source: str
+
+
+class ZfsDriver(Protocol):
+    def version(self) -> ZfsVersion: ...
+    def create_pool(self, name: str, layout: Layout, devices: Sequence[str], *, ashift: int | None = None,
+                    pool_props: dict[str, str] | None = None, fs_props: dict[str, str] | None = None,
+                    force: bool = False) -> None: ...
+    def destroy_pool(self, name: str) -> None: ...
+    def list_pools(self) -> list[PoolInfo]: ...
+    def status(self, name: str) -> PoolStatus: ...
+
+
+class ZfsCli:
+    """Runs the real zpool and zfs."""
+
+    def __init__(self, runner: Runner | None = None, *, timeout_s: float = 600.0) -> None:
+        self.runner = runner or Runner()
+        self.timeout_s = timeout_s
+
+    def _run(self, *argv: str, timeout_s: float | None = None) -> str:
+        return self.runner.run(argv, timeout_s=timeout_s or self.timeout_s).stdout
+
+    def _pool_cmd(self, pool: str, *argv: str, timeout_s: float | None = None) -> str:
+        """A zpool/zfs command about one pool, with 'no such pool' made a clear error."""
+        try:
+            return self._run(*argv, timeout_s=timeout_s)
+        except CommandFailed as e:
+            if "no such pool" in e.stderr_tail or "dataset does not exist" in e.stderr_tail:
+                raise NoSuchPool(pool) from None
+            raise
+
+    # --- facts ---------------------------------------------------------------------------
+    def version(self) -> ZfsVersion:
+        return parse_version(self._run("zfs", "version"))
+
+    def list_pools(self) -> list[PoolInfo]:
+        cols = ["name", "size", "allocated", "free", "health"]
+        rows = parse_tabular(self._run("zpool", "list", "-Hp", "-o", ",".join(cols)), cols)
+        return [PoolInfo(r["name"], int(r["size"]), int(r["allocated"]), int(r["free"]), r["health"]) for r in rows]
+
+    def pool(self, name: str) -> PoolInfo:
+        cols = ["name", "size", "allocated", "free", "health"]
+        r = parse_tabular(self._pool_cmd(name, "zpool", "list", "-Hp", "-o", ",".join(cols), name), cols)[0]
+        return PoolInfo(r["name"], int(r["size"]), int(r["allocated"]), int(r["free"]), r["health"])
+
+    def pool_exists(self, name: str) -> bool:
+        return any(p.name == name for p in self.list_pools())
+
+    def dataset(self, name: str) -> DatasetInfo:
+        cols = ["name", "used", "avail", "refer"]
+        r = parse_tabular(self._pool_cmd(name.split("/")[0], "zfs", "list", "-Hp", "-o", ",".join(cols), name), cols)[0]
+        return DatasetInfo(r["name"], int(r["used"]), int(r["avail"]), int(r["refer"]))
+
+    def get(self, target: str, *props: str) -> dict[str, Property]:
+        return self._get("zfs", target, props)
+
+    def pool_get(self, pool: str, *props: str) -> dict[str, Property]:
+        return self._get("zpool", pool, props)
+
+    def _get(self, tool: str, target: str, props: Sequence[str]) -> dict[str, Property]:
+        cols = ["name", "property", "value", "source"]
+        out = self._pool_cmd(target.split("/")[0], tool, "get", "-Hp", "-o", ",".join(cols), ",".join(props) or "all", target)
+        return {r["property"]: Property(r["property"], r["value"], r["source"]) for r in parse_tabular(out, cols)}
+
+    def set(self, target: str, prop: str, value: str) -> None:
+        self._pool_cmd(target.split("/")[0], "zfs", "set", f"{prop}={value}", target)
+
+    def pool_set(self, pool: str, prop: str, value: str) -> None:
+        self._pool_cmd(pool, "zpool", "set", f"{prop}={value}", pool)
+
+    def status(self, name: str) -> PoolStatus:
+        return parse_status(self._pool_cmd(name, "zpool", "status", "-p", "-v", name))
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def create_pool(self, name: str, layout: Layout, devices: Sequence[str], *, ashift: int | None = None,
+                    pool_props: dict[str, str] | None = None, fs_props: dict[str, str] | None = None,
+                    force: bool = False) -> None:
+        """zpool create; -f only when the caller asks (zpool then overrides its own in-use checks)."""
+        argv = zpool_create_argv(name, layout, list(devices), ashift=ashift, pool_props=pool_props,
+                                 fs_props=fs_props, force=force)
+        try:
+            self._run(*argv)
+        except CommandFailed as e:
+            msg = e.stderr_tail
+            if "is in use" in msg or "contains a" in msg or "is part of" in msg or "busy" in msg:
+                device = msg.split()[0] if msg.split() else "a device"
+                raise DeviceInUse(device, msg) from None
+            raise
+
+    def destroy_pool(self, name: str, *, force: bool = False) -> None:
+        self._pool_cmd(name, "zpool", "destroy", *(["-f"] if force else []), name)
+
+    def export_pool(self, name: str) -> None:
+        self._pool_cmd(name, "zpool", "export", name)
+
+    def import_pool(self, name: str, *, search_dir: str | None = None) -> None:
+        self._pool_cmd(name, "zpool", "import", *(["-d", search_dir] if search_dir else []), name)
+
+    # --- devices -------------------------------------------------------------------------
+    def offline(self, pool: str, device: str, *, temporary: bool = False) -> None:
+        self._pool_cmd(pool, "zpool", "offline", *(["-t"] if temporary else []), pool, device)
+
+    def online(self, pool: str, device: str) -> None:
+        self._pool_cmd(pool, "zpool", "online", pool, device)
+
+    def replace(self, pool: str, old: str, new: str | None = None, *, sequential: bool = False,
+                wait: bool = False, timeout_s: float | None = None) -> None:
+        argv = ["zpool", "replace", *(["-s"] if sequential else []), *(["-w"] if wait else []), pool, old]
+        self._pool_cmd(pool, *argv, *([new] if new else []), timeout_s=timeout_s)
+
+    def detach(self, pool: str, device: str) -> None:
+        self._pool_cmd(pool, "zpool", "detach", pool, device)
+
+    def clear(self, pool: str) -> None:
+        self._pool_cmd(pool, "zpool", "clear", pool)
+
+    # --- scans -----------------------------------------------------------------------------
+    def scrub(self, pool: str, *, wait: bool = False, timeout_s: float | None = None) -> None:
+        self._pool_cmd(pool, "zpool", "scrub", *(["-w"] if wait else []), pool, timeout_s=timeout_s)
+
+    def wait(self, pool: str, activity: str, *, timeout_s: float | None = None) -> None:
+        """Block until `activity` (scrub, resilver, ...) ends (zpool wait, OpenZFS 2.0+)."""
+        self._pool_cmd(pool, "zpool", "wait", "-t", activity, pool, timeout_s=timeout_s)

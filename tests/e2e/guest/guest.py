@@ -1,0 +1,161 @@
+"""The test guest: a qemu (TCG) VM running Debian's kernel with the real OpenZFS module.
+
+- `ensure_image(series)` builds the image once (build-image.sh) and caches it outside the
+  repository, keyed by the OpenZFS and kernel package versions and the recipe itself;
+- `boot(...)` starts it with the image as a throw-away snapshot, N virtual disks (sparse files
+  on virtio-scsi with distinct serial numbers, so the guest has /dev/sdX and
+  /dev/disk/by-id), the repository shared read-only at /mnt/repo, runs a payload as root and
+  returns its output and exit code.
+
+Run by hand: python3 tests/e2e/guest/guest.py 2.1 'zpool version; lsblk'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+CACHE = Path(os.environ.get("ZFSLAB_GUEST_CACHE", "/var/cache/zfslab-guest"))
+SERIES = ("2.1", "2.3")
+GIB = 1 << 30
+
+
+class GuestError(RuntimeError):
+    pass
+
+
+def _apt_version(package: str, series: str) -> str:
+    """Candidate version of a package for this series (backports for 2.3), or 'unknown'."""
+    try:
+        out = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    versions = [line.split("|")[1].strip() for line in out.splitlines() if "|" in line]
+    if series == "2.3":
+        versions = [v for v in versions if "bpo" in v] or versions
+    else:
+        versions = [v for v in versions if "bpo" not in v] or versions
+    return versions[0] if versions else "unknown"
+
+
+def image_key(series: str) -> str:
+    """What the image depends on: the recipe files and the package versions it would install."""
+    h = hashlib.sha256()
+    for name in ("build-image.sh", "ci-init"):
+        h.update((HERE / name).read_bytes())
+    h.update(series.encode())
+    for pkg in ("zfs-dkms", "linux-image-amd64"):
+        h.update(_apt_version(pkg, series).encode())
+    return f"{series}-{h.hexdigest()[:16]}"
+
+
+def ensure_image(series: str) -> Path:
+    """The cached image directory for the series, built first if missing (needs root)."""
+    if series not in SERIES:
+        raise GuestError(f"series {series!r}: use one of {SERIES}")
+    out = CACHE / image_key(series)
+    if (out / "versions.txt").exists():
+        return out
+    CACHE.mkdir(parents=True, exist_ok=True)
+    build = subprocess.run(["bash", str(HERE / "build-image.sh"), series, str(out)], capture_output=True, text=True)
+    if build.returncode != 0 or not (out / "versions.txt").exists():
+        raise GuestError(f"building the {series} guest failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+    return out
+
+
+def versions(image: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in (image / "versions.txt").read_text().split() if "=" in line)
+
+
+@dataclass(frozen=True)
+class Disk:
+    serial: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class GuestResult:
+    returncode: int
+    log: str
+    console: str
+    share: Path
+    seconds: float
+
+
+def boot(image: Path, payload: str, *, disks: list[Disk] = (), share: Path | None = None,
+         timeout_s: int = 1800, memory_mib: int = 4096, disk_dir: Path | None = None) -> GuestResult:
+    """Boot the guest, run `payload` (a shell script) as root, return its exit code and output."""
+    import time
+
+    share = share or Path(tempfile.mkdtemp(prefix="zfslab-guest-share-"))
+    share.mkdir(parents=True, exist_ok=True)
+    for stale in ("run.rc", "run.log", "console.log"):
+        (share / stale).unlink(missing_ok=True)
+    (share / "run.sh").write_text("#!/bin/sh\n" + payload)
+    (share / "run.sh").chmod(0o755)
+    disk_dir = disk_dir or Path(tempfile.mkdtemp(prefix="zfslab-guest-disks-"))
+    argv = [
+        "qemu-system-x86_64", "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", str(os.cpu_count() or 2),
+        "-m", str(memory_mib), "-nographic", "-no-reboot", "-monitor", "none", "-display", "none",
+        "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
+        "-append", "console=ttyS0 root=/dev/vda rw init=/sbin/ci-init panic=-1 quiet",
+        "-drive", f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on",
+        "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
+        "-virtfs", f"local,path={REPO},mount_tag=repo,security_model=none,readonly=on,id=repo",
+        "-serial", f"file:{share / 'console.log'}",
+    ]
+    if disks:
+        argv += ["-device", "virtio-scsi-pci,id=scsi0"]
+    for i, d in enumerate(disks):
+        path = disk_dir / f"{d.serial}.img"
+        with open(path, "wb") as f:
+            f.truncate(d.size_bytes)
+        argv += ["-drive", f"file={path},if=none,id=d{i},format=raw,cache=unsafe",
+                 "-device", f"scsi-hd,drive=d{i},bus=scsi0.0,serial={d.serial}"]
+    t0 = time.monotonic()
+    try:
+        subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        shutil.rmtree(disk_dir, ignore_errors=True)
+    seconds = time.monotonic() - t0
+    console = (share / "console.log").read_text(errors="replace") if (share / "console.log").exists() else ""
+    rc_file = share / "run.rc"
+    if not rc_file.exists():
+        raise GuestError(f"the guest gave no exit code (no boot, a panic or a timeout); console tail:\n{console[-3000:]}")
+    rc = int(rc_file.read_text().strip().removeprefix("rc="))
+    log = (share / "run.log").read_text(errors="replace") if (share / "run.log").exists() else ""
+    return GuestResult(rc, log, console, share, seconds)
+
+
+def main() -> int:
+    if len(sys.argv) >= 2 and sys.argv[1] == "--build":
+        import time
+        for series in sys.argv[2:]:
+            t0 = time.monotonic()
+            image = ensure_image(series)
+            print(f"guest {series}: {image} ({versions(image).get('zfs')}) ready in {time.monotonic() - t0:.0f} s",
+                  file=sys.stderr)
+        return 0
+    if len(sys.argv) != 3:
+        print("usage: guest.py SERIES 'SHELL PAYLOAD' | guest.py --build SERIES...", file=sys.stderr)
+        return 2
+    image = ensure_image(sys.argv[1])
+    r = boot(image, sys.argv[2], disks=[Disk(f"ZFSLAB{i:04d}", 1 * GIB) for i in range(4)])
+    print(r.log)
+    print(f"rc={r.returncode} in {r.seconds:.0f} s", file=sys.stderr)
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

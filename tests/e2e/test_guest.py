@@ -1,0 +1,59 @@
+"""Boots the test guest (real OpenZFS kernel module, OpenZFS 2.1 and 2.3) and runs tests/e2e/inside in it.
+
+Needs root and qemu (scripts/install-test-deps.sh installs them); skipped otherwise, unless
+ZFSLAB_TEST_REQUIRE_E2E=1, when a skip fails. One boot per version serves the whole suite.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.e2e.guest import guest
+
+pytestmark = pytest.mark.e2e
+
+DISKS = [guest.Disk(f"ZFSLAB{i:04d}", 2 * guest.GIB) for i in range(8)]
+BY_ID = ",".join(f"/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_{d.serial}" for d in DISKS)
+
+
+def _need_guest():
+    missing = [t for t in ("qemu-system-x86_64", "debootstrap") if shutil.which(t) is None]
+    reason = f"missing {', '.join(missing)}" if missing else "not root" if os.geteuid() != 0 else None
+    if reason:
+        if os.environ.get("ZFSLAB_TEST_REQUIRE_E2E") == "1":
+            pytest.fail(f"ZFSLAB_TEST_REQUIRE_E2E=1 but the guest cannot run: {reason}")
+        pytest.skip(f"the e2e guest needs root and qemu: {reason}")
+
+
+def run_inside(series: str, tests: str, tmp_path) -> tuple[guest.GuestResult, ET.Element]:
+    _need_guest()
+    image = guest.ensure_image(series)
+    payload = f"""
+cd /tmp
+export PYTHONPATH=/mnt/repo/src:/mnt/repo PYTHONDONTWRITEBYTECODE=1 HYPOTHESIS_STORAGE_DIRECTORY=/tmp/hyp
+export ZFSLAB_TEST_DISKS={BY_ID} ZFSLAB_TEST_REQUIRE_E2E=1 ZFSLAB_TEST_FILEDIR=/var/tmp/zfslab-e2e ZFSLAB_E2E_INSIDE=1
+python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/pyproject.toml \\
+    --junitxml=/mnt/host/junit.xml {tests}
+"""
+    result = guest.boot(image, payload, disks=DISKS, share=tmp_path / "share")
+    junit = tmp_path / "share" / "junit.xml"
+    assert junit.exists(), f"the suite did not run in the guest:\n{result.log[-4000:]}"
+    return result, ET.parse(junit).getroot()
+
+
+@pytest.mark.parametrize("series", guest.SERIES)
+def test_drivers_in_the_guest(series, tmp_path, record_property):
+    result, root = run_inside(series, "/mnt/repo/tests/e2e/inside", tmp_path)
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    record_property("guest_seconds", round(result.seconds))
+    failed = [f"{c.get('name')}: {(c.find('failure') if c.find('failure') is not None else c.find('error')).get('message')}"
+              for c in suite.iter("testcase") if c.find("failure") is not None or c.find("error") is not None]
+    skipped = [c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None]
+    assert not failed, "\n".join(failed) + "\n" + result.log[-3000:]
+    assert not skipped, skipped
+    assert int(suite.get("tests")) >= 20
+    assert result.returncode == 0, result.log[-3000:]
