@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_zfs_options(p)
     _add_risk_options(p)
     p.add_argument("--no-risk", action="store_true", help="leave out the risk columns")
+    p.add_argument("--disk-model", default="hdd7200", metavar="MODEL",
+                   help="speed profile for the speed columns: hdd7200, hdd5400, ssd, nvme or PROFILE.toml (default hdd7200)")
+    p.add_argument("--recordsize", default="128K", metavar="R", help="recordsize for the speed model (default 128K)")
+    p.add_argument("--no-speed", action="store_true", help="leave out the speed columns")
     _add_output_options(p)
 
     p = sub.add_parser("capacity", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
@@ -116,6 +120,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Monte Carlo: variance of a gamma frailty shared by each vdev's disks (0 = independent)")
     p.add_argument("--exponential-repair", action="store_true", help="Monte Carlo: exponential instead of fixed repair times")
     p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), default=12, help="for the usable bytes (default 12)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("validate", help="check the speed model on a published table of measurements",
+                       description="Fit the speed model on the rows marked calibration=1, predict the others, and "
+                                   "compare with the measured MB/s and with the rule of thumb.")
+    p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],calibration")
+    p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), default=12, help="ashift of the measured pools (default 12)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("profile-disk", help="measure one disk's speed with fio (read-only by default)",
+                       description="Measure a disk's streaming and random speed with fio and print a profile for "
+                                   "`plan --disk-model`. Read-only unless --write-tests, which needs an empty disk.")
+    p.add_argument("device", help="a block device, e.g. /dev/disk/by-id/ata-...")
+    p.add_argument("--seconds", type=_int_arg("--seconds", 1, 3600), default=20, help="runtime of each test (default 20)")
+    p.add_argument("--write-tests", action="store_true",
+                   help="also measure writes and sync latency (refused on a disk that holds data)")
+    p.add_argument("--output", metavar="FILE.toml", help="write the profile to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("layout", help="check a layout, or read one from a zpool create vdev list",
@@ -183,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         from zfslab import commands  # late import: --help and --version stay fast
 
-        return getattr(commands, f"cmd_{args.command}")(args)
+        return getattr(commands, f"cmd_{args.command.replace('-', '_')}")(args)
     except ZfslabError as e:
         if debug:
             raise

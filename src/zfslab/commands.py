@@ -11,6 +11,7 @@ from zfslab.model.allocation import block_allocation, efficiency_table, file_all
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
 from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, zpool_create_argv
 from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
+from zfslab.model.performance import PRESETS, DiskProfile
 from zfslab.model.reliability.params import RiskParams, params_for_class
 from zfslab.model.units import format_bytes, format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import Column, render_table, to_csv, to_json
@@ -19,7 +20,7 @@ from zfslab.report.tables import Column, render_table, to_csv, to_json
 def _out() -> Console:
     # A pipe or a file gets a wide table instead of rich's 80-column default.
     probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 180)
+    return Console(highlight=False, width=None if probe.is_terminal else 220)
 
 
 def _plan_disks(args: argparse.Namespace) -> DiskSet:
@@ -72,6 +73,10 @@ def _sci(x: float | None) -> str:
     return f"{x:.2e}" if x < 1e-3 else f"{100 * x:.2f} %"
 
 
+def _speed(row, key: str) -> str:
+    return f"{row.speed[key]:,.0f} ({row.speed_x[key]:.1f})"
+
+
 def _mttdl_text(hours: float | None) -> str:
     if hours is None:
         return "-"
@@ -84,8 +89,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
     risk = None if args.no_risk else _risk_params(args, disks.disk_bytes)
+    speed = None if args.no_speed else load_disk_model(args.disk_model)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
-                hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk)
+                hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
+                speed=speed, recordsize=parse_blocksize(args.recordsize))
     if args.json:
         print(to_json([r.as_dict() for r in rows]))
         return 0
@@ -105,6 +112,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         Column("fail ok", lambda r: str(r.failures_guaranteed)),
         Column("best case", lambda r: str(r.failures_best_case)),
     ]
+    if speed is not None:
+        columns += [
+            Column("write MB/s (×1)", lambda r: _speed(r, "write_mb_s")),
+            Column("read MB/s (×1)", lambda r: _speed(r, "read_mb_s")),
+            Column("4K read IOPS QD8 (×1)", lambda r: _speed(r, "rand_read_iops_qd8")),
+            Column("sync write IOPS (×1)", lambda r: _speed(r, "sync_write_iops_qd8")),
+        ]
     if risk is not None:
         horizon = min(risk.years, key=lambda y: abs(y - 5))
         columns += [
@@ -116,7 +130,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         title=f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting: {len(rows)} layouts",
         caption="usable = zfs list USED+AVAIL of the empty pool; fail ok = disks that may fail at once, "
                 "whichever they are; best case = if they fall in different vdevs"
-                + ("" if risk is None else "\n" + _risk_caption(risk)),
+                + ("" if risk is None else "\n" + _risk_caption(risk))
+                + ("" if speed is None else f"\nspeed: predicted for {speed.name} disks ({speed.seq_write_mb_s:g}/"
+                   f"{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS); ×1 = times one disk, "
+                   "as Ars Technica charts it; no host limit"),
     )
     return 0
 
@@ -328,3 +345,95 @@ def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
             if result.model == "wintelguy" else
             "counts losses in fixed replacement periods with the raw AFR; the zfs model follows each failure "
             "through its own repair time and the vdev's parity."))
+
+
+def load_disk_model(text: str) -> DiskProfile:
+    """A preset name or a PROFILE.toml written by `zfslab profile-disk`."""
+    if text in PRESETS:
+        return PRESETS[text]
+    if not text.endswith(".toml"):
+        raise UsageError(f"--disk-model {text}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
+    import tomllib
+    try:
+        with open(text, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"--disk-model {text}: no such file; `zfslab profile-disk DEV --output {text}` makes one") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"--disk-model {text}: not valid TOML ({e})") from None
+    fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data}
+    missing = [k for k in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
+                           "rand_write_iops", "sync_write_ms") if k not in fields]
+    if missing:
+        raise UsageError(f"--disk-model {text}: missing {', '.join(missing)}")
+    fields.setdefault("name", text)
+    try:
+        return DiskProfile(**fields)
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"--disk-model {text}: {e}") from None
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    import csv
+
+    from zfslab.model.validation import parse_dataset, validate
+
+    try:
+        with open(args.dataset, newline="") as f:
+            records = list(csv.DictReader(f))
+    except FileNotFoundError:
+        raise UsageError(f"dataset {args.dataset}: no such file") from None
+    result = validate(parse_dataset(records), ashift=args.ashift)
+    if args.json:
+        print(to_json(_plain(result)))
+        return 0
+    out = _out()
+    metrics = ("write", "rewrite", "read")
+
+    def cell(r, m, key):
+        v = r[key].get(m) if r[key] else None
+        return "-" if v is None else f"{v:,.0f}"
+
+    cols = [Column("#", lambda r: str(r["index"])), Column("layout", lambda r: r["layout"], "left", no_wrap=True),
+            Column("cal", lambda r: "yes" if r["calibration"] else "")]
+    for m in metrics:
+        cols += [Column(f"{m} measured", lambda r, m=m: cell(r, m, "measured")),
+                 Column(f"{m} predicted", lambda r, m=m: cell(r, m, "predicted")),
+                 Column(f"{m} rule", lambda r, m=m: cell(r, m, "rule_of_thumb"))]
+    render_table(result["rows"], cols, console=out, title=f"{args.dataset}: fitted on the calibration rows")
+    for m in metrics:
+        ours, rule = result["metrics"][m]["median_ape_pct"], result["baseline"][m]["median_ape_pct"]
+        if ours is not None:
+            out.print(f"{m:8s} median absolute error {ours:5.1f} % over {result['metrics'][m]['rows']} predicted rows "
+                      f"(rule of thumb {rule:5.1f} %)")
+    p = result["parameters"]
+    out.print(f"fitted: disk {p['disk_seq_write_mb_s']:.0f} MB/s write, {p['disk_seq_read_mb_s']:.0f} MB/s read, "
+              f"{p['disk_rewrite_mb_s']:.0f} MB/s rewrite; host ceilings {p['host_write_mb_s']:.0f} MB/s write, "
+              f"{p['host_read_mb_s']:.0f} MB/s read; rewrite parallel share {p['rewrite_parallel']:.2f}")
+    return 0
+
+
+def _plain(value):
+    """numpy numbers to Python ones, for JSON."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def cmd_profile_disk(args: argparse.Namespace) -> int:
+    from zfslab.system.profile import profile_disk, profile_toml
+
+    profile = profile_disk(args.device, seconds=args.seconds, write_tests=args.write_tests)
+    if args.output:
+        from zfslab.report.files import write_atomically
+        write_atomically(args.output, profile_toml(profile))
+    if args.json:
+        from dataclasses import asdict
+        print(to_json(asdict(profile)))
+    else:
+        print(profile_toml(profile), end="")
+    return 0

@@ -119,12 +119,12 @@ def test_layout_json_with_devices(run_cli):
     (["capacity", "disk", "--vdev-bytes", "1MB"],
      "zfslab: error: a vdev of 1000000 bytes is below ZFS's minimum device size of 64 MiB\n", 2),
     (["layout", "raidz2:6", "--devices", "a,b,c"], "zfslab: error: raidz2:6 needs 6 devices, got 3\n", 2),
-    (["frobnicate"], "zfslab: error: argument COMMAND: invalid choice: 'frobnicate' (choose from plan, capacity, risk, layout) (see zfslab --help)\n", 2),
+    (["frobnicate"], "zfslab: error: argument COMMAND: invalid choice: 'frobnicate' (choose from plan, capacity, risk, validate, profile-disk, layout) (see zfslab --help)\n", 2),
 ])
 def test_bad_input_is_one_line_on_stderr_with_exit_code(run_cli, args, message, code):
     r = run_cli(*args)
     assert (r.exit_code, r.stdout) == (code, "")
-    assert r.stderr.replace("'plan', 'capacity', 'risk', 'layout'", "plan, capacity, risk, layout") == message
+    assert r.stderr.replace("'plan', 'capacity', 'risk', 'validate', 'profile-disk', 'layout'", "plan, capacity, risk, validate, profile-disk, layout") == message
 
 
 def test_debug_shows_the_traceback(run_cli):

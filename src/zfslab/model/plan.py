@@ -9,6 +9,8 @@ from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, pool_capacity
 from zfslab.model.layouts import Layout
+from zfslab.model.performance import DiskProfile, predict
+from zfslab.model.performance import single_disk as single_disk_speed
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.reliability.risk import markov_risk
 from zfslab.model.units import TB, TiB, format_bytes, parse_size, zfs_nicenum
@@ -68,6 +70,8 @@ class PlanRow:
     p_loss: tuple[float, ...] | None = None  # P(pool loss) within each of `years` (zfs semantics)
     p_damage: tuple[float, ...] | None = None  # P(any damaged block) within each of `years`
     mttdl_hours: float | None = None
+    speed: dict[str, float] | None = None  # predicted MB/s and IOPS (performance.SpeedPrediction)
+    speed_x: dict[str, float] | None = None  # the same as multiples of one disk
 
     def p_loss_at(self, years: float) -> float | None:
         if self.p_loss is None:
@@ -93,6 +97,9 @@ class PlanRow:
             "p_damage": {f"{y:g}": v for y, v in zip(self.years, self.p_damage or ())},
             "mttdl_hours": self.mttdl_hours,
         }
+        if self.speed is not None:
+            risk["speed"] = self.speed
+            risk["speed_x_single_disk"] = self.speed_x
         return {
             "layout": self.layout, "shape": self.shape, "disks": self.disks, "hot_spares": self.hot_spares,
             "top_level_vdevs": self.top_level_vdevs, "size_bytes": self.size_bytes,
@@ -103,12 +110,18 @@ class PlanRow:
         } | risk
 
 
-def plan_row(cap: PoolCapacity, risk: RiskParams | None = None) -> PlanRow:
+def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfile | None = None,
+             recordsize: int = 128 * 1024) -> PlanRow:
     layout = cap.layout
-    extra = {}
+    extra: dict = {}
+    if speed is not None:
+        p = predict(layout, speed, recordsize=recordsize, ashift=cap.ashift)
+        one = single_disk_speed(speed, recordsize=recordsize, ashift=cap.ashift)
+        extra["speed"] = {k: getattr(p, k) for k in p.metrics()}
+        extra["speed_x"] = p.relative_to(one)
     if risk is not None:
         r = markov_risk(layout, risk, usable_bytes=cap.usable_bytes)
-        extra = {"years": r.years, "p_loss": r.p_loss, "p_damage": r.p_damage, "mttdl_hours": r.mttdl_hours}
+        extra |= {"years": r.years, "p_loss": r.p_loss, "p_damage": r.p_damage, "mttdl_hours": r.mttdl_hours}
     return PlanRow(
         layout=str(layout), shape=layout.describe(), disks=layout.disks, hot_spares=layout.hot_spares,
         top_level_vdevs=layout.top_level_vdevs, size_bytes=cap.size_bytes, usable_bytes=cap.usable_bytes,
@@ -120,6 +133,7 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None) -> PlanRow:
 def plan(
     disks: DiskSet, *, ashift: int = 12, rules: Rules | str = "2.1", layouts: list[Layout] | None = None,
     hot_spares: bool = True, draid: bool = True, risk: RiskParams | None = None,
+    speed: DiskProfile | None = None, recordsize: int = 128 * 1024,
 ) -> list[PlanRow]:
     """One row per layout (by default every candidate for the disk count); with `risk`, the
     exact-chain risk of each under ZFS semantics."""
@@ -129,5 +143,5 @@ def plan(
         if layout.disks != disks.count:
             raise UsageError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
         cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
-        rows.append(plan_row(cap, risk))
+        rows.append(plan_row(cap, risk, speed, recordsize))
     return rows

@@ -162,3 +162,25 @@ def test_a_device_already_in_a_pool(zfs, disks, pool_name):
 def test_missing_zpool_is_named(tmp_path):
     with pytest.raises(ToolMissing, match="zpool is not installed"):
         ZfsCli(Runner(path=str(tmp_path))).list_pools()
+
+
+def test_inspect_disks_sees_a_pool_member_and_a_fresh_disk(zfs, disks, pool_name):
+    from zfslab.system.disks import inspect_disks
+    zfs.create_pool(pool_name, parse_layout("disk"), disks[:1])
+    member, fresh = inspect_disks([disks[0], disks[7]])
+    assert any("zfs_member" in r for r in member.reasons) and any("gpt" in r for r in member.reasons)
+    assert fresh.safe and fresh.serial.startswith("ZFSLAB") and fresh.size_bytes == disk_bytes(disks[7])
+    zfs.destroy_pool(pool_name)
+
+
+def test_profile_disk_read_only_then_with_writes_on_an_empty_disk(disks):
+    from zfslab.system.disks import DisksRefused
+    from zfslab.system.profile import profile_disk
+    before = open(disks[6], "rb").read(1 << 20)
+    p = profile_disk(disks[6], seconds=2)  # disks[6] held a pool: reads only, nothing written
+    assert p.seq_read_mb_s > 0 and p.rand_read_iops_qd1 > 0 and "writes from the" in p.source
+    assert open(disks[6], "rb").read(1 << 20) == before
+    with pytest.raises(DisksRefused, match="write tests need an empty disk"):
+        profile_disk(disks[6], seconds=1, write_tests=True)
+    w = profile_disk(disks[7], seconds=2, write_tests=True)
+    assert w.seq_write_mb_s > 0 and w.sync_write_ms > 0 and "reads and writes measured" in w.source

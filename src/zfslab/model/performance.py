@@ -1,0 +1,191 @@
+"""The speed corner: predicted throughput and IOPS of a layout from one disk's profile.
+
+Few parameters, each with a physical meaning (shared/design/benchmarking.md §4-5):
+- a disk streams S_r / S_w MB/s and serves I_r random reads per second (QD1 and QD8), with a
+  sync-write (write + cache flush) latency;
+- streaming scales with the disks that carry data: raidz/dRAID write full stripes, so parity
+  and padding cost bandwidth (the exact allocation of capacity.py); mirrors write one copy per
+  vdev's worth of bandwidth but read from every child;
+- the host caps the pool: a write ceiling (C_w) reached as a hard limit (the disks are fed
+  in parallel by the txg sync), a read ceiling (C_r) in series with the disks (a sequential
+  reader waits for each block, then spends host time on it: 1/T = 1/D + 1/C_r);
+- a rewrite (read a block, then write it back) keeps only a fraction rho of each added data
+  disk busy: T = R_1 (1 + (n_data - 1) rho), Gustafson's law with serial fraction 1 - rho;
+- random reads: a raidz block read occupies min(d, N-p) disks, so a vdev serves
+  I_r N / min(d, N-p) at depth, a mirror N I_r, dRAID floor((c-s)/(d+p)) I_r; no more reads
+  are served at once than are in flight (1 at QD1; 64 at the "QD8" point, 8 jobs x depth 8);
+- async random writes are copy-on-write: bandwidth-bound, each costing the record it dirties;
+- sync writes wait for a ZIL write plus a cache flush on one vdev: 1/t_sync per vdev in use.
+No per-layout factors: everything below follows from the layout and these parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from zfslab.model.capacity import psize_to_asize
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+
+KiB = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class DiskProfile:
+    """One disk's speed. MB/s are 10^6 bytes per second; latencies in milliseconds."""
+
+    name: str
+    seq_read_mb_s: float
+    seq_write_mb_s: float
+    rand_read_iops_qd1: float  # 4 KiB, over the whole disk
+    rand_read_iops_qd8: float
+    rand_write_iops: float  # 4 KiB with the drive's write cache on
+    sync_write_ms: float  # a small write plus a cache flush
+    inner_fraction: float = 0.55  # inner-zone speed / outer-zone speed (zoned recording)
+    rewrite_mb_s: float | None = None  # measured single-disk rewrite, if known
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
+                     "rand_write_iops", "sync_write_ms"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}(={getattr(self, name)}) must be > 0")
+
+    @property
+    def single_rewrite_mb_s(self) -> float:
+        """A disk reading then writing back the same bytes: the two transfers in series."""
+        if self.rewrite_mb_s is not None:
+            return self.rewrite_mb_s
+        return 1.0 / (1.0 / self.seq_read_mb_s + 1.0 / self.seq_write_mb_s)
+
+
+@dataclass(frozen=True, slots=True)
+class HostLimits:
+    """What the machine around the disks allows (inf: no limit)."""
+
+    write_mb_s: float = math.inf  # HBA/expander/CPU ceiling on streaming writes
+    read_mb_s: float = math.inf  # host time per byte read, as a rate
+    rewrite_parallel: float = 0.2  # rho: share of each added data disk a rewrite keeps busy
+
+
+# Presets: physical figures from benchmarking.md §5 (seek + rotation for HDD IOPS; zoned
+# recording for the inner zone; SATA 600 MB/s) and vendors' data sheets.
+PRESETS = {
+    p.name: p for p in (
+        DiskProfile("hdd7200", 220, 220, 80, 140, 200, 12.0, 0.55, None,
+                    "7200 rpm 3.5\" NAS/enterprise (IronWolf 12 TB 210 MB/s, Exos X18 270 MB/s); QD1 IOPS = "
+                    "1/(8.2 ms seek + 4.17 ms rotation); NCQ lifts QD8; write + flush ~ 1.5 revolutions"),
+        DiskProfile("hdd5400", 180, 180, 60, 100, 150, 16.0, 0.55, None,
+                    "5400-5900 rpm 3.5\" (WD Red class): 5.56 ms rotation + 9 ms seek"),
+        DiskProfile("ssd", 530, 500, 10_000, 60_000, 40_000, 0.5, 1.0, None,
+                    "SATA SSD: 600 MB/s link less protocol; ~100 us QD1 reads; flush ~0.5 ms without power-loss protection"),
+        DiskProfile("nvme", 3000, 2500, 12_000, 90_000, 80_000, 0.1, 1.0, None,
+                    "PCIe 3.0 x4 NVMe: ~80 us QD1 reads"),
+    )
+}
+
+
+def _data_share(g: VdevGroup, recordsize: int, ashift: int) -> float:
+    """Disks' worth of bandwidth that carry data when writing full records on one vdev."""
+    if g.kind is VdevKind.DISK:
+        return 1.0
+    if g.kind is VdevKind.MIRROR:
+        return 1.0
+    sectors = -(-recordsize // (1 << ashift))
+    efficiency = sectors / (psize_to_asize(g, recordsize, ashift) >> ashift)
+    disks = g.width - (g.draid_spares if g.kind is VdevKind.DRAID else 0)
+    return disks * efficiency
+
+
+def _read_share(g: VdevGroup) -> float:
+    """Disks a sequential reader draws on: every mirror child, the data columns of a raidz."""
+    if g.kind is VdevKind.DISK:
+        return 1.0
+    if g.kind is VdevKind.MIRROR:
+        return float(g.width)
+    if g.kind is VdevKind.RAIDZ:
+        return float(g.width - g.parity)
+    return (g.width - g.draid_spares) * g.draid_data / (g.draid_data + g.parity)
+
+
+def data_disks(layout: Layout, recordsize: int = 128 * KiB, ashift: int = 12) -> float:
+    return sum(g.count * _data_share(g, recordsize, ashift) for g in layout.groups)
+
+
+def read_disks(layout: Layout) -> float:
+    return sum(g.count * _read_share(g) for g in layout.groups)
+
+
+def _random_read_servers(g: VdevGroup, recordsize: int, ashift: int) -> float:
+    """How many random block reads one vdev serves at once (in single-disk units)."""
+    if g.kind is VdevKind.DISK:
+        return 1.0
+    if g.kind is VdevKind.MIRROR:
+        return float(g.width)
+    d = -(-recordsize // (1 << ashift))
+    if g.kind is VdevKind.RAIDZ:
+        return g.width / min(d, g.width - g.parity)
+    return float(max((g.width - g.draid_spares) // (g.draid_data + g.parity), 1))
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedPrediction:
+    """MB/s for streaming, IOPS for random (4 KiB unless said), for one layout."""
+
+    layout: str
+    write_mb_s: float
+    rewrite_mb_s: float
+    read_mb_s: float
+    rand_read_iops_qd1: float
+    rand_read_iops_qd8: float
+    rand_write_iops_qd1: float
+    rand_write_iops_qd8: float
+    sync_write_iops_qd1: float
+    sync_write_iops_qd8: float
+
+    def relative_to(self, single: "SpeedPrediction") -> dict[str, float]:
+        """Each figure as a multiple of one disk's (the Ars Technica view)."""
+        return {k: getattr(self, k) / getattr(single, k) for k in self.metrics()}
+
+    @staticmethod
+    def metrics() -> tuple[str, ...]:
+        return ("write_mb_s", "rewrite_mb_s", "read_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
+                "rand_write_iops_qd1", "rand_write_iops_qd8", "sync_write_iops_qd1", "sync_write_iops_qd8")
+
+
+def predict(layout: Layout, disk: DiskProfile, host: HostLimits = HostLimits(), *, recordsize: int = 128 * KiB,
+            ashift: int = 12, block_size: int = 4 * KiB) -> SpeedPrediction:
+    """Predicted speed of `layout` built from disks like `disk` in `host`."""
+    n_write = data_disks(layout, recordsize, ashift)
+    write = min(n_write * disk.seq_write_mb_s, host.write_mb_s)
+    read_disk = read_disks(layout) * disk.seq_read_mb_s
+    read = 1.0 / (1.0 / read_disk + 1.0 / host.read_mb_s)
+    rewrite = disk.single_rewrite_mb_s * (1.0 + (n_write - 1.0) * host.rewrite_parallel)
+    rewrite = min(rewrite, read, write)
+    servers = sum(g.count * _random_read_servers(g, recordsize, ashift) for g in layout.groups)
+    read_qd1 = disk.rand_read_iops_qd1
+    # "QD8" is the Ars Technica heavy point: 8 jobs at queue depth 8, so up to 64 reads in flight
+    read_qd8 = min(64 * disk.rand_read_iops_qd1, servers * disk.rand_read_iops_qd8)
+    # copy-on-write: a random write of block_size dirties (and rewrites) a whole record
+    dirtied = max(recordsize, block_size)
+    amplification = dirtied / block_size
+    write_iops = write * 1e6 / block_size / amplification
+    write_qd1 = write_iops  # buffered: the writer returns once its data is in the txg
+    vdevs = layout.top_level_vdevs
+    sync_qd1 = 1000.0 / disk.sync_write_ms
+    sync_qd8 = min(8, vdevs) * sync_qd1
+    return SpeedPrediction(str(layout), write, rewrite, read, read_qd1, read_qd8, write_qd1, write_iops,
+                           sync_qd1, min(sync_qd8, write_iops))
+
+
+def single_disk(disk: DiskProfile, host: HostLimits = HostLimits(), **kw) -> SpeedPrediction:
+    from zfslab.model.layouts import parse_layout
+    return predict(parse_layout("disk"), disk, host, **kw)
+
+
+def with_zone(disk: DiskProfile, zone: str) -> DiskProfile:
+    """The profile at the outer (default) or inner zone of the platters."""
+    if zone == "outer":
+        return disk
+    f = disk.inner_fraction
+    return replace(disk, seq_read_mb_s=disk.seq_read_mb_s * f, seq_write_mb_s=disk.seq_write_mb_s * f)

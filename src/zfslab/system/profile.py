@@ -1,0 +1,68 @@
+"""`zfslab profile-disk`: measure one disk's speed with fio for the speed model.
+
+Read-only by default (fio --readonly): streaming reads at the outer and inner zones and 4 KiB
+random reads at QD1 and QD8 over the whole disk (not a short-stroked corner, benchmarking.md
+§5). Write tests run only on a disk that passes the same emptiness checks as bench; without
+them the write figures come from the preset of the disk's class, and the profile says so.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import replace
+
+from zfslab.model.performance import PRESETS, DiskProfile
+from zfslab.system.disks import DisksRefused, inspect_disk, refusal_lines
+from zfslab.system.fio import Fio, FioJob
+from zfslab.system.runner import Runner
+
+
+def _read(fio: Fio, device: str, name: str, rw: str, bs: str, depth: int, seconds: int, offset: str = "0") -> float:
+    job = FioJob(name, rw, bs=bs, size="10%" if rw == "read" else "100%", filename=device, iodepth=depth,
+                 ioengine="libaio", direct=True, readonly=True, runtime_s=seconds, time_based=True,
+                 extra=(("offset", offset),) if rw == "read" else ())
+    r = fio.run(job, timeout_s=seconds * 4 + 120).jobs[0].read
+    return r.mb_s if rw == "read" else r.iops
+
+
+def profile_disk(device: str, *, seconds: int = 20, write_tests: bool = False, runner: Runner | None = None) -> DiskProfile:
+    runner = runner or Runner()
+    info = inspect_disk(device, runner)
+    fio = Fio(runner)
+    preset = PRESETS["hdd7200" if info.rotational else "ssd"]
+    outer = _read(fio, device, "outer", "read", "1m", 4, seconds)
+    inner = _read(fio, device, "inner", "read", "1m", 4, seconds, offset="90%")
+    qd1 = _read(fio, device, "rr1", "randread", "4k", 1, seconds)
+    qd8 = _read(fio, device, "rr8", "randread", "4k", 8, seconds)
+    today = datetime.date.today().isoformat()
+    profile = replace(preset, name=info.model or info.device, seq_read_mb_s=outer, rand_read_iops_qd1=qd1,
+                      rand_read_iops_qd8=qd8, inner_fraction=min(inner / outer, 1.0),
+                      source=f"fio on {info.device} (serial {info.serial or '?'}) {today}; reads measured, "
+                             f"writes from the {preset.name} preset")
+    if not write_tests:
+        return profile
+    if not info.safe:
+        raise DisksRefused("write tests need an empty disk; refusing:\n  " + "\n  ".join(refusal_lines([info])))
+    write = fio.run(FioJob("sw", "write", bs="1m", size="10%", filename=device, iodepth=4, ioengine="libaio",
+                           direct=True, runtime_s=seconds, time_based=True), timeout_s=seconds * 4 + 120).jobs[0].write
+    rand = fio.run(FioJob("rw", "randwrite", bs="4k", size="100%", filename=device, iodepth=8, ioengine="libaio",
+                          direct=True, runtime_s=seconds, time_based=True), timeout_s=seconds * 4 + 120).jobs[0].write
+    sync = fio.run(FioJob("sync", "randwrite", bs="4k", size="100%", filename=device, fsync=1, runtime_s=seconds,
+                          time_based=True), timeout_s=seconds * 4 + 120).jobs[0]
+    sync_ms = (sync.write.clat_mean_ns + (sync.sync_mean_ns or 0.0)) / 1e6
+    return replace(profile, seq_write_mb_s=write.mb_s, rand_write_iops=rand.iops, sync_write_ms=sync_ms,
+                   source=f"fio on {info.device} (serial {info.serial or '?'}) {today}; reads and writes measured")
+
+
+def profile_toml(p: DiskProfile) -> str:
+    def value(v):
+        if isinstance(v, str):
+            return json.dumps(v)  # a JSON string is a valid TOML basic string
+        return repr(float(v)) if isinstance(v, float) else str(v)
+    lines = ["# zfslab disk profile: zfslab plan --disk-model THIS_FILE"]
+    for key in DiskProfile.__dataclass_fields__:
+        v = getattr(p, key)
+        if v is not None:
+            lines.append(f"{key} = {value(v)}")
+    return "\n".join(lines) + "\n"
