@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="speed profile for the speed columns: hdd7200, hdd5400, ssd, nvme or PROFILE.toml (default hdd7200)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="recordsize for the speed model (default 128K)")
     p.add_argument("--no-speed", action="store_true", help="leave out the speed columns")
+    p.add_argument("--priority", choices=("speed", "space", "safety", "balanced"),
+                   help="mark the Pareto frontier and recommend a layout for this priority")
+    p.add_argument("--min-usable", type=_size_arg, metavar="SIZE", help="with --priority: at least this much usable space")
+    p.add_argument("--min-failures", type=_int_arg("--min-failures", 0, 255), default=0, metavar="N",
+                   help="with --priority: survive at least N failed disks at once")
     _add_output_options(p)
 
     p = sub.add_parser("capacity", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
@@ -138,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also measure writes and sync latency (refused on a disk that holds data)")
     p.add_argument("--output", metavar="FILE.toml", help="write the profile to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    from zfslab.bench_cmd import add_parser as add_bench
+    from zfslab.drill_cmd import add_parser as add_drill
+    from zfslab.report_cmd import add_parser as add_report
+    add_bench(sub)
+    add_drill(sub)
+    add_report(sub, _add_risk_options, _size_arg, _int_arg)
 
     p = sub.add_parser("layout", help="check a layout, or read one from a zpool create vdev list",
                        description="Validate a layout, describe it, and print its zpool create command; "
@@ -204,6 +216,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         from zfslab import commands  # late import: --help and --version stay fast
 
+        if args.command == "bench":
+            from zfslab.bench_cmd import cmd_bench
+            return cmd_bench(args)
+        if args.command == "report":
+            from zfslab.report_cmd import cmd_report
+            return cmd_report(args)
+        if args.command == "drill":
+            from zfslab.drill_cmd import cmd_drill
+            return cmd_drill(args)
         return getattr(commands, f"cmd_{args.command.replace('-', '_')}")(args)
     except ZfslabError as e:
         if debug:
@@ -211,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"zfslab: error: {e}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
-        print("zfslab: interrupted", file=sys.stderr)
+        print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
+              file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

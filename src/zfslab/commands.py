@@ -93,11 +93,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=parse_blocksize(args.recordsize))
+    rec = None
+    if args.priority or args.min_usable or args.min_failures:
+        from zfslab.model.recommend import recommend
+        rec = recommend(rows, args.priority or "balanced", min_usable_bytes=args.min_usable or 0,
+                        min_failures=args.min_failures)
+    records = [r.as_dict() for r in rows]
+    if rec is not None:
+        for rec_row in records:
+            rec_row["on_frontier"] = rec_row["layout"] in rec.frontier
+            rec_row["recommended"] = rec_row["layout"] == rec.layout
     if args.json:
-        print(to_json([r.as_dict() for r in rows]))
+        print(to_json(records))
         return 0
     if args.csv:
-        print(to_csv([r.as_dict() for r in rows]), end="")
+        print(to_csv(records), end="")
         return 0
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     number = {id(r): i for i, r in enumerate(rows, 1)}
@@ -125,16 +135,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
             Column(f"P(loss) {horizon:g} y", lambda r: _sci(r.p_loss_at(horizon))),
             Column("MTTDL", lambda r: _mttdl_text(r.mttdl_hours)),
         ]
+    if rec is not None:
+        columns.insert(1, Column("", lambda r: "★" if r.layout == rec.layout else ("◆" if r.layout in rec.frontier else "")))
+    out = _out()
     render_table(
-        rows, columns, console=_out(),
+        rows, columns, console=out, highlight=(lambda r: r.layout in rec.frontier) if rec else None,
         title=f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting: {len(rows)} layouts",
         caption="usable = zfs list USED+AVAIL of the empty pool; fail ok = disks that may fail at once, "
                 "whichever they are; best case = if they fall in different vdevs"
                 + ("" if risk is None else "\n" + _risk_caption(risk))
                 + ("" if speed is None else f"\nspeed: predicted for {speed.name} disks ({speed.seq_write_mb_s:g}/"
                    f"{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS); ×1 = times one disk, "
-                   "as Ars Technica charts it; no host limit"),
+                   "as Ars Technica charts it; no host limit")
+                + ("" if rec is None else "\n◆ on the Pareto frontier of space, speed and safety; ★ recommended"),
     )
+    if rec is not None:
+        out.print(f"[bold]Recommended for {rec.priority}:[/bold] {rec.reason}")
     return 0
 
 

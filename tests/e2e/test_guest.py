@@ -55,5 +55,5 @@ def test_drivers_in_the_guest(series, tmp_path, record_property):
     skipped = [c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None]
     assert not failed, "\n".join(failed) + "\n" + result.log[-3000:]
     assert not skipped, skipped
-    assert int(suite.get("tests")) >= 20
+    assert int(suite.get("tests")) >= 25
     assert result.returncode == 0, result.log[-3000:]

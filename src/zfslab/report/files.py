@@ -14,6 +14,9 @@ def write_atomically(path: str, text: str | bytes) -> None:
             f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is for reading
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -155,10 +155,17 @@ class Fio:
         return ["fio", "--output-format=json", *job.args()]
 
     def run(self, job: FioJob, *, timeout_s: float = 3600) -> FioResult:
+        return self._run(self.argv(job), job.name, timeout_s=timeout_s)
+
+    def run_file(self, path: str, directory: str, *, timeout_s: float = 3600) -> FioResult:
+        """The user's own job file, run from the pool's mountpoint."""
+        return self._run(["fio", "--output-format=json", path], path, timeout_s=timeout_s, cwd=directory)
+
+    def _run(self, argv: list[str], name: str, *, timeout_s: float, cwd: str | None = None) -> FioResult:
         try:
-            done = self.runner.run(self.argv(job), timeout_s=timeout_s)
+            done = self.runner.run(argv, timeout_s=timeout_s, cwd=cwd)
         except CommandFailed as e:
-            raise FioFailed(job.name, e.stderr_tail) from None
+            raise FioFailed(name, e.stderr_tail) from None
         result = parse_fio_json(done.stdout)
         for j in result.jobs:
             if j.error:

@@ -76,7 +76,7 @@ class Runner:
         return shutil.which(program, path=self.path)
 
     def run(self, argv: Sequence[str], *, timeout_s: float = 600.0, check: bool = True,
-            input_text: str | None = None) -> Completed:
+            input_text: str | None = None, cwd: str | None = None) -> Completed:
         """Run one program; raise CommandFailed (check=True) with argv, exit code and stderr tail."""
         argv = tuple(str(a) for a in argv)
         if not argv:
@@ -92,7 +92,7 @@ class Runner:
                 env["PATH"] = self.path
         t0 = time.monotonic()
         try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, input=input_text,
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, input=input_text, cwd=cwd,
                                env=env, stdin=None if input_text is not None else subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise CommandTimeout(text, timeout_s) from None

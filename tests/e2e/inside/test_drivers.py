@@ -176,11 +176,11 @@ def test_inspect_disks_sees_a_pool_member_and_a_fresh_disk(zfs, disks, pool_name
 def test_profile_disk_read_only_then_with_writes_on_an_empty_disk(disks):
     from zfslab.system.disks import DisksRefused
     from zfslab.system.profile import profile_disk
-    before = open(disks[6], "rb").read(1 << 20)
-    p = profile_disk(disks[6], seconds=2)  # disks[6] held a pool: reads only, nothing written
+    before = open(disks[0], "rb").read(1 << 20)
+    p = profile_disk(disks[0], seconds=2)  # disks[0] holds the labels of earlier pools: reads only
     assert p.seq_read_mb_s > 0 and p.rand_read_iops_qd1 > 0 and "writes from the" in p.source
-    assert open(disks[6], "rb").read(1 << 20) == before
+    assert open(disks[0], "rb").read(1 << 20) == before
     with pytest.raises(DisksRefused, match="write tests need an empty disk"):
-        profile_disk(disks[6], seconds=1, write_tests=True)
+        profile_disk(disks[0], seconds=1, write_tests=True)
     w = profile_disk(disks[7], seconds=2, write_tests=True)
     assert w.seq_write_mb_s > 0 and w.sync_write_ms > 0 and "reads and writes measured" in w.source

@@ -1,0 +1,139 @@
+"""`zfslab drill`: argument handling, the safety gate, the verdict."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from zfslab.errors import UsageError
+from zfslab.model.layouts import parse_layout
+from zfslab.report.tables import to_json
+
+SCENARIOS = ("degraded", "resilver", "corrupt")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("drill", help="fail disks, time resilvers, corrupt blocks: with the data verified",
+                       description="Build a pool of one layout (same safety rules as bench), fill it with "
+                                   "checksummed data, then take disks away, resilver, and corrupt members behind "
+                                   "ZFS's back; every byte is verified. --pool NAME --read-only only reports "
+                                   "an existing pool's health.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--disks", metavar="DEV,DEV,...", help="whole disks for the pool")
+    src.add_argument("--sandbox", metavar="DIR", help="sparse files in DIR as vdevs")
+    src.add_argument("--pool", metavar="NAME", help="an existing pool (with --read-only)")
+    p.add_argument("--read-only", action="store_true", help="with --pool: status, scrub age and error counters only")
+    p.add_argument("--layout", help="e.g. raidz2:6 (default: all given disks in one raidz2, or a mirror of 2)")
+    p.add_argument("--spare-disk", metavar="DEV", help="a fresh disk to resilver onto")
+    p.add_argument("--fill", type=float, default=0.5, metavar="F", help="fraction of the pool to fill (default 0.5)")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="S,S", help="degraded,resilver,corrupt (default all)")
+    p.add_argument("--corrupt-mb", type=int, default=64, metavar="MB", help="MB overwritten per corrupted disk (default 64)")
+    p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
+    p.add_argument("--ashift", type=int, default=12, help="pool ashift (default 12)")
+    p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database")
+    p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
+    p.add_argument("--confirm-serials", metavar="S,S,...", help="serial numbers of the disks to wipe")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def cmd_drill(args: argparse.Namespace) -> int:
+    from zfslab.system.runner import Runner
+    from zfslab.system.zfs import ZfsCli
+
+    runner = Runner()
+    zfs = ZfsCli(runner)
+    if args.pool:
+        if not args.read_only:
+            raise UsageError("--pool works only with --read-only: zfslab drills only pools it builds itself")
+        return _health(zfs, args)
+    if args.read_only:
+        raise UsageError("--read-only goes with --pool NAME")
+    if not 0.01 <= args.fill <= 0.9:
+        raise UsageError(f"--fill {args.fill}: fill between 0.01 and 0.9 of the pool")
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    bad = [s for s in scenarios if s not in SCENARIOS]
+    if bad:
+        raise UsageError(f"--scenarios {bad[0]}: use {', '.join(SCENARIOS)}")
+    return _run(zfs, runner, args, scenarios)
+
+
+def _run(zfs, runner, args, scenarios) -> int:
+    from zfslab.bench_cmd import _confirm, _sandbox_files
+    from zfslab.store.schema import connect
+    from zfslab.system.bench import wipe_devices
+    from zfslab.system.disks import check_wipe_allowed, inspect_disks
+    from zfslab.system.drill import POOL, Drill, store, verdict
+    from zfslab.system.fio import Fio
+
+    sandbox = bool(args.sandbox)
+    if sandbox:
+        layout = parse_layout(args.layout or "raidz2:6")
+        devices = _sandbox_files(args.sandbox, layout.disks + 1, args.sandbox_size)
+        spare = args.spare_disk or devices[-1]
+        devices = devices[:layout.disks]
+        infos = []
+    else:
+        devices = [d.strip() for d in args.disks.split(",") if d.strip()]
+        layout = parse_layout(args.layout) if args.layout else parse_layout(
+            f"raidz2:{len(devices)}" if len(devices) >= 4 else "mirror:2")
+        if layout.disks != len(devices):
+            raise UsageError(f"layout {layout} needs {layout.disks} disks, {len(devices)} were given")
+        spare = args.spare_disk
+        infos = inspect_disks(devices + ([spare] if spare else []), runner)
+        dirty = [i for i in infos if i.reasons]
+        check_wipe_allowed(dirty, wipe=args.wipe, confirmed_serials=_confirm(dirty, args))
+        if dirty:
+            wipe_devices(runner, [i.given for i in dirty])
+    if zfs.pool_exists(POOL):
+        print(f"zfslab: destroying pool {POOL}, left by an interrupted zfslab drill", file=sys.stderr)
+        zfs.destroy_pool(POOL, force=True)
+    drill = Drill(zfs, Fio(runner), layout, devices, spare, args.fill, args.ashift,
+                  log=lambda t: print(f"zfslab: {t}", file=sys.stderr), corrupt_mb=args.corrupt_mb)
+    t0 = time.monotonic()
+    try:
+        drill.create()
+        if "degraded" in scenarios:
+            drill.degraded()
+        if "resilver" in scenarios:
+            drill.resilver()
+        if "corrupt" in scenarios:
+            drill.corrupt()
+    finally:
+        if zfs.pool_exists(POOL):
+            zfs.destroy_pool(POOL, force=True)
+        wipe_devices(runner, devices + ([spare] if spare else []), sandbox=sandbox)
+    line = verdict(str(layout), args.fill, drill.results)
+    version = zfs.version().kernel
+    store(connect(args.db), str(layout), drill.results, line, version, sandbox)
+    if args.json:
+        print(to_json({"layout": str(layout), "fill": args.fill, "verdict": line, "zfs_version": version,
+                       "sandbox": sandbox, "seconds": time.monotonic() - t0,
+                       "scenarios": [{"scenario": r.scenario, "outcome": r.outcome, "seconds": r.seconds,
+                                      **r.detail} for r in drill.results]}))
+    else:
+        print(line + (" (sandbox: file vdevs)" if sandbox else ""))
+    return 0
+
+
+def _health(zfs, args) -> int:
+    import datetime
+    import re
+
+    from zfslab.system.drill import health_report
+
+    status = zfs.status(args.pool)
+    age = None
+    m = re.search(r" on (\w{3} \w{3} +\d+ [\d:]+ \d{4})", status.scan.text)
+    if m:
+        when = datetime.datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
+        age = (datetime.datetime.now() - when).total_seconds() / 86400
+    report = health_report(status, age)
+    if args.json:
+        print(to_json(report))
+    else:
+        print(f"{report['pool']}: {'healthy' if report['healthy'] else 'NEEDS ATTENTION'} ({report['state']}); "
+              f"last scan: {report['scan'] or 'none'}")
+        for problem in report["problems"]:
+            print(f"  - {problem}")
+    return 0 if report["healthy"] else 1

@@ -1,0 +1,114 @@
+"""Reading and writing bench results; every write is one transaction."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sqlite3
+import statistics
+from dataclasses import dataclass
+
+from zfslab.store.schema import atomic
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    layout: str
+    test: str
+    repeat: int
+    seconds: float
+    read_mb_s: float
+    write_mb_s: float
+    read_iops: float
+    write_iops: float
+    read_clat_p50_us: float | None
+    read_clat_p99_us: float | None
+    write_clat_p50_us: float | None
+    write_clat_p99_us: float | None
+    sync_mean_us: float | None
+    disk_read_mb: float
+    disk_write_mb: float
+    disk_util_max: float
+    cache_suspect: bool
+    fio_json: str
+    diskstats_json: str
+    iostat_text: str
+
+
+class Results:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def find_run(self, key: str) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM runs WHERE key = ? ORDER BY id DESC LIMIT 1", (key,)).fetchone()
+
+    def start_run(self, *, key: str, command: str, suite: str, repeats: int, options: dict, sandbox: bool,
+                  facts: dict, disks: list[dict]) -> int:
+        with atomic(self.conn):
+            cur = self.conn.execute(
+                "INSERT INTO runs (key, started_at, command, suite, repeats, options_json, sandbox, zfs_version, "
+                "kernel, cpu, ram_bytes, hostname) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (key, now(), command, suite, repeats, json.dumps(options, sort_keys=True), int(sandbox),
+                 facts.get("zfs_version"), facts.get("kernel"), facts.get("cpu"), facts.get("ram_bytes"),
+                 facts.get("hostname")))
+            run_id = cur.lastrowid
+            for i, d in enumerate(disks):
+                self.conn.execute(
+                    "INSERT INTO run_disks (run_id, position, device, serial, model, size_bytes, rotational) "
+                    "VALUES (?,?,?,?,?,?,?)", (run_id, i, d["device"], d.get("serial"), d.get("model"),
+                                               d.get("size_bytes"), int(bool(d.get("rotational")))))
+        return int(run_id)
+
+    def run_serials(self, run_id: int) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT serial FROM run_disks WHERE run_id = ?", (run_id,)) if r[0]}
+
+    def finish_run(self, run_id: int) -> None:
+        with atomic(self.conn):
+            self.conn.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (now(), run_id))
+
+    def done(self, run_id: int) -> set[tuple[str, str, int]]:
+        return {(r["layout"], r["test"], r["repeat"]) for r in
+                self.conn.execute("SELECT layout, test, repeat FROM measurements WHERE run_id = ?", (run_id,))}
+
+    def add(self, run_id: int, m: Measurement) -> None:
+        with atomic(self.conn):
+            self.conn.execute(
+                "INSERT INTO measurements (run_id, layout, test, repeat, started_at, seconds, read_mb_s, write_mb_s, "
+                "read_iops, write_iops, read_clat_p50_us, read_clat_p99_us, write_clat_p50_us, write_clat_p99_us, "
+                "sync_mean_us, disk_read_mb, disk_write_mb, disk_util_max, cache_suspect, fio_json, diskstats_json, "
+                "iostat_text) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, m.layout, m.test, m.repeat, now(), m.seconds, m.read_mb_s, m.write_mb_s, m.read_iops,
+                 m.write_iops, m.read_clat_p50_us, m.read_clat_p99_us, m.write_clat_p50_us, m.write_clat_p99_us,
+                 m.sync_mean_us, m.disk_read_mb, m.disk_write_mb, m.disk_util_max, int(m.cache_suspect), m.fio_json,
+                 m.diskstats_json, m.iostat_text))
+
+    def add_capacity(self, run_id: int, layout: str, size_bytes: int, usable_bytes: int) -> None:
+        with atomic(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO layout_capacity VALUES (?,?,?,?)",
+                              (run_id, layout, size_bytes, usable_bytes))
+
+    def summary(self, run_id: int) -> list[dict]:
+        """Median and spread per (layout, test) over the repeats."""
+        rows = self.conn.execute("SELECT * FROM measurements WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+        groups: dict[tuple[str, str], list[sqlite3.Row]] = {}
+        for r in rows:
+            groups.setdefault((r["layout"], r["test"]), []).append(r)
+        out = []
+        for (layout, test), rs in groups.items():
+            def med(col):
+                vals = [r[col] for r in rs if r[col] is not None]
+                return statistics.median(vals) if vals else None
+
+            def spread(col):
+                vals = [r[col] for r in rs if r[col] is not None]
+                return (min(vals), max(vals)) if vals else (None, None)
+            out.append({"layout": layout, "test": test, "repeats": len(rs),
+                        "read_mb_s": med("read_mb_s"), "write_mb_s": med("write_mb_s"),
+                        "read_iops": med("read_iops"), "write_iops": med("write_iops"),
+                        "read_mb_s_range": spread("read_mb_s"), "write_mb_s_range": spread("write_mb_s"),
+                        "cache_suspect": any(r["cache_suspect"] for r in rs)})
+        return out

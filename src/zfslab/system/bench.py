@@ -1,0 +1,250 @@
+"""`zfslab bench`: for each layout, create the pool, run the suite, repeat, destroy, next.
+
+Plan, show, confirm, execute: `plan_steps` lists every command in order (what --dry-run
+prints); `Bench.run` executes them, committing each measurement in its own transaction and
+skipping what an interrupted run of the same command already measured. Pools it creates
+carry the property zfslab:bench, so a later run finds and destroys only its own leftovers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from zfslab.errors import ZfslabError
+from zfslab.model.layouts import Layout, zpool_create_argv
+from zfslab.store.results import Measurement, Results
+from zfslab.system.diskstats import Sampler, kernel_names
+from zfslab.system.fio import Fio, FioResult
+from zfslab.system.runner import Runner
+from zfslab.system.suites import Test
+
+POOL = "zfslab-bench"
+MARK = "zfslab:bench"
+
+
+class BenchError(ZfslabError):
+    """{}"""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    suite: str
+    tests: tuple[Test, ...]
+    repeats: int = 3
+    ashift: int = 12
+    recordsize: str = "128K"
+    compression: str = "off"
+    size: str = "4g"
+    runtime_s: int = 60
+    ramp_s: int = 10
+    job_file: str | None = None  # the user's own fio job file instead of a suite
+
+    def fs_props(self, key: str) -> dict[str, str]:
+        # primarycache=metadata: data blocks never enter the ARC, so reads come from the disks
+        return {"compression": self.compression, "recordsize": self.recordsize, "primarycache": "metadata",
+                "atime": "off", MARK: key}
+
+    @property
+    def test_names(self) -> list[str]:
+        return [os.path.basename(self.job_file)] if self.job_file else [t.name for t in self.tests]
+
+    def as_dict(self) -> dict:
+        return {"suite": self.suite, "tests": self.test_names, "repeats": self.repeats, "ashift": self.ashift,
+                "recordsize": self.recordsize, "compression": self.compression, "size": self.size,
+                "runtime_s": self.runtime_s, "ramp_s": self.ramp_s}
+
+
+def run_key(layouts: list[Layout], disk_ids: list[str], options: BenchOptions) -> str:
+    """Same layouts, disks (by serial) and options: the same run, resumable."""
+    text = json.dumps({"layouts": [str(x) for x in layouts], "disks": disk_ids, **options.as_dict()}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # create | test | destroy | wipe
+    layout: str
+    argv: tuple[str, ...]
+    test: str = ""
+    repeat: int = 0
+
+
+def mountpoint() -> str:
+    return f"/{POOL}"
+
+
+def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio) -> list[Step]:
+    """Every command of the run, in order."""
+    steps = []
+    for layout in layouts:
+        used = devices[:layout.disks]
+        name = str(layout)
+        steps.append(Step("create", name, tuple(zpool_create_argv(POOL, layout, used, ashift=options.ashift,
+                                                                  fs_props=options.fs_props(key)))))
+        for repeat in range(1, options.repeats + 1):
+            if options.job_file:
+                steps.append(Step("test", name, ("fio", "--output-format=json", options.job_file),
+                                  options.test_names[0], repeat))
+                continue
+            for t in options.tests:
+                job = t.job(mountpoint(), size=options.size, runtime_s=options.runtime_s, ramp_s=options.ramp_s)
+                steps.append(Step("test", name, tuple(fio.argv(job)), t.name, repeat))
+        steps.append(Step("destroy", name, ("zpool", "destroy", POOL)))
+        for d in used:
+            steps.append(Step("wipe", name, ("wipefs", "--all", d)))
+    return steps
+
+
+def _handle_sigterm() -> None:
+    def raise_interrupt(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        signal.signal(signal.SIGTERM, raise_interrupt)
+    except ValueError:  # not the main thread (tests)
+        pass
+
+
+@dataclass
+class Bench:
+    """Executes a plan against a ZFS driver, fio and a results store."""
+
+    zfs: object  # ZfsCli-like: create_pool, destroy_pool, list_pools, get, pool, dataset
+    fio: Fio
+    results: Results
+    runner: Runner
+    options: BenchOptions
+    layouts: list[Layout]
+    devices: list[str]
+    key: str
+    run_id: int
+    sandbox: bool = False
+    progress: Callable[[str, int, int], None] = lambda text, done, total: None
+    log: Callable[[str], None] = lambda text: None
+    _sampler_disks: list[str] = field(default_factory=list)
+
+    def destroy_leftovers(self) -> list[str]:
+        """Destroy pools an interrupted zfslab bench left behind (only ours: they carry zfslab:bench)."""
+        gone = []
+        for p in self.zfs.list_pools():
+            mark = self.zfs.get(p.name, MARK).get(MARK)
+            if mark is not None and mark.value not in ("-", ""):
+                self.log(f"destroying pool {p.name}, left by an interrupted zfslab bench run")
+                self.zfs.destroy_pool(p.name, force=True)
+                gone.append(p.name)
+        return gone
+
+    def wipe(self, devices: list[str]) -> None:
+        wipe_devices(self.runner, devices, sandbox=self.sandbox)
+
+    def run(self) -> None:
+        _handle_sigterm()
+        self._sampler_disks = kernel_names(self.devices)
+        done = self.results.done(self.run_id)
+        todo = [(x, t, r) for x in self.layouts for r in range(1, self.options.repeats + 1)
+                for t in self.options.test_names if (str(x), t, r) not in done]
+        total = len(self.layouts) * self.options.repeats * len(self.options.test_names)
+        finished = total - len(todo)
+        self.progress("resuming" if finished else "starting", finished, total)
+        for i, layout in enumerate(self.layouts, 1):
+            name = str(layout)
+            mine = [(t, r) for (x, t, r) in todo if str(x) == name]
+            if not mine:
+                continue
+            used = self.devices[:layout.disks]
+            self.zfs.create_pool(POOL, layout, used, ashift=self.options.ashift,
+                                 fs_props=self.options.fs_props(self.key))
+            try:
+                self.results.add_capacity(self.run_id, name, self.zfs.pool(POOL).size_bytes,
+                                          self.zfs.dataset(POOL).usable_bytes)
+                for test, repeat in sorted(mine, key=lambda x: (x[1], self.options.test_names.index(x[0]))):
+                    self.progress(f"layout {i}/{len(self.layouts)} {name}: {test}, repeat {repeat}/{self.options.repeats}",
+                                  finished, total)
+                    self.results.add(self.run_id, self.measure(name, test, repeat))
+                    finished += 1
+                    self.progress(f"layout {i}/{len(self.layouts)} {name}: {test}, repeat {repeat}", finished, total)
+            finally:
+                if self.zfs.pool_exists(POOL):
+                    self.zfs.destroy_pool(POOL, force=True)
+                self.wipe(used)
+        self.results.finish_run(self.run_id)
+
+    def _iostat(self, seconds: int) -> str:
+        try:
+            return self.runner.run(["zpool", "iostat", "-Hpv", "-y", POOL, str(max(seconds, 1)), "1"],
+                                   timeout_s=seconds + 60, check=False).stdout
+        except ZfslabError:
+            return ""
+
+    def measure(self, layout: str, test_name: str, repeat: int) -> Measurement:
+        mnt = self.zfs.get(POOL, "mountpoint")["mountpoint"].value
+        sampler = Sampler(self._sampler_disks).start()
+        t0 = time.monotonic()
+        import concurrent.futures as cf
+        with cf.ThreadPoolExecutor(1) as pool:
+            expected = self.options.runtime_s + self.options.ramp_s if not self.options.job_file else 5
+            iostat = pool.submit(self._iostat, expected)
+            try:
+                if self.options.job_file:
+                    result = self.fio.run_file(self.options.job_file, mnt)
+                else:
+                    test = next(t for t in self.options.tests if t.name == test_name)
+                    job = test.job(mnt, size=self.options.size, runtime_s=self.options.runtime_s,
+                                   ramp_s=self.options.ramp_s)
+                    result = self.fio.run(job)
+            finally:
+                disk = sampler.stop()
+            iostat_text = iostat.result()
+        return measurement(layout, test_name, repeat, time.monotonic() - t0, result, disk, iostat_text)
+
+
+def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -> None:
+    """Clear the labels and partition table a destroyed pool leaves, so the disks read as empty."""
+    for d in devices:
+        if sandbox:
+            with open(d, "r+b") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.truncate(0)
+                f.truncate(size)
+            continue
+        real = os.path.realpath(d)
+        for part in runner.run(["lsblk", "-nrpo", "PATH", real]).stdout.split()[1:]:
+            runner.run(["zpool", "labelclear", "-f", part], check=False)
+            runner.run(["wipefs", "--all", "--quiet", part])
+        runner.run(["wipefs", "--all", "--quiet", real])
+
+
+def measurement(layout: str, test: str, repeat: int, seconds: float, result: FioResult, disk: dict,
+                iostat_text: str) -> Measurement:
+    """One stored result: fio's numbers summed over its jobs, the disks' view beside them."""
+    jobs = result.jobs
+    read_bytes = sum(j.read.io_bytes for j in jobs)
+    r_mb = sum(j.read.bw_bytes_s for j in jobs) / 1e6
+    w_mb = sum(j.write.bw_bytes_s for j in jobs) / 1e6
+
+    def us(v):
+        return None if v is None else v / 1000.0
+    first = jobs[0]
+    # more read by fio than the disks delivered (with a margin for metadata): served from a cache
+    suspect = bool(disk.get("series")) and read_bytes / 1e6 > 1.2 * disk["disk_read_mb"] + 16
+    return Measurement(
+        layout, test, repeat, seconds, r_mb, w_mb, sum(j.read.iops for j in jobs), sum(j.write.iops for j in jobs),
+        us(first.read.clat_p50_ns), us(first.read.clat_p99_ns), us(first.write.clat_p50_ns), us(first.write.clat_p99_ns),
+        us(first.sync_mean_ns), disk["disk_read_mb"], disk["disk_write_mb"], disk["disk_util_max"], suspect,
+        result.raw_json, json.dumps(disk.get("series", {})), iostat_text)
+
+
+def format_steps(steps: list[Step], done: set[tuple[str, str, int]] = frozenset()) -> list[str]:
+    lines = []
+    for s in steps:
+        skip = s.kind == "test" and (s.layout, s.test, s.repeat) in done
+        lines.append(("# done, skipped: " if skip else "") + shlex.join(s.argv))
+    return lines

@@ -1,0 +1,302 @@
+"""`zfslab drill`: measure the integrity corner on a real pool.
+
+Scenarios, each on data whose checksums fio keeps (written with verify=crc32c):
+- degraded: take 1..p disks of one vdev offline (and one in each of two vdevs), read every
+  byte back with verification, time the degraded read;
+- resilver: replace an offline disk with a fresh one (or a hot spare / dRAID distributed spare),
+  time it, bytes and MB/s; a sequential rebuild (`replace -s`) too where ZFS offers one;
+- corrupt: overwrite regions of up to p members behind ZFS's back, scrub, count CKSUM errors
+  and repaired bytes, verify the data; then corrupt p+1 members and list the files ZFS
+  declares permanently damaged.
+Each drill is stored (SQLite) with a verdict a person reads at a glance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from zfslab.model.layouts import Layout, VdevKind
+from zfslab.store.results import now
+from zfslab.store.schema import atomic
+from zfslab.system.fio import Fio, FioFailed, FioJob
+from zfslab.system.zfs_output import PoolStatus
+
+POOL = "zfslab-drill"
+MARK = "zfslab:drill"
+FILL_JOB = "fill"
+
+
+@dataclass
+class ScenarioResult:
+    scenario: str
+    outcome: str  # survived | lost | repaired | damaged | skipped
+    seconds: float
+    detail: dict = field(default_factory=dict)
+
+
+def _mb_s(nbytes: int, seconds: float) -> float:
+    return nbytes / 1e6 / seconds if seconds > 0 else 0.0
+
+
+@dataclass
+class Drill:
+    zfs: object
+    fio: Fio
+    layout: Layout
+    devices: list[str]
+    spare: str | None = None  # a fresh disk for replacements
+    fill: float = 0.5
+    ashift: int = 12
+    log: Callable[[str], None] = lambda text: None
+    corrupt_mb: int = 64
+    fill_bytes: int = 0
+    results: list[ScenarioResult] = field(default_factory=list)
+
+    # --- set-up --------------------------------------------------------------------------
+    def create(self) -> None:
+        self.zfs.create_pool(POOL, self.layout, self.devices, ashift=self.ashift,
+                             fs_props={"compression": "off", "primarycache": "metadata", "atime": "off", MARK: "1"})
+        self.zfs.pool_set(POOL, "failmode", "continue")  # a lost pool answers with errors instead of hanging
+        usable = self.zfs.dataset(POOL).usable_bytes
+        self.fill_bytes = max(int(usable * self.fill) // (1 << 20) * (1 << 20), 16 << 20)
+        self.mnt = self.zfs.get(POOL, "mountpoint")["mountpoint"].value
+        t0 = time.monotonic()
+        self.fio.run(self._job("write"), timeout_s=7200)
+        self.log(f"filled {self.fill_bytes / 1e6:.0f} MB in {time.monotonic() - t0:.0f} s")
+
+    def _job(self, rw: str) -> FioJob:
+        return FioJob(FILL_JOB, rw, bs="1m", size=str(self.fill_bytes), directory=self.mnt, verify="crc32c",
+                      do_verify=False if rw == "write" else None, end_fsync=rw == "write")
+
+    def verify(self) -> tuple[bool, float, str]:
+        """Read every byte back against fio's checksums: (all good, MB/s, error text)."""
+        t0 = time.monotonic()
+        try:
+            r = self.fio.run(self._job("read"), timeout_s=7200)
+            return True, r.jobs[0].read.mb_s or _mb_s(self.fill_bytes, time.monotonic() - t0), ""
+        except FioFailed as e:
+            return False, 0.0, str(e)
+
+    def _first_vdev_leaves(self) -> list[str]:
+        """Device names (as zpool status shows them) of the first top-level vdev."""
+        status = self.zfs.status(POOL)
+        top = status.top_level[0]
+        return [leaf.name for leaf in top.leaves] if top.children else [top.name]
+
+    def _device_for(self, leaf_name: str) -> str:
+        for d in self.devices:
+            if os.path.basename(os.path.realpath(d)) in (leaf_name, leaf_name.rstrip("0123456789")) or \
+                    os.path.basename(d) == leaf_name or d == leaf_name:
+                return d
+        raise LookupError(leaf_name)
+
+    # --- scenarios -----------------------------------------------------------------------
+    def degraded(self) -> ScenarioResult:
+        p = self.layout.groups[0].parity
+        if p == 0:
+            return self._add(ScenarioResult("degraded", "skipped", 0, {"why": "no redundancy: any failure loses the pool"}))
+        leaves = self._first_vdev_leaves()
+        rows = []
+        t0 = time.monotonic()
+        for k in range(1, p + 1):
+            for leaf in leaves[:k]:
+                self.zfs.offline(POOL, leaf)
+            state = self.zfs.status(POOL).state
+            ok, mb_s, err = self.verify()
+            rows.append({"failed": k, "pool_state": state, "verified": ok, "read_mb_s": mb_s, "error": err})
+            for leaf in leaves[:k]:
+                self.zfs.online(POOL, leaf)
+            self.zfs.wait(POOL, "resilver", timeout_s=7200)
+            if not ok:
+                break
+        across = None
+        if self.layout.top_level_vdevs >= 2:
+            status = self.zfs.status(POOL)
+            picks = [(v.leaves[0].name if v.children else v.name) for v in status.top_level[:2]]
+            for leaf in picks:
+                self.zfs.offline(POOL, leaf)
+            ok, mb_s, err = self.verify()
+            across = {"failed": picks, "verified": ok, "read_mb_s": mb_s}
+            for leaf in picks:
+                self.zfs.online(POOL, leaf)
+            self.zfs.wait(POOL, "resilver", timeout_s=7200)
+        survived = all(r["verified"] for r in rows) and (across is None or across["verified"])
+        return self._add(ScenarioResult("degraded", "survived" if survived else "lost", time.monotonic() - t0,
+                                        {"steps": rows, "across_vdevs": across, "parity": p}))
+
+    def resilver(self) -> ScenarioResult:
+        if self.layout.groups[0].parity == 0:
+            return self._add(ScenarioResult("resilver", "skipped", 0, {"why": "no redundancy to resilver from"}))
+        g = self.layout.groups[0]
+        leaves = self._first_vdev_leaves()
+        victim = leaves[0]
+        self.zfs.offline(POOL, victim)
+        detail: dict = {}
+        if g.kind is VdevKind.DRAID and g.draid_spares:
+            target, how = f"draid{g.parity}-0-0", "dRAID distributed spare (sequential rebuild)"
+        elif self.layout.hot_spares:
+            target, how = self.devices[-1], "hot spare"
+        elif self.spare:
+            target, how = self.spare, "fresh disk"
+        else:
+            self.zfs.online(POOL, victim)
+            self.zfs.wait(POOL, "resilver", timeout_s=7200)
+            return self._add(ScenarioResult("resilver", "skipped", 0, {"why": "no spare disk given (--spare-disk)"}))
+        t0 = time.monotonic()
+        self.zfs.replace(POOL, victim, target, wait=True, timeout_s=14400)
+        seconds = time.monotonic() - t0
+        scan = self.zfs.status(POOL).scan
+        done_bytes = scan.resilvered_bytes
+        ok, mb_s, err = self.verify()
+        detail.update({"replaced": victim, "with": target, "how": how, "seconds": seconds,
+                       "resilvered_bytes": done_bytes, "mb_s": _mb_s(done_bytes, seconds), "verified": ok})
+        if g.kind is VdevKind.MIRROR and self.spare and how == "fresh disk":
+            # a sequential rebuild onto the disk that was just replaced out, for comparison
+            t1 = time.monotonic()
+            self.zfs.replace(POOL, target, self._device_for(victim), sequential=True, wait=True, timeout_s=14400)
+            detail["sequential"] = {"seconds": time.monotonic() - t1,
+                                    "resilvered_bytes": self.zfs.status(POOL).scan.resilvered_bytes}
+        return self._add(ScenarioResult("resilver", "survived" if ok else "lost", seconds, detail))
+
+    def _data_region(self, device: str) -> tuple[str, int, int]:
+        """Where ZFS keeps data on this device: (path, first byte, end): past the front labels and
+        boot area, before the back labels; inside partition 1 on a whole disk."""
+        real = os.path.realpath(device)
+        path = device
+        if real.startswith("/dev/"):
+            part = real + ("p1" if real[-1].isdigit() else "1")
+            path = part if os.path.exists(part) else real
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+        return path, 4 << 20, size - (1 << 20)
+
+    def _corrupt(self, leaves: list[str]) -> int:
+        """Overwrite corrupt_mb of random bytes spread over the allocated region of each member."""
+        written = 0
+        span_fraction = min(self.fill * 1.2, 1.0)
+        for leaf in leaves:
+            path, start, end = self._data_region(self._device_for(leaf))
+            span = int((end - start) * span_fraction)
+            chunks = 8
+            chunk = (self.corrupt_mb << 20) // chunks
+            with open(path, "r+b", buffering=0) as f:
+                for i in range(chunks):
+                    f.seek(start + (span - chunk) * i // max(chunks - 1, 1))
+                    f.write(os.urandom(chunk))
+                    written += chunk
+                os.fsync(f.fileno())
+        return written
+
+    def corrupt(self) -> list[ScenarioResult]:
+        p = self.layout.groups[0].parity
+        leaves = self._first_vdev_leaves()
+        out = []
+        if p > 0:
+            self.zfs.clear(POOL)
+            t0 = time.monotonic()
+            written = self._corrupt(leaves[:p])
+            self.zfs.scrub(POOL, wait=True, timeout_s=14400)
+            status = self.zfs.status(POOL)
+            ok, _, err = self.verify()
+            out.append(self._add(ScenarioResult(
+                "corrupt", "repaired" if ok and status.no_known_errors else "damaged", time.monotonic() - t0,
+                {"members": p, "bytes_overwritten": written, "cksum": _cksum(status, leaves[:p]),
+                 "repaired_bytes": status.scan.repaired_bytes, "errors": status.errors, "verified": ok,
+                 "damaged_files": list(status.damaged_files), "fio_error": err})))
+        if len(leaves) > p:
+            self.zfs.clear(POOL)
+            t0 = time.monotonic()
+            written = self._corrupt(leaves[:p + 1])
+            self.zfs.scrub(POOL, wait=True, timeout_s=14400)
+            status = self.zfs.status(POOL)
+            ok, _, err = self.verify()
+            status = self.zfs.status(POOL)  # the verify's reads add what they found
+            out.append(self._add(ScenarioResult(
+                "corrupt-beyond-parity", "damaged" if status.damaged_files or not ok else "repaired",
+                time.monotonic() - t0,
+                {"members": p + 1, "bytes_overwritten": written, "cksum": _cksum(status, leaves[:p + 1]),
+                 "repaired_bytes": status.scan.repaired_bytes, "errors": status.errors, "verified": ok,
+                 "damaged_files": list(status.damaged_files), "pool_state": status.state, "fio_error": err})))
+        return out
+
+    def _add(self, r: ScenarioResult) -> ScenarioResult:
+        self.results.append(r)
+        self.log(f"{r.scenario}: {r.outcome} in {r.seconds:.0f} s")
+        return r
+
+
+def _cksum(status: PoolStatus, leaves: list[str]) -> dict[str, int]:
+    out = {}
+    for leaf in leaves:
+        v = status.vdev(leaf)
+        out[leaf] = v.checksum_errors if v else 0
+    return out
+
+
+def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
+    """One line a person reads at a glance."""
+    parts = []
+    by = {r.scenario: r for r in results}
+    d = by.get("degraded")
+    if d and d.outcome != "skipped":
+        most = max((s["failed"] for s in d.detail["steps"] if s["verified"]), default=0)
+        parts.append(f"survived {most} failed disk{'s' if most != 1 else ''}, data verified" if d.outcome == "survived"
+                     else f"LOST data with {d.detail['steps'][-1]['failed']} failed disks")
+    elif d:
+        parts.append(d.detail["why"])
+    r = by.get("resilver")
+    if r and r.outcome != "skipped":
+        parts.append(f"resilvered 1 disk ({r.detail['how']}) in {_duration(r.seconds)} at "
+                     f"{r.detail['mb_s']:.0f} MB/s" + ("" if r.detail["verified"] else ", data NOT verified"))
+    c = by.get("corrupt")
+    if c:
+        members = c.detail["members"]
+        if c.outcome == "repaired":
+            parts.append(f"scrub repaired {c.detail['repaired_bytes'] / 1e6:.0f} MB after corruption of {members} "
+                         f"disk{'s' if members != 1 else ''}")
+        else:
+            parts.append(f"corruption of {members} disk{'s' if members != 1 else ''} was NOT repaired")
+    b = by.get("corrupt-beyond-parity")
+    if b:
+        files = b.detail["damaged_files"]
+        parts.append(f"with {b.detail['members']} corrupted disks ZFS reports {len(files)} damaged file"
+                     f"{'s' if len(files) != 1 else ''}" if b.outcome == "damaged"
+                     else f"with {b.detail['members']} corrupted disks no damage was found")
+    return f"{layout} at {round(fill * 100)} % full: " + "; ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def store(conn, layout: str, results: list[ScenarioResult], line: str, zfs_version: str, sandbox: bool) -> None:
+    with atomic(conn):
+        for r in results:
+            conn.execute("INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json, "
+                         "zfs_version, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
+                         (layout, r.scenario, now(), r.seconds, r.outcome, line, json.dumps(r.detail), zfs_version,
+                          int(sandbox)))
+
+
+def health_report(status: PoolStatus, last_scrub_age_days: float | None) -> dict:
+    """--read-only: what a pool's own status says, judged."""
+    leaves = [v for v in status.root.walk()]
+    errors = {v.name: (v.read_errors, v.write_errors, v.checksum_errors) for v in leaves
+              if v.read_errors or v.write_errors or v.checksum_errors}
+    problems = []
+    if status.state != "ONLINE":
+        problems.append(f"pool is {status.state}")
+    if errors:
+        problems.append("error counters: " + ", ".join(f"{k} R{r}/W{w}/C{c}" for k, (r, w, c) in errors.items()))
+    if not status.no_known_errors:
+        problems.append(f"data errors: {status.errors}")
+    if status.scan.kind is None:
+        problems.append("never scrubbed")
+    elif last_scrub_age_days is not None and last_scrub_age_days > 35:
+        problems.append(f"last scrub {last_scrub_age_days:.0f} days ago (more than a month)")
+    return {"pool": status.name, "state": status.state, "scan": status.scan.text, "error_counters": errors,
+            "damaged_files": list(status.damaged_files), "healthy": not problems, "problems": problems}

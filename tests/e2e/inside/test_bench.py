@@ -1,0 +1,124 @@
+"""`zfslab bench` end to end with the real kernel module: a small run, a SIGKILL and resume,
+the refusals of disks that hold data (left unchanged), and --wipe with the right serials."""
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from zfslab.system.disks import inspect_disk
+
+QUICK = ["--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0"]
+
+
+def zfslab(*args, check=True, timeout=900):
+    p = subprocess.run([sys.executable, "-m", "zfslab", *args], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+def fingerprint(dev):
+    """Hashes of where any label or filesystem lives: the first 64 MiB and the last 16 MiB."""
+    h = hashlib.sha256()
+    with open(dev, "rb") as f:
+        h.update(f.read(64 << 20))
+        f.seek(-(16 << 20), os.SEEK_END)
+        h.update(f.read())
+    return h.hexdigest()
+
+
+def test_a_small_run_of_three_layouts(zfs, disks, tmp_path):
+    db = str(tmp_path / "b.sqlite")
+    t0 = time.monotonic()
+    out = zfslab("bench", "--disks", ",".join(disks[:4]), "--layouts", "mirror:2,raidz1:3,raidz2:4",
+                 *QUICK, "--repeats", "1", "--db", db, "--json")
+    result = json.loads(out.stdout)
+    by = {(r["layout"], r["test"]): r for r in result["results"]}
+    assert len(by) == 12
+    for layout in ("mirror:2", "raidz1:3", "raidz2:4"):
+        assert by[(layout, "seqwrite")]["write_mb_s"] > 0 and by[(layout, "seqread")]["read_mb_s"] > 0
+        assert by[(layout, "randread-4k-t1q1")]["read_iops"] > 0 and by[(layout, "syncwrite-4k-t1q1")]["write_iops"] > 0
+    assert not any(r["cache_suspect"] for r in result["results"])  # primarycache=metadata: reads hit the disks
+    assert result["facts"]["zfs_version"] and result["facts"]["kernel"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM measurements WHERE fio_json LIKE '%fio version%'").fetchone()[0] == 12
+    assert conn.execute("SELECT COUNT(*) FROM measurements WHERE disk_read_mb > 0").fetchone()[0] >= 3
+    assert conn.execute("SELECT finished_at FROM runs").fetchone()[0] is not None
+    assert not zfs.pool_exists("zfslab-bench")
+    assert all(inspect_disk(d).safe for d in disks[:4])  # wiped after each layout
+    print(f"small run: {time.monotonic() - t0:.0f} s")
+    print(out.stderr[-500:])
+
+
+def test_sigkill_mid_test_then_resume_repeats_nothing(zfs, disks, tmp_path):
+    db = str(tmp_path / "k.sqlite")
+    args = [sys.executable, "-m", "zfslab", "bench", "--disks", ",".join(disks[:3]), "--layouts", "mirror:2,raidz1:3",
+            *QUICK, "--repeats", "2", "--db", db]
+    proc = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:  # wait for one committed measurement and fio busy with the next
+        if os.path.exists(db):
+            try:
+                n = sqlite3.connect(db).execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
+            except sqlite3.OperationalError:
+                n = 0
+            busy = subprocess.run(["pgrep", "-x", "fio"], capture_output=True).returncode == 0
+            if n >= 3 and busy:
+                break
+        time.sleep(0.2)
+    else:
+        pytest.fail("bench made no progress")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {tuple(r[:3]): r[3] for r in sqlite3.connect(db).execute("SELECT layout, test, repeat, id FROM measurements")}
+    assert zfs.pool_exists("zfslab-bench")  # killed in the middle of a layout
+    again = zfslab("bench", "--disks", ",".join(disks[:3]), "--layouts", "mirror:2,raidz1:3", *QUICK,
+                   "--repeats", "2", "--db", db)
+    assert "destroying pool zfslab-bench, left by an interrupted zfslab bench run" in again.stderr
+    rows = sqlite3.connect(db).execute("SELECT layout, test, repeat, id FROM measurements").fetchall()
+    assert len(rows) == 16 and len({tuple(r[:3]) for r in rows}) == 16
+    assert {tuple(r[:3]): r[3] for r in rows if tuple(r[:3]) in before} == before
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def test_disks_holding_data_are_refused_and_left_unchanged(zfs, disks, tmp_path):
+    ext4, gpt, label = disks[4], disks[5], disks[6]
+    subprocess.run(["mkfs.ext4", "-q", "-F", ext4], check=True)
+    subprocess.run(["sgdisk", "-o", gpt], check=True, capture_output=True)
+    zfs.create_pool("zfslab-e2e-foreign", __import__("zfslab.model.layouts", fromlist=["x"]).parse_layout("disk"), [label])
+    zfs.export_pool("zfslab-e2e-foreign")
+    before = {d: fingerprint(d) for d in (ext4, gpt, label)}
+    r = zfslab("bench", "--disks", f"{disks[7]},{ext4},{gpt},{label}", "--layouts", "raidz1:4", *QUICK,
+               "--repeats", "1", "--db", str(tmp_path / "x.sqlite"), check=False)
+    assert r.returncode == 10, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("  ")]
+    assert len(lines) == 3
+    assert "ext4" in next(x for x in lines if ext4 in x)
+    assert "gpt" in next(x for x in lines if gpt in x)
+    assert "zfs_member" in next(x for x in lines if label in x)
+    assert disks[7] not in r.stderr
+    wrong = zfslab("bench", "--disks", f"{disks[7]},{ext4},{gpt},{label}", "--layouts", "raidz1:4", *QUICK,
+                   "--repeats", "1", "--db", str(tmp_path / "x.sqlite"), "--wipe", "--confirm-serials", "NOPE",
+                   check=False)
+    assert wrong.returncode == 10 and "not confirmed" in wrong.stderr
+    twice = zfslab("bench", "--disks", f"{disks[7]},{os.path.realpath(disks[7])}", "--layouts", "mirror:2",
+                   "--dry-run", check=False)
+    assert twice.returncode == 2 and "are the same disk" in twice.stderr
+    assert {d: fingerprint(d) for d in (ext4, gpt, label)} == before
+    assert not zfs.pool_exists("zfslab-bench")
+
+
+def test_wipe_with_the_right_serials(zfs, disks, tmp_path):
+    targets = [disks[4], disks[5], disks[6]]
+    serials = [inspect_disk(d).serial for d in targets]
+    r = zfslab("bench", "--disks", ",".join(targets), "--layouts", "raidz1:3", *QUICK, "--repeats", "1",
+               "--db", str(tmp_path / "w.sqlite"), "--wipe", "--confirm-serials", ",".join(serials), "--json")
+    assert len(json.loads(r.stdout)["results"]) == 4
+    assert all(inspect_disk(d).safe for d in targets)

@@ -1,0 +1,58 @@
+"""`zfslab drill` on the real kernel module: every scenario on mirror, raidz1/2/3 and dRAID."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from zfslab.model.layouts import parse_layout
+
+LAYOUTS = ["mirror:2", "raidz1:3", "raidz2:4", "raidz3:5", "draid1:2d:5c:1s"]
+
+
+def zfslab(*args, check=True):
+    p = subprocess.run([sys.executable, "-m", "zfslab", *args], capture_output=True, text=True, timeout=1800)
+    if check:
+        assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_scenario(zfs, disks, tmp_path, layout):
+    lay = parse_layout(layout)
+    used, spare = disks[:lay.disks], disks[lay.disks]
+    db = str(tmp_path / "d.sqlite")
+    r = zfslab("drill", "--disks", ",".join(used), "--spare-disk", spare, "--layout", layout, "--fill", "0.05",
+               "--corrupt-mb", "16", "--db", db, "--json", "--wipe", "--confirm-serials",
+               ",".join(f"ZFSLAB{i:04d}" for i in range(8)))
+    out = json.loads(r.stdout)
+    by = {s["scenario"]: s for s in out["scenarios"]}
+    p = lay.groups[0].parity
+    assert by["degraded"]["outcome"] == "survived"
+    assert [s["failed"] for s in by["degraded"]["steps"]] == list(range(1, p + 1))
+    assert all(s["verified"] and s["pool_state"] == "DEGRADED" for s in by["degraded"]["steps"])
+    assert by["resilver"]["outcome"] == "survived" and by["resilver"]["resilvered_bytes"] > 0
+    assert by["corrupt"]["outcome"] == "repaired", by["corrupt"]
+    assert sum(by["corrupt"]["cksum"].values()) > 0 and by["corrupt"]["repaired_bytes"] > 0
+    assert by["corrupt"]["verified"]
+    beyond = by["corrupt-beyond-parity"]
+    assert beyond["outcome"] == "damaged" and (beyond["damaged_files"] or not beyond["verified"]), beyond
+    assert out["verdict"].startswith(f"{layout} at 5 % full: survived {p} failed disk")
+    rows = sqlite3.connect(db).execute("SELECT scenario, outcome FROM drills").fetchall()
+    assert len(rows) == 4
+    assert not zfs.pool_exists("zfslab-drill")
+    print(out["verdict"], {s["scenario"]: round(s["seconds"], 1) for s in out["scenarios"]})
+
+
+def test_read_only_health_report(zfs, disks, pool_name):
+    zfs.create_pool(pool_name, parse_layout("mirror:2"), disks[:2])
+    first = zfslab("drill", "--pool", pool_name, "--read-only", "--json", check=False)
+    assert first.returncode == 1 and "never scrubbed" in json.loads(first.stdout)["problems"]
+    zfs.scrub(pool_name, wait=True)
+    second = zfslab("drill", "--pool", pool_name, "--read-only")
+    assert "healthy (ONLINE)" in second.stdout
+    refused = zfslab("drill", "--pool", pool_name, check=False)
+    assert refused.returncode == 2 and "--pool works only with --read-only" in refused.stderr
+    zfs.destroy_pool(pool_name)

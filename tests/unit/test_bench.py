@@ -1,0 +1,188 @@
+"""Bench ordering, resume and safety logic, with a fake ZFS and fio (the real ones run in tests/e2e)."""
+
+import os
+from dataclasses import dataclass
+
+import pytest
+
+from tests.conftest import DATA
+from zfslab.errors import ZfslabError
+from zfslab.model.layouts import parse_layout
+from zfslab.store.results import Results
+from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
+from zfslab.system.bench import POOL, Bench, BenchOptions, plan_steps, run_key
+from zfslab.system.disks import DiskInfo, DisksRefused, check_wipe_allowed
+from zfslab.system.fio import Fio, parse_fio_json
+from zfslab.system.runner import Runner
+from zfslab.system.suites import SUITES
+from zfslab.system.zfs import PoolInfo, Property
+
+FIO_JSON = open(os.path.join(DATA, "zfs-2.1", "fio_write.json")).read()
+
+
+class FakeZfs:
+    """Pools in a dict; fails on cue."""
+
+    def __init__(self, fail_create=None):
+        self.pools: dict[str, dict] = {}
+        self.calls: list[str] = []
+        self.fail_create = fail_create
+
+    def create_pool(self, name, layout, devices, **kw):
+        self.calls.append(f"create {layout}")
+        if self.fail_create == str(layout):
+            raise ZfslabError("boom")
+        self.pools[name] = {"props": dict(kw.get("fs_props") or {}), "devices": list(devices)}
+
+    def destroy_pool(self, name, force=False):
+        self.calls.append(f"destroy {name}")
+        del self.pools[name]
+
+    def pool_exists(self, name):
+        return name in self.pools
+
+    def list_pools(self):
+        return [PoolInfo(n, 1, 0, 1, "ONLINE") for n in self.pools]
+
+    def get(self, name, *props):
+        out = {}
+        for p in props:
+            value = "/" + name if p == "mountpoint" else self.pools[name]["props"].get(p, "-")
+            out[p] = Property(p, value, "local")
+        return out
+
+    def pool(self, name):
+        return PoolInfo(name, 10**9, 0, 10**9, "ONLINE")
+
+    def dataset(self, name):
+        @dataclass
+        class D:
+            usable_bytes: int = 5 * 10**8
+        return D()
+
+
+class FakeFio(Fio):
+    def __init__(self, die_at=None):
+        super().__init__(Runner())
+        self.ran: list[str] = []
+        self.die_at = die_at
+
+    def run(self, job, *, timeout_s=3600):
+        if self.die_at is not None and len(self.ran) == self.die_at:
+            raise KeyboardInterrupt
+        self.ran.append(job.name)
+        return parse_fio_json(FIO_JSON)
+
+
+def make(tmp_path, zfs, fio, layouts=("mirror:2", "raidz1:3"), repeats=2, db=None):
+    opts = BenchOptions("quick", tuple(SUITES["quick"][:2]), repeats, 12, "128K", "off", "64m", 1, 0)
+    lays = [parse_layout(x) for x in layouts]
+    devices = []
+    for i in range(3):
+        path = tmp_path / f"v{i}"
+        path.write_bytes(b"")
+        os.truncate(path, 1 << 20)
+        devices.append(str(path))
+    results = Results(connect(db or ":memory:"))
+    key = run_key(lays, devices, opts)
+    run = results.find_run(key)
+    run_id = run["id"] if run else results.start_run(key=key, command="t", suite="quick", repeats=repeats,
+                                                      options=opts.as_dict(), sandbox=True, facts={}, disks=[])
+    return Bench(zfs, fio, results, Runner(), opts, lays, devices, key, run_id, sandbox=True), results
+
+
+def test_each_layout_is_created_measured_repeated_and_destroyed_in_order(tmp_path):
+    zfs, fio = FakeZfs(), FakeFio()
+    bench, results = make(tmp_path, zfs, fio)
+    bench.run()
+    assert zfs.calls == ["create mirror:2", f"destroy {POOL}", "create raidz1:3", f"destroy {POOL}"]
+    assert fio.ran == ["seqwrite", "seqread"] * 4  # per layout: repeat 1 of each test, then repeat 2
+    assert len(results.done(bench.run_id)) == 8
+    summary = results.summary(bench.run_id)
+    assert {(s["layout"], s["test"]) for s in summary} == {(x, t) for x in ("mirror:2", "raidz1:3") for t in ("seqwrite", "seqread")}
+    assert all(s["repeats"] == 2 and s["write_mb_s"] > 0 for s in summary)
+
+
+def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
+    db = str(tmp_path / "r.sqlite")
+    zfs = FakeZfs()
+    bench, results = make(tmp_path, zfs, FakeFio(die_at=3), db=db)
+    with pytest.raises(KeyboardInterrupt):
+        bench.run()
+    assert not zfs.pools  # cleaned up in finally
+    first = {(r["layout"], r["test"], r["repeat"]): r["id"] for r in
+             results.conn.execute("SELECT * FROM measurements")}
+    assert len(first) == 3
+    fio = FakeFio()
+    bench2, results2 = make(tmp_path, zfs, fio, db=db)
+    assert bench2.run_id == bench.run_id
+    bench2.run()
+    rows = results2.conn.execute("SELECT layout, test, repeat, id FROM measurements").fetchall()
+    assert len(rows) == 8 and len({(r[0], r[1], r[2]) for r in rows}) == 8
+    assert {(r[0], r[1], r[2]): r[3] for r in rows if (r[0], r[1], r[2]) in first} == first
+    assert len(fio.ran) == 5
+
+
+def test_leftover_pools_are_destroyed_only_if_ours(tmp_path):
+    zfs = FakeZfs()
+    zfs.pools = {"zfslab-bench": {"props": {"zfslab:bench": "abc"}, "devices": []},
+                 "tank": {"props": {}, "devices": []}}
+    bench, _ = make(tmp_path, zfs, FakeFio())
+    assert bench.destroy_leftovers() == ["zfslab-bench"]
+    assert list(zfs.pools) == ["tank"]
+
+
+def test_a_failed_create_leaves_nothing_and_says_so(tmp_path):
+    zfs = FakeZfs(fail_create="raidz1:3")
+    bench, results = make(tmp_path, zfs, FakeFio())
+    with pytest.raises(ZfslabError, match="boom"):
+        bench.run()
+    assert not zfs.pools and len(results.done(bench.run_id)) == 4
+
+
+def test_dry_run_plan_lists_every_command():
+    opts = BenchOptions("quick", tuple(SUITES["quick"]), 2, 12, "128K", "off", "1g", 10, 2)
+    steps = plan_steps([parse_layout("raidz1:3")], ["/dev/a", "/dev/b", "/dev/c", "/dev/d"], opts, "k", Fio())
+    kinds = [s.kind for s in steps]
+    assert kinds[0] == "create" and kinds.count("test") == 8 and kinds[-4] == "destroy" and kinds[-3:] == ["wipe"] * 3
+    assert "zfslab:bench=k" in " ".join(steps[0].argv) and "-f" not in steps[0].argv
+    assert steps[0].argv[-4:] == ("raidz1", "/dev/a", "/dev/b", "/dev/c")
+
+
+def disk(serial, reasons=()):
+    return DiskInfo("/dev/" + serial, "/dev/" + serial, 10**12, serial, "M", True, tuple(reasons))
+
+
+def test_safety_gate():
+    clean, dirty = disk("A"), disk("B", ["holds a ext4 signature"])
+    check_wipe_allowed([clean], wipe=False, confirmed_serials=set())
+    with pytest.raises(DisksRefused) as e:
+        check_wipe_allowed([clean, dirty], wipe=False, confirmed_serials=set())
+    assert "/dev/B (/dev/B, serial B): holds a ext4 signature" in str(e.value)
+    assert "/dev/A" not in str(e.value)
+    with pytest.raises(DisksRefused, match="not confirmed: /dev/B=B"):
+        check_wipe_allowed([dirty], wipe=True, confirmed_serials={"X"})
+    check_wipe_allowed([dirty], wipe=True, confirmed_serials={"B"})
+    with pytest.raises(DisksRefused, match="no serial"):
+        check_wipe_allowed([disk("", ["holds a gpt partition table"])], wipe=True, confirmed_serials={""})
+
+
+def test_schema_migrations(tmp_path):
+    path = str(tmp_path / "s.sqlite")
+    conn = connect(path)
+    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+    conn.execute("INSERT INTO schema_version VALUES (99)")
+    conn.close()
+    with pytest.raises(DatabaseTooNew, match="newer than this zfslab knows"):
+        connect(path)
+
+
+def test_bench_cli_errors(run_cli, tmp_path):
+    r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--layouts", "raidz2:12", "--dry-run")
+    assert r.exit_code == 2 and "layout raidz2:12 needs 12 disks but only 6 were given" in r.stderr
+    r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--suite", "nope")
+    assert r.exit_code == 2 and "--suite nope: use ars, seq, quick or a FILE.fio job file" in r.stderr
+    r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--layouts", "mirror:2", "--dry-run", "--repeats", "1")
+    assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("zpool create -o ashift=12")
+    r = run_cli("bench", "--disks", "/dev/nonexistent-zfslab", "--dry-run")
+    assert r.exit_code == 2 and "/dev/nonexistent-zfslab: no such device" in r.stderr
