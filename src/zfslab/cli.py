@@ -20,16 +20,27 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def _int_arg(name: str, lo: int, hi: int):
-    def parse(text: str) -> int:
+def _number_arg(name: str, lo: float, hi: float, kind: type = int):
+    """An argparse type: a number of `kind` within [lo, hi], with a message naming the option."""
+    what = "a whole number" if kind is int else "a number"
+
+    def parse(text: str):
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
         if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{name} must be from {lo} to {hi}, got {value}")
+            raise argparse.ArgumentTypeError(f"{name} must be from {lo:g} to {hi:g}, got {value:g}")
         return value
     return parse
+
+
+def _int_arg(name: str, lo: int, hi: int):
+    return _number_arg(name, lo, hi, int)
+
+
+def _float_arg(name: str, lo: float, hi: float):
+    return _number_arg(name, lo, hi, float)
 
 
 def _size_arg(text: str) -> int:
@@ -163,18 +174,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), help="add -o ashift=A to the command")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
-
-
-def _float_arg(name: str, lo: float, hi: float):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{name} must be from {lo:g} to {hi:g}, got {value:g}")
-        return value
-    return parse
 
 
 def _add_risk_options(p: argparse.ArgumentParser) -> None:

@@ -82,17 +82,19 @@ class Drill:
             return False, 0.0, str(e)
 
     def _first_vdev_leaves(self) -> list[str]:
-        """Device names (as zpool status shows them) of the first top-level vdev."""
+        """Names (as zpool status shows them) of the online disks of the first top-level vdev; a
+        dRAID distributed spare or a disk already taken out is not one of them."""
         status = self.zfs.status(POOL)
         top = status.top_level[0]
-        return [leaf.name for leaf in top.leaves] if top.children else [top.name]
+        leaves = top.leaves if top.children else [top]
+        return [v.name for v in leaves if v.state == "ONLINE" and self._device_for(v.name) is not None]
 
-    def _device_for(self, leaf_name: str) -> str:
-        for d in self.devices:
-            if os.path.basename(os.path.realpath(d)) in (leaf_name, leaf_name.rstrip("0123456789")) or \
-                    os.path.basename(d) == leaf_name or d == leaf_name:
+    def _device_for(self, leaf_name: str) -> str | None:
+        """The device path of a leaf: one of the pool's disks or the spare disk resilvered in."""
+        for d in self.devices + ([self.spare] if self.spare else []):
+            if os.path.basename(os.path.realpath(d)) == leaf_name or os.path.basename(d) == leaf_name or d == leaf_name:
                 return d
-        raise LookupError(leaf_name)
+        return None
 
     # --- scenarios -----------------------------------------------------------------------
     def degraded(self) -> ScenarioResult:
@@ -157,7 +159,8 @@ class Drill:
         if g.kind is VdevKind.MIRROR and self.spare and how == "fresh disk":
             # a sequential rebuild onto the disk that was just replaced out, for comparison
             t1 = time.monotonic()
-            self.zfs.replace(POOL, target, self._device_for(victim), sequential=True, wait=True, timeout_s=14400)
+            self.zfs.replace(POOL, target, self._device_for(victim) or victim, sequential=True, wait=True,
+                             timeout_s=14400)
             detail["sequential"] = {"seconds": time.monotonic() - t1,
                                     "resilvered_bytes": self.zfs.status(POOL).scan.resilvered_bytes}
         return self._add(ScenarioResult("resilver", "survived" if ok else "lost", seconds, detail))
