@@ -23,6 +23,7 @@ from zfslab.model.layouts import Layout, VdevKind
 from zfslab.store.results import now
 from zfslab.store.schema import atomic
 from zfslab.system.fio import Fio, FioFailed, FioJob
+from zfslab.system.runner import CommandFailed
 from zfslab.system.zfs_output import PoolStatus
 
 POOL = "zfslab-drill"
@@ -115,6 +116,20 @@ class Drill:
             self.zfs.wait(POOL, "resilver", timeout_s=7200)
             if not ok:
                 break
+        # p+1 disks of one vdev: ZFS refuses to take the last redundancy away; record its answer
+        beyond = None
+        if all(r["verified"] for r in rows) and len(leaves) > p:
+            for leaf in leaves[:p]:
+                self.zfs.offline(POOL, leaf)
+            try:
+                self.zfs.offline(POOL, leaves[p])
+                beyond = {"failed": p + 1, "zfs_refused": None, "pool_state": self.zfs.status(POOL).state}
+                self.zfs.online(POOL, leaves[p])
+            except CommandFailed as e:
+                beyond = {"failed": p + 1, "zfs_refused": e.stderr_tail, "pool_state": self.zfs.status(POOL).state}
+            for leaf in leaves[:p]:
+                self.zfs.online(POOL, leaf)
+            self.zfs.wait(POOL, "resilver", timeout_s=7200)
         across = None
         if self.layout.top_level_vdevs >= 2:
             status = self.zfs.status(POOL)
@@ -128,7 +143,7 @@ class Drill:
             self.zfs.wait(POOL, "resilver", timeout_s=7200)
         survived = all(r["verified"] for r in rows) and (across is None or across["verified"])
         return self._add(ScenarioResult("degraded", "survived" if survived else "lost", time.monotonic() - t0,
-                                        {"steps": rows, "across_vdevs": across, "parity": p}))
+                                        {"steps": rows, "across_vdevs": across, "beyond_parity": beyond, "parity": p}))
 
     def resilver(self) -> ScenarioResult:
         if self.layout.groups[0].parity == 0:
@@ -249,6 +264,9 @@ def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
         most = max((s["failed"] for s in d.detail["steps"] if s["verified"]), default=0)
         parts.append(f"survived {most} failed disk{'s' if most != 1 else ''}, data verified" if d.outcome == "survived"
                      else f"LOST data with {d.detail['steps'][-1]['failed']} failed disks")
+        beyond = d.detail.get("beyond_parity")
+        if beyond and beyond.get("zfs_refused"):
+            parts.append(f"ZFS refuses to take disk {beyond['failed']} of a vdev away (no valid replicas)")
     elif d:
         parts.append(d.detail["why"])
     r = by.get("resilver")

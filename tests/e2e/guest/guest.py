@@ -151,7 +151,7 @@ def main() -> int:
         print("usage: guest.py SERIES 'SHELL PAYLOAD' | guest.py --build SERIES...", file=sys.stderr)
         return 2
     image = ensure_image(sys.argv[1])
-    r = boot(image, sys.argv[2], disks=[Disk(f"ZFSLAB{i:04d}", 1 * GIB) for i in range(4)])
+    r = boot(image, sys.argv[2], disks=[Disk(f"ZFSLAB{i:04d}", 2 * GIB) for i in range(8)])
     print(r.log)
     print(f"rc={r.returncode} in {r.seconds:.0f} s", file=sys.stderr)
     return r.returncode
