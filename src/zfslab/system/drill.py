@@ -82,6 +82,12 @@ class Drill:
         except FioFailed as e:
             return False, 0.0, str(e)
 
+    def _degraded_write(self) -> float:
+        """MB/s of a short write while degraded (a separate file: the checksummed data stays as is)."""
+        job = FioJob("degraded-write", "write", bs="1m", size=str(min(self.fill_bytes, 32 << 20)),
+                     directory=self.mnt, end_fsync=True)
+        return self.fio.run(job, timeout_s=3600).jobs[0].write.mb_s
+
     def _first_vdev_leaves(self) -> list[str]:
         """Names (as zpool status shows them) of the online disks of the first top-level vdev; a
         dRAID distributed spare or a disk already taken out is not one of them."""
@@ -110,7 +116,8 @@ class Drill:
                 self.zfs.offline(POOL, leaf)
             state = self.zfs.status(POOL).state
             ok, mb_s, err = self.verify()
-            rows.append({"failed": k, "pool_state": state, "verified": ok, "read_mb_s": mb_s, "error": err})
+            rows.append({"failed": k, "pool_state": state, "verified": ok, "read_mb_s": mb_s, "error": err,
+                         "write_mb_s": self._degraded_write()})
             for leaf in leaves[:k]:
                 self.zfs.online(POOL, leaf)
             self.zfs.wait(POOL, "resilver", timeout_s=7200)

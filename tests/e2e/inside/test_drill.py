@@ -33,6 +33,7 @@ def test_every_scenario(zfs, disks, tmp_path, layout):
     assert by["degraded"]["outcome"] == "survived"
     assert [s["failed"] for s in by["degraded"]["steps"]] == list(range(1, p + 1))
     assert all(s["verified"] and s["pool_state"] == "DEGRADED" for s in by["degraded"]["steps"])
+    assert all(s["read_mb_s"] > 0 and s["write_mb_s"] > 0 for s in by["degraded"]["steps"])
     # one disk more than the parity: ZFS itself refuses, and the drill reports its words
     assert "no valid replicas" in by["degraded"]["beyond_parity"]["zfs_refused"]
     assert by["resilver"]["outcome"] == "survived" and by["resilver"]["resilvered_bytes"] > 0
