@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from zfslab.model.layouts import parse_layout
 from zfslab.system.disks import inspect_disk
 
 QUICK = ["--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0"]
@@ -92,7 +93,7 @@ def test_disks_holding_data_are_refused_and_left_unchanged(zfs, disks, tmp_path)
     ext4, gpt, label = disks[4], disks[5], disks[6]
     subprocess.run(["mkfs.ext4", "-q", "-F", ext4], check=True)
     subprocess.run(["sgdisk", "-o", gpt], check=True, capture_output=True)
-    zfs.create_pool("zfslab-e2e-foreign", __import__("zfslab.model.layouts", fromlist=["x"]).parse_layout("disk"), [label])
+    zfs.create_pool("zfslab-e2e-foreign", parse_layout("disk"), [label])
     zfs.export_pool("zfslab-e2e-foreign")
     before = {d: fingerprint(d) for d in (ext4, gpt, label)}
     r = zfslab("bench", "--disks", f"{disks[7]},{ext4},{gpt},{label}", "--layouts", "raidz1:4", *QUICK,
