@@ -28,7 +28,8 @@ def add_parser(sub) -> None:
     p.add_argument("--spare-disk", metavar="DEV", help="a fresh disk to resilver onto")
     p.add_argument("--fill", type=float, default=0.5, metavar="F", help="fraction of the pool to fill (default 0.5)")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="S,S", help="degraded,resilver,corrupt (default all)")
-    p.add_argument("--corrupt-mb", type=int, default=64, metavar="MB", help="MB overwritten per corrupted disk (default 64)")
+    p.add_argument("--corrupt-mb", type=int, default=4, metavar="MB",
+                   help="corruption density: MB/4 overwritten in every 8 MiB of each corrupted disk (default 4: 1 MiB)")
     p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
     p.add_argument("--ashift", type=int, default=12, help="pool ashift (default 12)")
     p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database")

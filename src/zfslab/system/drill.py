@@ -53,7 +53,7 @@ class Drill:
     fill: float = 0.5
     ashift: int = 12
     log: Callable[[str], None] = lambda text: None
-    corrupt_mb: int = 64
+    corrupt_mb: int = 4  # sets the window: a quarter of it is overwritten every 8 MiB
     fill_bytes: int = 0
     results: list[ScenarioResult] = field(default_factory=list)
 
@@ -200,19 +200,18 @@ class Drill:
         return path, 4 << 20, size - (1 << 20)
 
     def _corrupt(self, leaves: list[str]) -> int:
-        """Overwrite corrupt_mb of random bytes spread over the allocated region of each member."""
+        """Overwrite members behind ZFS's back: a window of random bytes every 8 MiB across the whole
+        data region (wherever the allocator put the data), at the same offsets on every member, so
+        with more members than the parity the blocks there lose too many columns to be rebuilt."""
         written = 0
-        span_fraction = min(self.fill * 1.2, 1.0)
+        window = max(min(self.corrupt_mb << 20, 4 << 20) // 4, 64 << 10)
+        noise = os.urandom(window)
         for leaf in leaves:
             path, start, end = self._data_region(self._device_for(leaf))
-            span = int((end - start) * span_fraction)
-            chunks = 8
-            chunk = (self.corrupt_mb << 20) // chunks
             with open(path, "r+b", buffering=0) as f:
-                for i in range(chunks):
-                    f.seek(start + (span - chunk) * i // max(chunks - 1, 1))
-                    f.write(os.urandom(chunk))
-                    written += chunk
+                for offset in range(start, end - window, 8 << 20):
+                    f.seek(offset)
+                    written += f.write(noise)
                 os.fsync(f.fileno())
         return written
 

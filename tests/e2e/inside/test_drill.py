@@ -25,7 +25,7 @@ def test_every_scenario(zfs, disks, tmp_path, layout):
     used, spare = disks[:lay.disks], disks[lay.disks]
     db = str(tmp_path / "d.sqlite")
     r = zfslab("drill", "--disks", ",".join(used), "--spare-disk", spare, "--layout", layout, "--fill", "0.05",
-               "--corrupt-mb", "16", "--db", db, "--json", "--wipe", "--confirm-serials",
+               "--db", db, "--json", "--wipe", "--confirm-serials",
                ",".join(f"ZFSLAB{i:04d}" for i in range(8)))
     out = json.loads(r.stdout)
     by = {s["scenario"]: s for s in out["scenarios"]}
