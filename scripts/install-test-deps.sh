@@ -32,8 +32,8 @@ apt_install() {
 add_sources
 need=()
 # gcc + libzfslinux-dev: the libzpool capacity oracle; qemu + debootstrap: the e2e guest;
-# chromium: the report's browser test
-for pkg in gcc libc6-dev libzfslinux-dev fio qemu-system-x86 debootstrap e2fsprogs chromium; do
+# chromium: the report's browser test; bonnie++: the bench engine calomel used
+for pkg in gcc libc6-dev libzfslinux-dev fio bonnie++ qemu-system-x86 debootstrap e2fsprogs chromium; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 t0=$(date +%s)
 bash scripts/install-test-deps.sh
 t1=$(date +%s)
-export ZFSLAB_TEST_REQUIRE_ORACLE=1 ZFSLAB_TEST_REQUIRE_BROWSER=1
+export ZFSLAB_TEST_REQUIRE_ORACLE=1 ZFSLAB_TEST_REQUIRE_BROWSER=1 ZFSLAB_TEST_REQUIRE_TOOLS=1
 if [ "$(id -u)" = 0 ]; then
   export ZFSLAB_TEST_REQUIRE_E2E=1
   # Build (or find in the cache) both guest images first, so that their cost is reported apart.

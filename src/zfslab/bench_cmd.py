@@ -10,7 +10,7 @@ import sys
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layouts import Layout, parse_layout
-from zfslab.model.units import format_bytes, parse_blocksize
+from zfslab.model.units import format_bytes, parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
 
 OURS = re.compile(r"^holds a (gpt|PMBR|dos|zfs_member) (signature|partition table)( on \S+)?$")
@@ -30,12 +30,12 @@ def add_parser(sub) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--layouts", metavar="L,L,...", help="layouts to run, comma-separated (default: what plan lists)")
     which.add_argument("--all", action="store_true", help="every layout plan lists for these disks (the default)")
-    p.add_argument("--suite", default="quick", metavar="S", help="ars, seq, quick (default) or FILE.fio")
+    p.add_argument("--suite", default="quick", metavar="S", help="ars, seq, quick (default), bonnie (bonnie++ as calomel ran it) or FILE.fio")
     p.add_argument("--repeats", type=int, default=3, metavar="N", help="runs of each test; the median is kept (default 3)")
     p.add_argument("--ashift", type=int, default=12, help="pool ashift (default 12)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="dataset recordsize (default 128K)")
     p.add_argument("--compression", choices=("off", "lz4"), default="off", help="dataset compression (default off)")
-    p.add_argument("--size", metavar="SIZE", help="file size per fio job (default by suite: quick 1g, ars 4g, seq 16g)")
+    p.add_argument("--size", metavar="SIZE", help="file size per fio job, or bonnie++'s file (default by suite: quick 1g, ars 4g, seq and bonnie 16g)")
     p.add_argument("--runtime", type=int, metavar="S", help="seconds per time-based test (default by suite)")
     p.add_argument("--ramp", type=int, metavar="S", help="ramp-up seconds not counted (default by suite)")
     p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database (default zfslab-results.sqlite)")
@@ -73,6 +73,8 @@ def _options(args):
     else:
         tests, defaults = tuple(suite_tests(args.suite)), DEFAULTS[args.suite]
     size, runtime, ramp = defaults
+    if args.size:
+        parse_fio_size(args.size)
     return BenchOptions(args.suite, tests, args.repeats, args.ashift, args.recordsize, args.compression,
                         args.size or size, args.runtime if args.runtime is not None else runtime,
                         args.ramp if args.ramp is not None else ramp, job_file)
@@ -115,7 +117,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from zfslab.system.disks import BadDeviceList, check_wipe_allowed, inspect_disks, refusal_lines
     from zfslab.system.facts import host_facts
     from zfslab.system.fio import Fio
-    from zfslab.system.runner import Runner
+    from zfslab.system.bonnie import Bonnie
+    from zfslab.system.runner import PACKAGES, Runner, ToolMissing
     from zfslab.system.zfs import ZfsCli
 
     options = _options(args)
@@ -158,6 +161,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     foreign = [i for i in infos if i.reasons and not (i.serial in ours and all(OURS.match(r) for r in i.reasons))]
     check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=_confirm(foreign, args))
 
+    engine = options.engine if not options.job_file else "fio"
+    if runner.which(engine) is None:  # before any pool is made, not after the first layout
+        raise ToolMissing(engine, PACKAGES.get(engine, engine))
     zfs = ZfsCli(runner)
     facts = host_facts() | {"zfs_version": zfs.version().kernel}
     if resuming:
@@ -167,7 +173,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                       "rotational": i.rotational} for i in infos] or [{"device": d} for d in devices]
         run_id = results.start_run(key=key, command=" ".join(sys.argv), suite=options.suite, repeats=options.repeats,
                                    options=options.as_dict(), sandbox=sandbox, facts=facts, disks=disk_rows)
-    bench = Bench(zfs, fio, results, runner, options, layouts, devices, key, run_id, sandbox,
+    bench = Bench(zfs, fio, results, runner, options, layouts, devices, key, run_id, sandbox, Bonnie(runner),
                   log=lambda text: print(f"zfslab: {text}", file=sys.stderr))
     bench.destroy_leftovers()
     dirty = [i.given for i in infos if i.reasons]

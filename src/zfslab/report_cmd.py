@@ -79,7 +79,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     records = [r.as_dict() for r in rows]
     pairs = []
     for b in bench:
-        metric = {"seqwrite": "write_mb_s", "seqread": "read_mb_s", "rewrite": "rewrite_mb_s"}.get(b["test"])
+        metric = {"seqwrite": "write_mb_s", "seqread": "read_mb_s", "rewrite": "rewrite_mb_s", "bonnie-write": "write_mb_s",
+                  "bonnie-rewrite": "rewrite_mb_s", "bonnie-read": "read_mb_s"}.get(b["test"])
         if metric:
             p = predict(parse_layout(b["layout"]), profile, ashift=args.ashift)
             value = b["write_mb_s"] if "write" in metric else b["read_mb_s"]

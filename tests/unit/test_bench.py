@@ -1,6 +1,7 @@
 """Bench ordering, resume and safety logic, with a fake ZFS and fio (the real ones run in tests/e2e)."""
 
 import os
+import shutil
 from dataclasses import dataclass
 
 import pytest
@@ -11,10 +12,11 @@ from zfslab.model.layouts import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
 from zfslab.system.bench import POOL, Bench, BenchOptions, plan_steps, run_key
+from zfslab.system.bonnie import Bonnie, parse_csv_line
 from zfslab.system.disks import DiskInfo, DisksRefused, check_wipe_allowed
 from zfslab.system.fio import Fio, parse_fio_json
 from zfslab.system.runner import Runner
-from zfslab.system.suites import SUITES
+from zfslab.system.suites import BONNIE_TESTS, SUITES
 from zfslab.system.zfs import PoolInfo, Property
 
 FIO_JSON = open(os.path.join(DATA, "zfs-2.1", "fio_write.json")).read()
@@ -181,8 +183,98 @@ def test_bench_cli_errors(run_cli, tmp_path):
     r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--layouts", "raidz2:12", "--dry-run")
     assert r.exit_code == 2 and "layout raidz2:12 needs 12 disks but only 6 were given" in r.stderr
     r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--suite", "nope")
-    assert r.exit_code == 2 and "--suite nope: use ars, seq, quick or a FILE.fio job file" in r.stderr
+    assert r.exit_code == 2 and "--suite nope: use ars, seq, quick, bonnie or a FILE.fio job file" in r.stderr
+    r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--size", "1x", "--dry-run")
+    assert r.exit_code == 2 and "bad size '1x'" in r.stderr
     r = run_cli("bench", "--sandbox", str(tmp_path / "s"), "--layouts", "mirror:2", "--dry-run", "--repeats", "1")
     assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("zpool create -o ashift=12")
     r = run_cli("bench", "--disks", "/dev/nonexistent-zfslab", "--dry-run")
     assert r.exit_code == 2 and "/dev/nonexistent-zfslab: no such device" in r.stderr
+
+
+class FakeZfsAt(FakeZfs):
+    """Mounts its pools in a real directory, so a real benchmark program can run there."""
+
+    def __init__(self, mnt):
+        super().__init__()
+        self.mnt = str(mnt)
+
+    def get(self, name, *props):
+        out = super().get(name, *props)
+        if "mountpoint" in props:
+            out["mountpoint"] = Property("mountpoint", self.mnt, "local")
+        return out
+
+
+class FakeBonnie:
+    """Returns a captured bonnie++ 2.00a line; interrupts on cue."""
+
+    def __init__(self, die_at=None):
+        self.ran = 0
+        self.die_at = die_at
+
+    def run(self, job):
+        if self.die_at is not None and self.ran == self.die_at:
+            raise KeyboardInterrupt
+        self.ran += 1
+        return parse_csv_line(open(os.path.join(DATA, "bonnie", "2.00a-ext4-c4.csv")).read())
+
+
+def make_bonnie(tmp_path, zfs, bonnie, db=None, size="64m", layouts=("mirror:2", "raidz1:3"), repeats=2):
+    opts = BenchOptions("bonnie", (), repeats, 12, "128K", "off", size, 0, 0)
+    bench, results = make(tmp_path, zfs, FakeFio(), layouts=layouts, db=db)
+    key = run_key(bench.layouts, bench.devices, opts)
+    run = results.find_run(key)
+    run_id = run["id"] if run else results.start_run(key=key, command="t", suite="bonnie", repeats=repeats,
+                                                      options=opts.as_dict(), sandbox=True, facts={}, disks=[])
+    return Bench(zfs, bench.fio, results, Runner(), opts, bench.layouts, bench.devices, key, run_id, sandbox=True,
+                 bonnie=bonnie), results
+
+
+def test_suite_bonnie_plans_one_bonnie_run_per_repeat():
+    opts = BenchOptions("bonnie", (), 3, 12, "128K", "off", "16g", 0, 0)
+    steps = plan_steps([parse_layout("raidz1:3")], ["/dev/a", "/dev/b", "/dev/c"], opts, "k", Fio())
+    tests = [s for s in steps if s.kind == "test"]
+    assert [s.repeat for s in tests] == [1, 2, 3]
+    assert tests[0].argv == ("bonnie++", "-q", "-u", "root", "-r", "1024", "-s", "16384", "-d", f"/{POOL}", "-f",
+                             "-n", "1", "-c", "4", "-b")
+
+
+def test_suite_bonnie_stores_calomels_three_columns_together_and_resumes(tmp_path):
+    db = str(tmp_path / "r.sqlite")
+    zfs = FakeZfsAt(tmp_path)
+    bench, results = make_bonnie(tmp_path, zfs, FakeBonnie(die_at=3), db=db)
+    with pytest.raises(KeyboardInterrupt):
+        bench.run()
+    done = results.done(bench.run_id)
+    # three bonnie++ runs finished (mirror:2 twice, raidz1:3 once): their columns, never a part of one
+    assert len(done) == 9 and {t for _, t, _ in done} == set(BONNIE_TESTS)
+    assert not zfs.pools
+    again = FakeBonnie()
+    bench2, results2 = make_bonnie(tmp_path, zfs, again, db=db)
+    bench2.run()
+    assert again.ran == 1 and len(results2.done(bench.run_id)) == 12
+    summary = {(s["layout"], s["test"]): s for s in results2.summary(bench.run_id)}
+    # 329129 KiB/s written, 496296 rewritten; the read was too fast to time ("+++++")
+    assert summary[("raidz1:3", "bonnie-write")]["write_mb_s"] == pytest.approx(329129 * 1024 / 1e6)
+    assert summary[("raidz1:3", "bonnie-rewrite")]["write_mb_s"] == pytest.approx(496296 * 1024 / 1e6)
+    raw = results2.conn.execute("SELECT DISTINCT fio_json FROM measurements").fetchall()
+    assert [r[0] for r in raw] == [open(os.path.join(DATA, "bonnie", "2.00a-ext4-c4.csv")).read().strip()]
+
+
+def test_suite_bonnie_with_the_real_bonnie(tmp_path):
+    if shutil.which("bonnie++") is None:
+        if os.environ.get("ZFSLAB_TEST_REQUIRE_TOOLS") == "1":
+            pytest.fail("ZFSLAB_TEST_REQUIRE_TOOLS=1 but bonnie++ is not installed")
+        pytest.skip("bonnie++ is not installed")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    # calomel's command (with its 1024-file tests) on a 512 MiB file: about 20 s
+    bench, results = make_bonnie(tmp_path, FakeZfsAt(mnt), Bonnie(Runner()), size="512m", layouts=("mirror:2",),
+                                 repeats=1)
+    bench.run()
+    rows = {r[0]: r for r in results.conn.execute("SELECT test, write_mb_s, read_mb_s, fio_json FROM measurements")}
+    assert set(rows) == set(BONNIE_TESTS)
+    # fsync after every 8 KiB write cannot finish in bonnie++'s "+++++" half second
+    assert rows["bonnie-write"][1] > 0
+    assert rows["bonnie-write"][3].startswith(("1.97,", "1.98,")) and ",512M," in rows["bonnie-write"][3]

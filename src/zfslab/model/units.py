@@ -48,6 +48,14 @@ def parse_blocksize(text: str) -> int:
     return value
 
 
+def parse_fio_size(text: str) -> int:
+    """Bytes of a size as fio reads it: '4g', '512m', '1048576'; k/m/g/t are powers of 2 (kb_base=1024)."""
+    m = re.match(r"^\s*([0-9]+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$", str(text))
+    if not m or int(m.group(1)) == 0:
+        raise SizeError(text, "write a whole number with k, m, g or t as fio does, e.g. 1g or 512m")
+    return int(m.group(1)) * {"": 1, "K": KiB, "M": MiB, "G": GiB, "T": TiB}[m.group(2).upper()]
+
+
 def zfs_nicenum(num: int) -> str:
     """The value as `zfs list` prints it: base 1024, at most 5 characters (zfs_nicenum_format)."""
     units = ["", "K", "M", "G", "T", "P", "E"]

@@ -63,8 +63,9 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
     measured = {(b["layout"], b["test"]): b for b in bench}
     for r in plan_rows:
         s = r["speed"]
-        m_write = measured.get((r["layout"], "seqwrite"), {}).get("write_mb_s")
-        m_read = measured.get((r["layout"], "seqread"), {}).get("read_mb_s")
+        # fio's seq suite or bonnie++ itself: whichever measured the layout
+        m_write = (measured.get((r["layout"], "seqwrite")) or measured.get((r["layout"], "bonnie-write")) or {}).get("write_mb_s")
+        m_read = (measured.get((r["layout"], "seqread")) or measured.get((r["layout"], "bonnie-read")) or {}).get("read_mb_s")
         summary_rows.append([
             ("★" if r["layout"] == rec_layout else "◆" if r["layout"] in frontier else "", 2 if r["layout"] == rec_layout else int(r["layout"] in frontier)),
             (r["layout"], r["layout"]), (r["shape"], r["shape"]),

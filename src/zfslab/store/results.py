@@ -34,7 +34,7 @@ class Measurement:
     disk_write_mb: float
     disk_util_max: float
     cache_suspect: bool
-    fio_json: str
+    fio_json: str  # the engine's raw output: fio's JSON, or bonnie++'s CSV line (suite bonnie)
     diskstats_json: str
     iostat_text: str
 
@@ -74,17 +74,19 @@ class Results:
         return {(r["layout"], r["test"], r["repeat"]) for r in
                 self.conn.execute("SELECT layout, test, repeat FROM measurements WHERE run_id = ?", (run_id,))}
 
-    def add(self, run_id: int, m: Measurement) -> None:
+    def add(self, run_id: int, *ms: Measurement) -> None:
+        """Store measurements in one transaction: all of them or, after a crash, none."""
         with atomic(self.conn):
-            self.conn.execute(
-                "INSERT INTO measurements (run_id, layout, test, repeat, started_at, seconds, read_mb_s, write_mb_s, "
-                "read_iops, write_iops, read_clat_p50_us, read_clat_p99_us, write_clat_p50_us, write_clat_p99_us, "
-                "sync_mean_us, disk_read_mb, disk_write_mb, disk_util_max, cache_suspect, fio_json, diskstats_json, "
-                "iostat_text) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run_id, m.layout, m.test, m.repeat, now(), m.seconds, m.read_mb_s, m.write_mb_s, m.read_iops,
-                 m.write_iops, m.read_clat_p50_us, m.read_clat_p99_us, m.write_clat_p50_us, m.write_clat_p99_us,
-                 m.sync_mean_us, m.disk_read_mb, m.disk_write_mb, m.disk_util_max, int(m.cache_suspect), m.fio_json,
-                 m.diskstats_json, m.iostat_text))
+            for m in ms:
+                self.conn.execute(
+                    "INSERT INTO measurements (run_id, layout, test, repeat, started_at, seconds, read_mb_s, "
+                    "write_mb_s, read_iops, write_iops, read_clat_p50_us, read_clat_p99_us, write_clat_p50_us, "
+                    "write_clat_p99_us, sync_mean_us, disk_read_mb, disk_write_mb, disk_util_max, cache_suspect, "
+                    "fio_json, diskstats_json, iostat_text) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, m.layout, m.test, m.repeat, now(), m.seconds, m.read_mb_s, m.write_mb_s, m.read_iops,
+                     m.write_iops, m.read_clat_p50_us, m.read_clat_p99_us, m.write_clat_p50_us, m.write_clat_p99_us,
+                     m.sync_mean_us, m.disk_read_mb, m.disk_write_mb, m.disk_util_max, int(m.cache_suspect),
+                     m.fio_json, m.diskstats_json, m.iostat_text))
 
     def add_capacity(self, run_id: int, layout: str, size_bytes: int, usable_bytes: int) -> None:
         with atomic(self.conn):

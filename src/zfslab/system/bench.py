@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout, zpool_create_argv
+from zfslab.model.units import parse_fio_size
 from zfslab.store.results import Measurement, Results
+from zfslab.system.bonnie import Bonnie, BonnieJob, BonnieResult
 from zfslab.system.diskstats import Sampler, kernel_names
 from zfslab.system.fio import Fio, FioResult
 from zfslab.system.runner import Runner
-from zfslab.system.suites import Test
+from zfslab.system.suites import BONNIE_TESTS, Test
 
 POOL = "zfslab-bench"
 MARK = "zfslab:bench"
@@ -54,8 +56,20 @@ class BenchOptions:
                 "atime": "off", MARK: key}
 
     @property
+    def engine(self) -> str:
+        return "bonnie++" if self.suite == "bonnie" else "fio"
+
+    @property
     def test_names(self) -> list[str]:
+        if self.engine == "bonnie++":
+            return list(BONNIE_TESTS)
         return [os.path.basename(self.job_file)] if self.job_file else [t.name for t in self.tests]
+
+    def bonnie_job(self, directory: str) -> BonnieJob:
+        # calomel's command; bonnie++ insists on a file of twice the RAM it is told about, and
+        # primarycache=metadata (fs_props) keeps the file out of the ARC whatever that claim
+        size_mib = max(parse_fio_size(self.size) >> 20, 2)
+        return BonnieJob(directory, size_mib=size_mib, ram_mib=min(1024, size_mib // 2))
 
     def as_dict(self) -> dict:
         return {"suite": self.suite, "tests": self.test_names, "repeats": self.repeats, "ashift": self.ashift,
@@ -95,6 +109,10 @@ def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions,
                 steps.append(Step("test", name, ("fio", "--output-format=json", options.job_file),
                                   options.test_names[0], repeat))
                 continue
+            if options.engine == "bonnie++":  # one run gives all three of calomel's columns
+                steps.append(Step("test", name, tuple(options.bonnie_job(mountpoint()).argv()), BONNIE_TESTS[0],
+                                  repeat))
+                continue
             for t in options.tests:
                 job = t.job(mountpoint(), size=options.size, runtime_s=options.runtime_s, ramp_s=options.ramp_s)
                 steps.append(Step("test", name, tuple(fio.argv(job)), t.name, repeat))
@@ -127,6 +145,7 @@ class Bench:
     key: str
     run_id: int
     sandbox: bool = False
+    bonnie: Bonnie | None = None  # the engine of suite bonnie
     progress: Callable[[str, int, int], None] = lambda text, done, total: None
     log: Callable[[str], None] = lambda text: None
     _sampler_disks: list[str] = field(default_factory=list)
@@ -165,6 +184,13 @@ class Bench:
             try:
                 self.results.add_capacity(self.run_id, name, self.zfs.pool(POOL).size_bytes,
                                           self.zfs.dataset(POOL).usable_bytes)
+                if self.options.engine == "bonnie++":
+                    for repeat in sorted({r for _, r in mine}):
+                        self.progress(f"layout {i}/{len(self.layouts)} {name}: bonnie++, repeat "
+                                      f"{repeat}/{self.options.repeats}", finished, total)
+                        self.results.add(self.run_id, *self.measure_bonnie(name, repeat))
+                        finished += len(BONNIE_TESTS)
+                    continue
                 for test, repeat in sorted(mine, key=lambda x: (x[1], self.options.test_names.index(x[0]))):
                     self.progress(f"layout {i}/{len(self.layouts)} {name}: {test}, repeat {repeat}/{self.options.repeats}",
                                   finished, total)
@@ -204,6 +230,40 @@ class Bench:
                 disk = sampler.stop()
             iostat_text = iostat.result()
         return measurement(layout, test_name, repeat, time.monotonic() - t0, result, disk, iostat_text)
+
+
+    def measure_bonnie(self, layout: str, repeat: int) -> list[Measurement]:
+        """One bonnie++ run: its block write, rewrite and read, stored together."""
+        mnt = self.zfs.get(POOL, "mountpoint")["mountpoint"].value
+        job = self.options.bonnie_job(mnt)
+        sampler = Sampler(self._sampler_disks).start()
+        t0 = time.monotonic()
+        try:
+            result = (self.bonnie or Bonnie(self.runner)).run(job)
+        finally:
+            disk = sampler.stop()
+        return bonnie_measurements(layout, repeat, time.monotonic() - t0, result, disk, job.size_mib)
+
+
+def bonnie_measurements(layout: str, repeat: int, seconds: float, result: BonnieResult, disk: dict,
+                        size_mib: int) -> list[Measurement]:
+    """bonnie++'s three block columns as three measurements. The disks were sampled over the
+    whole run, so their figures are shared by the three."""
+    mb = BonnieResult.mb_s
+    series = json.dumps(disk.get("series", {}))
+    # rewrite and read each read the whole file: the disks must have delivered about twice it
+    suspect = bool(disk.get("series")) and 2 * size_mib * 1.048576 > 1.2 * disk["disk_read_mb"] + 16
+
+    # bonnie++'s latency is a worst case, not a percentile: it stays in the raw CSV line
+    def m(test, read, write, is_read):
+        return Measurement(layout, test, repeat, seconds, read, write, 0.0, 0.0, None, None, None, None, None,
+                           disk["disk_read_mb"], disk["disk_write_mb"], disk["disk_util_max"], suspect and is_read,
+                           result.raw_csv, series, "")
+    w, rw, r = BONNIE_TESTS
+    return [m(w, 0.0, mb(result.put_block_kib_s), False),
+            # a rewrite reads each chunk and writes it back: bonnie++ reports the bytes rewritten
+            m(rw, 0.0, mb(result.rewrite_kib_s), False),
+            m(r, mb(result.get_block_kib_s), 0.0, True)]
 
 
 def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -> None:

@@ -63,13 +63,19 @@ SUITES: dict[str, list[Test]] = {
               Test("syncwrite-4k-t1q1", "randwrite", "4k", fsync=1)],
 }
 
-DEFAULTS = {"ars": ("4g", 60, 10), "seq": ("16g", 0, 0), "quick": ("1g", 10, 2)}  # size per job, runtime, ramp
+# suite bonnie runs bonnie++ itself, as calomel did; one run measures these three columns
+BONNIE_TESTS = ("bonnie-write", "bonnie-rewrite", "bonnie-read")
+
+DEFAULTS = {"ars": ("4g", 60, 10), "seq": ("16g", 0, 0), "quick": ("1g", 10, 2),
+            "bonnie": ("16g", 0, 0)}  # size per job (bonnie: the file), runtime, ramp
 
 
 def suite_tests(name: str) -> list[Test]:
     if name in SUITES:
         return SUITES[name]
-    raise UsageError(f"--suite {name}: use ars, seq, quick or a FILE.fio job file")
+    if name == "bonnie":
+        return []
+    raise UsageError(f"--suite {name}: use ars, seq, quick, bonnie or a FILE.fio job file")
 
 
 def with_overrides(tests: list[Test], **changes) -> list[Test]:

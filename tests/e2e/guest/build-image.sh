@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a bootable Debian 12 guest with the real OpenZFS kernel module (zfs-dkms), zfsutils,
-# fio and python3 with zfslab's dependencies: shared/design/real-zfs.md §3.
+# fio, bonnie++ and python3 with zfslab's dependencies: shared/design/real-zfs.md §3.
 #
 # usage: build-image.sh SERIES OUTDIR      SERIES is 2.1 (bookworm contrib) or 2.3 (bookworm-backports)
 # OUTDIR receives vmlinuz, initrd.img, rootfs.img and versions.txt. Needs root.
@@ -49,7 +49,7 @@ mount --bind /dev "$ROOT/dev"; mount --bind /dev/pts "$ROOT/dev/pts"
 chroot "$ROOT" sh -c "export DEBIAN_FRONTEND=noninteractive; apt-get update -qq &&
   apt-get install -y -qq --no-install-recommends linux-headers-$KVER &&
   apt-get install -y -qq --no-install-recommends $TARGET zfs-dkms zfsutils-linux &&
-  apt-get install -y -qq --no-install-recommends fio python3 python3-rich python3-numpy python3-scipy \
+  apt-get install -y -qq --no-install-recommends fio bonnie++ python3 python3-rich python3-numpy python3-scipy \
      python3-pytest python3-hypothesis python3-mpmath gdisk" >"$WORK/chroot.log" 2>&1 || { tail -40 "$WORK/chroot.log"; exit 1; }
 if ! find "$ROOT/lib/modules/$KVER" -name 'zfs.ko*' | grep -q .; then
   echo "build-image.sh: zfs.ko was not built for $KVER" >&2; tail -40 "$WORK/chroot.log"; exit 1

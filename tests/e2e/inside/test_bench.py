@@ -123,3 +123,18 @@ def test_wipe_with_the_right_serials(zfs, disks, tmp_path):
                "--db", str(tmp_path / "w.sqlite"), "--wipe", "--confirm-serials", ",".join(serials), "--json")
     assert len(json.loads(r.stdout)["results"]) == 4
     assert all(inspect_disk(d).safe for d in targets)
+
+
+def test_suite_bonnie_runs_calomels_command_on_the_pool(zfs, disks, tmp_path):
+    db = str(tmp_path / "bonnie.sqlite")
+    t0 = time.monotonic()
+    out = zfslab("bench", "--disks", ",".join(disks[:3]), "--layouts", "raidz1:3", "--suite", "bonnie",
+                 "--size", "64m", "--repeats", "1", "--db", db, "--json")
+    by = {r["test"]: r for r in json.loads(out.stdout)["results"]}
+    assert set(by) == {"bonnie-write", "bonnie-rewrite", "bonnie-read"}
+    assert by["bonnie-write"]["write_mb_s"] > 0  # fsync after every write: never "+++++" on a pool
+    raw = sqlite3.connect(db).execute("SELECT DISTINCT fio_json FROM measurements").fetchall()
+    assert len(raw) == 1 and raw[0][0].startswith("1.98,2.00a,") and ",64M," in raw[0][0]
+    assert not zfs.pool_exists("zfslab-bench")
+    print(f"bonnie++ on raidz1:3: {time.monotonic() - t0:.0f} s; " +
+          ", ".join(f"{t} {r['write_mb_s'] or r['read_mb_s']:.1f} MB/s" for t, r in by.items()))
