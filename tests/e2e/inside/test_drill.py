@@ -59,3 +59,14 @@ def test_read_only_health_report(zfs, disks, pool_name):
     refused = zfslab("drill", "--pool", pool_name, check=False)
     assert refused.returncode == 2 and "--pool works only with --read-only" in refused.stderr
     zfs.destroy_pool(pool_name)
+
+
+def test_one_disk_failed_in_each_of_two_vdevs(zfs, disks, tmp_path):
+    r = zfslab("drill", "--disks", ",".join(disks[:4]), "--layout", "2xmirror:2", "--scenarios", "degraded",
+               "--fill", "0.05", "--db", str(tmp_path / "x.sqlite"), "--json", "--wipe", "--confirm-serials",
+               ",".join(f"ZFSLAB{i:04d}" for i in range(8)))
+    degraded = json.loads(r.stdout)["scenarios"][0]
+    across = degraded["across_vdevs"]
+    assert degraded["outcome"] == "survived"
+    assert len(across["failed"]) == 2 and across["verified"] and across["read_mb_s"] > 0
+    assert not zfs.pool_exists("zfslab-drill")
