@@ -11,7 +11,7 @@ from zfslab.model.allocation import block_allocation, efficiency_table, file_all
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
 from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, zpool_create_argv
 from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
-from zfslab.model.performance import PRESETS, DiskProfile
+from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
 from zfslab.model.reliability.params import RiskParams, params_for_class
 from zfslab.model.units import format_bytes, format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import Column, render_table, to_csv, to_json
@@ -377,14 +377,22 @@ def load_disk_model(text: str) -> DiskProfile:
         raise UsageError(f"--disk-model {text}: no such file; `zfslab profile-disk DEV --output {text}` makes one") from None
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"--disk-model {text}: not valid TOML ({e})") from None
-    fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data}
+    fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data and k != "host"}
     missing = [k for k in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
                            "rand_write_iops", "sync_write_ms") if k not in fields]
     if missing:
         raise UsageError(f"--disk-model {text}: missing {', '.join(missing)}")
     fields.setdefault("name", text)
     try:
-        return DiskProfile(**fields)
+        host = data.get("host", {})
+        if not isinstance(host, dict):
+            raise ValueError("[host] must be a table")
+        unknown = sorted(set(host) - {"write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus"})
+        if unknown:
+            raise ValueError(f"[host] has unknown key {unknown[0]!r}: use write_mb_s, read_mb_s, parity_mb_s, cpus")
+        if "parity_mb_s" in host:
+            host = host | {"parity_mb_s": tuple(float(v) for v in host["parity_mb_s"])}
+        return DiskProfile(**fields, host=HostLimits(**host))
     except (TypeError, ValueError) as e:
         raise UsageError(f"--disk-model {text}: {e}") from None
 
@@ -441,15 +449,14 @@ def _plain(value):
 
 
 def cmd_profile_disk(args: argparse.Namespace) -> int:
-    from zfslab.system.profile import profile_disk, profile_toml
+    from zfslab.system.profile import profile_dict, profile_disk, profile_toml
 
     profile = profile_disk(args.device, seconds=args.seconds, write_tests=args.write_tests)
     if args.output:
         from zfslab.report.files import write_atomically
         write_atomically(args.output, profile_toml(profile))
     if args.json:
-        from dataclasses import asdict
-        print(to_json(asdict(profile)))
+        print(to_json(profile_dict(profile)))
     else:
         print(profile_toml(profile), end="")
     return 0

@@ -15,7 +15,10 @@ Few parameters, each with a physical meaning (shared/design/benchmarking.md §4-
   I_r N / min(d, N-p) at depth, a mirror N I_r, dRAID floor((c-s)/(d+p)) I_r; no more reads
   are served at once than are in flight (1 at QD1; 64 at the "QD8" point, 8 jobs x depth 8);
 - async random writes are copy-on-write: bandwidth-bound, each costing the record it dirties;
-- sync writes wait for a ZIL write plus a cache flush on one vdev: 1/t_sync per vdev in use.
+- sync writes wait for a ZIL write plus a cache flush on one vdev: 1/t_sync per vdev in use;
+- raidz/dRAID parity is computed by the CPUs: a core protects G_p MB/s of data at parity p
+  (the module's own benchmark, /proc/spl/kstat/zfs/vdev_raidz_bench), and the write issue
+  threads run on every core, so streaming writes are also capped at G_p x cores.
 No per-layout factors: everything below follows from the layout and these parameters.
 """
 
@@ -28,6 +31,31 @@ from zfslab.model.capacity import psize_to_asize
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 
 KiB = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class HostLimits:
+    """What the machine around the disks allows (inf: no limit)."""
+
+    write_mb_s: float = math.inf  # HBA/expander/link or per-process ceiling on streaming writes
+    read_mb_s: float = math.inf  # host time per byte read, as a rate
+    rewrite_parallel: float = 0.2  # rho: share of each added data disk a rewrite keeps busy
+    # data MB/s one core protects with raidz1, raidz2, raidz3 parity (fastest implementation)
+    parity_mb_s: tuple[float, float, float] = (math.inf, math.inf, math.inf)
+    cpus: int = 1  # cores the write issue threads (z_wr_iss) spread parity work over
+
+    def __post_init__(self) -> None:
+        if len(self.parity_mb_s) != 3 or any(v <= 0 for v in self.parity_mb_s):
+            raise ValueError(f"parity_mb_s(={list(self.parity_mb_s)}) must be three rates > 0 (raidz1, raidz2, raidz3)")
+        if self.cpus < 1:
+            raise ValueError(f"cpus(={self.cpus}) must be at least 1")
+        for name in ("write_mb_s", "read_mb_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}(={getattr(self, name)}) must be > 0")
+
+    def parity_ceiling_mb_s(self, parity: int) -> float:
+        """Data MB/s all cores together protect at this parity (inf without parity)."""
+        return math.inf if parity == 0 else self.parity_mb_s[parity - 1] * self.cpus
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +72,7 @@ class DiskProfile:
     inner_fraction: float = 0.55  # inner-zone speed / outer-zone speed (zoned recording)
     rewrite_mb_s: float | None = None  # measured single-disk rewrite, if known
     source: str = ""
+    host: HostLimits = HostLimits()  # the machine the profile was measured on (default: no limits)
 
     def __post_init__(self) -> None:
         for name in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
@@ -58,14 +87,6 @@ class DiskProfile:
             return self.rewrite_mb_s
         return 1.0 / (1.0 / self.seq_read_mb_s + 1.0 / self.seq_write_mb_s)
 
-
-@dataclass(frozen=True, slots=True)
-class HostLimits:
-    """What the machine around the disks allows (inf: no limit)."""
-
-    write_mb_s: float = math.inf  # HBA/expander/CPU ceiling on streaming writes
-    read_mb_s: float = math.inf  # host time per byte read, as a rate
-    rewrite_parallel: float = 0.2  # rho: share of each added data disk a rewrite keeps busy
 
 
 # Presets: physical figures from benchmarking.md §5 (seek + rotation for HDD IOPS; zoned
@@ -153,11 +174,25 @@ class SpeedPrediction:
                 "rand_write_iops_qd1", "rand_write_iops_qd8", "sync_write_iops_qd1", "sync_write_iops_qd8")
 
 
-def predict(layout: Layout, disk: DiskProfile, host: HostLimits = HostLimits(), *, recordsize: int = 128 * KiB,
+def parity_ceiling_mb_s(layout: Layout, host: HostLimits, recordsize: int = 128 * KiB, ashift: int = 12) -> float:
+    """Streaming-write MB/s the CPUs can protect with parity for the whole pool.
+
+    Data spreads over the vdevs in proportion to their data bandwidth, so the CPU time per byte
+    is the weighted sum of each group's time per byte (harmonic combination of the rates).
+    """
+    shares = [(g.count * _data_share(g, recordsize, ashift), g.parity if g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) else 0)
+              for g in layout.groups]
+    total = sum(w for w, _ in shares)
+    seconds_per_mb = sum(w / total / host.parity_ceiling_mb_s(p) for w, p in shares if p)
+    return math.inf if seconds_per_mb == 0 else 1.0 / seconds_per_mb
+
+
+def predict(layout: Layout, disk: DiskProfile, host: HostLimits | None = None, *, recordsize: int = 128 * KiB,
             ashift: int = 12, block_size: int = 4 * KiB) -> SpeedPrediction:
-    """Predicted speed of `layout` built from disks like `disk` in `host`."""
+    """Predicted speed of `layout` built from disks like `disk` in `host` (default: the profile's host)."""
+    host = disk.host if host is None else host
     n_write = data_disks(layout, recordsize, ashift)
-    write = min(n_write * disk.seq_write_mb_s, host.write_mb_s)
+    write = min(n_write * disk.seq_write_mb_s, host.write_mb_s, parity_ceiling_mb_s(layout, host, recordsize, ashift))
     read_disk = read_disks(layout) * disk.seq_read_mb_s
     read = 1.0 / (1.0 / read_disk + 1.0 / host.read_mb_s)
     rewrite = disk.single_rewrite_mb_s * (1.0 + (n_write - 1.0) * host.rewrite_parallel)
@@ -178,7 +213,7 @@ def predict(layout: Layout, disk: DiskProfile, host: HostLimits = HostLimits(), 
                            sync_qd1, min(sync_qd8, write_iops))
 
 
-def single_disk(disk: DiskProfile, host: HostLimits = HostLimits(), **kw) -> SpeedPrediction:
+def single_disk(disk: DiskProfile, host: HostLimits | None = None, **kw) -> SpeedPrediction:
     from zfslab.model.layouts import parse_layout
     return predict(parse_layout("disk"), disk, host, **kw)
 

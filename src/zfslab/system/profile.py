@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
+import os
 from dataclasses import replace
 
-from zfslab.model.performance import PRESETS, DiskProfile
+from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
 from zfslab.system.disks import DisksRefused, inspect_disk, refusal_lines
 from zfslab.system.fio import Fio, FioJob
+from zfslab.system.raidz_bench import KSTAT_PATH, read_raidz_bench
 from zfslab.system.runner import Runner
 
 
@@ -26,8 +29,17 @@ def _read(fio: Fio, device: str, name: str, rw: str, bs: str, depth: int, second
     return r.mb_s if rw == "read" else r.iops
 
 
+def host_limits(kstat_path: str = KSTAT_PATH) -> HostLimits:
+    """This machine's parity speed from the loaded ZFS module (no limit known without one)."""
+    bench = read_raidz_bench(kstat_path)
+    if bench is None:
+        return HostLimits()
+    return HostLimits(parity_mb_s=bench.parity_mb_s(), cpus=os.cpu_count() or 1)
+
+
 def profile_disk(device: str, *, seconds: int = 20, write_tests: bool = False, runner: Runner | None = None) -> DiskProfile:
     runner = runner or Runner()
+    host = host_limits()
     info = inspect_disk(device, runner)
     fio = Fio(runner)
     preset = PRESETS["hdd7200" if info.rotational else "ssd"]
@@ -37,7 +49,7 @@ def profile_disk(device: str, *, seconds: int = 20, write_tests: bool = False, r
     qd8 = _read(fio, device, "rr8", "randread", "4k", 8, seconds)
     today = datetime.date.today().isoformat()
     profile = replace(preset, name=info.model or info.device, seq_read_mb_s=outer, rand_read_iops_qd1=qd1,
-                      rand_read_iops_qd8=qd8, inner_fraction=min(inner / outer, 1.0),
+                      rand_read_iops_qd8=qd8, inner_fraction=min(inner / outer, 1.0), host=host,
                       source=f"fio on {info.device} (serial {info.serial or '?'}) {today}; reads measured, "
                              f"writes from the {preset.name} preset")
     if not write_tests:
@@ -55,6 +67,19 @@ def profile_disk(device: str, *, seconds: int = 20, write_tests: bool = False, r
                    source=f"fio on {info.device} (serial {info.serial or '?'}) {today}; reads and writes measured")
 
 
+def profile_dict(p: DiskProfile) -> dict:
+    """The profile for --json: an unknown (infinite) host limit is null, as JSON has no infinity."""
+    from dataclasses import asdict
+
+    def finite(v):
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [finite(x) for x in v]
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+    return finite(asdict(p))
+
+
 def profile_toml(p: DiskProfile) -> str:
     def value(v):
         if isinstance(v, str):
@@ -63,6 +88,15 @@ def profile_toml(p: DiskProfile) -> str:
     lines = ["# zfslab disk profile: zfslab plan --disk-model THIS_FILE"]
     for key in DiskProfile.__dataclass_fields__:
         v = getattr(p, key)
-        if v is not None:
+        if v is not None and key != "host":
             lines.append(f"{key} = {value(v)}")
+    # TOML has no infinity in every reader's taste: an unknown limit is left out
+    host = [f"{key} = {value(getattr(p.host, key))}" for key in ("write_mb_s", "read_mb_s")
+            if math.isfinite(getattr(p.host, key))]
+    if all(math.isfinite(v) for v in p.host.parity_mb_s):
+        host += ["# data MB/s one core protects with raidz1, raidz2, raidz3 parity (/proc/spl/kstat/zfs/vdev_raidz_bench)",
+                 f"parity_mb_s = [{', '.join(repr(round(v, 1)) for v in p.host.parity_mb_s)}]",
+                 f"cpus = {p.host.cpus}"]
+    if host:
+        lines += ["", "[host]"] + host
     return "\n".join(lines) + "\n"

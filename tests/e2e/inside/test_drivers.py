@@ -184,3 +184,24 @@ def test_profile_disk_read_only_then_with_writes_on_an_empty_disk(disks):
         profile_disk(disks[0], seconds=1, write_tests=True)
     w = profile_disk(disks[7], seconds=2, write_tests=True)
     assert w.seq_write_mb_s > 0 and w.sync_write_ms > 0 and "reads and writes measured" in w.source
+
+
+def test_parity_speed_comes_from_the_loaded_module():
+    """The module's own benchmark table parses, and a profile carries it into the model."""
+    import math
+
+    from zfslab.model.performance import PRESETS, predict
+    from zfslab.system.profile import host_limits
+    from zfslab.system.raidz_bench import KSTAT_PATH, parse_raidz_bench
+    text = open(KSTAT_PATH).read()
+    print(text)
+    bench = parse_raidz_bench(text)
+    assert "scalar" in bench.per_column_bytes_s and all(f in bench.per_column_bytes_s for f in bench.fastest)
+    host = host_limits()
+    assert host.cpus == os.cpu_count() and all(0 < v < math.inf for v in host.parity_mb_s)
+    # more parity is more work: the fastest raidz3 code protects less data per second than raidz1's
+    assert host.parity_mb_s[2] < host.parity_mb_s[0]
+    nvme = PRESETS["nvme"]
+    capped = predict(parse_layout("raidz3:24"), nvme, host).write_mb_s
+    assert capped <= host.parity_mb_s[2] * host.cpus + 1e-6
+    assert predict(parse_layout("24xdisk"), nvme, host).write_mb_s == predict(parse_layout("24xdisk"), nvme).write_mb_s
