@@ -26,6 +26,10 @@ def add_parser(sub) -> None:
     p.add_argument("--read-only", action="store_true", help="with --pool: status, scrub age and error counters only")
     p.add_argument("--layout", help="e.g. raidz2:6 (default: all given disks in one raidz2, or a mirror of 2)")
     p.add_argument("--spare-disk", metavar="DEV", help="a fresh disk to resilver onto")
+    p.add_argument("--sequential-rebuild", action="store_true",
+                   help="on a mirror, also time a sequential rebuild (zpool replace -s) beside the healing resilver; "
+                        "off by default: OpenZFS before openzfs/zfs#18276 (2026), e.g. Debian's 2.1.11 and 2.3.2, "
+                        "can crash the kernel in it")
     p.add_argument("--fill", type=float, default=0.5, metavar="F", help="fraction of the pool to fill (default 0.5)")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="S,S", help="degraded,resilver,corrupt (default all)")
     p.add_argument("--corrupt-mb", type=int, default=4, metavar="MB",
@@ -90,7 +94,8 @@ def _run(zfs, runner, args, scenarios) -> int:
         print(f"zfslab: destroying pool {POOL}, left by an interrupted zfslab drill", file=sys.stderr)
         zfs.destroy_pool(POOL, force=True)
     drill = Drill(zfs, Fio(runner), layout, devices, spare, args.fill, args.ashift,
-                  log=lambda t: print(f"zfslab: {t}", file=sys.stderr), corrupt_mb=args.corrupt_mb)
+                  log=lambda t: print(f"zfslab: {t}", file=sys.stderr), corrupt_mb=args.corrupt_mb,
+                  sequential_rebuild=args.sequential_rebuild)
     t0 = time.monotonic()
     try:
         drill.create()

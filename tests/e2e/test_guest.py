@@ -39,8 +39,19 @@ export ZFSLAB_TEST_DISKS={BY_ID} ZFSLAB_TEST_REQUIRE_E2E=1 ZFSLAB_TEST_FILEDIR=/
 python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/pyproject.toml \\
     --junitxml=/mnt/host/junit.xml {tests}
 """
-    result = guest.boot(image, payload, disks=DISKS, share=tmp_path / "share")
-    junit = tmp_path / "share" / "junit.xml"
+    share = tmp_path / "share"
+    try:
+        result = guest.boot(image, payload, disks=DISKS, share=share)
+    except guest.GuestKernelCrash as crash:
+        # OpenZFS's sequential-rebuild race (openzfs/zfs#18276, fixed upstream in 2026, not in
+        # Debian's 2.1.11 / 2.3.2) oopses in vdev_rebuild_range now and then under TCG. It is
+        # not ours to fix: run the suite once more on a fresh boot, and say so. Any other crash fails.
+        if "vdev_rebuild" not in crash.console:
+            raise
+        print(f"guest {series}: kernel crashed in OpenZFS's rebuild thread (openzfs/zfs#18276); booting once more")
+        share = tmp_path / "share-retry"
+        result = guest.boot(image, payload, disks=DISKS, share=share)
+    junit = share / "junit.xml"
     assert junit.exists(), f"the suite did not run in the guest:\n{result.log[-4000:]}"
     return result, ET.parse(junit).getroot()
 

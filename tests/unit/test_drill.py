@@ -33,3 +33,41 @@ def test_health_report_from_real_status():
     assert "pool is DEGRADED" in degraded["problems"]
     old = health_report(parse_status(open(os.path.join(DATA, "zfs-2.1", "status_after_replace.txt")).read()), 90)
     assert any("90 days ago" in p for p in old["problems"])
+
+
+class _ReplaceRecorder:
+    """A zfs driver that records offline/replace calls (the real ones run in the guest e2e)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def offline(self, pool, leaf):
+        self.calls.append(("offline", leaf))
+
+    def replace(self, pool, old, new=None, *, sequential=False, wait=False, timeout_s=0):
+        self.calls.append(("replace", old, new, sequential))
+
+    def status(self, pool):
+        from types import SimpleNamespace
+        return SimpleNamespace(scan=SimpleNamespace(resilvered_bytes=64 << 20))
+
+
+def _mirror_drill(**kw):
+    from zfslab.model.layouts import parse_layout
+    from zfslab.system.drill import Drill
+    d = Drill(_ReplaceRecorder(), None, parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"], "/dev/sdc", **kw)
+    d._first_vdev_leaves = lambda: ["sda", "sdb"]
+    d.verify = lambda: (True, 100.0, "")
+    return d
+
+
+def test_a_mirrors_sequential_rebuild_runs_only_when_asked():
+    default = _mirror_drill()
+    r = default.resilver()
+    assert [c for c in default.zfs.calls if c[0] == "replace"] == [("replace", "sda", "/dev/sdc", False)]
+    assert "openzfs/zfs#18276" in r.detail["sequential"]["skipped"]
+    asked = _mirror_drill(sequential_rebuild=True)
+    r = asked.resilver()
+    assert [c for c in asked.zfs.calls if c[0] == "replace"] == [("replace", "sda", "/dev/sdc", False),
+                                                                 ("replace", "/dev/sdc", "/dev/sda", True)]
+    assert r.detail["sequential"]["resilvered_bytes"] == 64 << 20

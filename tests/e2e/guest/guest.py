@@ -32,6 +32,19 @@ class GuestError(RuntimeError):
     pass
 
 
+class GuestKernelCrash(GuestError):
+    """The guest's kernel oopsed (the kernel line says oops=panic, so the guest stops at once
+    instead of hanging its payload until the timeout)."""
+
+    def __init__(self, message: str, console: str):
+        super().__init__(message)
+        self.console = console
+
+
+# What the kernel prints when it dies: an oops, a BUG, or an OpenZFS VERIFY/PANIC.
+CRASH_MARKS = ("general protection fault", "BUG:", "Oops:", "Kernel panic", "PANIC at ")
+
+
 def _apt_version(package: str, series: str) -> str:
     """Candidate version of a package for this series (backports for 2.3), or 'unknown'."""
     try:
@@ -106,7 +119,7 @@ def boot(image: Path, payload: str, *, disks: list[Disk] = (), share: Path | Non
         "qemu-system-x86_64", "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", str(os.cpu_count() or 2),
         "-m", str(memory_mib), "-nographic", "-no-reboot", "-monitor", "none", "-display", "none",
         "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
-        "-append", "console=ttyS0 root=/dev/vda rw init=/sbin/ci-init panic=-1 quiet",
+        "-append", "console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet",
         "-drive", f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on",
         "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
         "-virtfs", f"local,path={REPO},mount_tag=repo,security_model=none,readonly=on,id=repo",
@@ -131,6 +144,9 @@ def boot(image: Path, payload: str, *, disks: list[Disk] = (), share: Path | Non
     seconds = time.monotonic() - t0
     console = (share / "console.log").read_text(errors="replace") if (share / "console.log").exists() else ""
     rc_file = share / "run.rc"
+    if not rc_file.exists() and any(mark in console for mark in CRASH_MARKS):
+        start = min(console.find(m) for m in CRASH_MARKS if m in console)
+        raise GuestKernelCrash(f"the guest's kernel crashed:\n{console[start:start + 3000]}", console)
     if not rc_file.exists():
         raise GuestError(f"the guest gave no exit code (no boot, a panic or a timeout); console tail:\n{console[-3000:]}")
     rc = int(rc_file.read_text().strip().removeprefix("rc="))

@@ -26,7 +26,7 @@ def test_every_scenario(zfs, disks, tmp_path, layout):
     db = str(tmp_path / "d.sqlite")
     r = zfslab("drill", "--disks", ",".join(used), "--spare-disk", spare, "--layout", layout, "--fill", "0.05",
                "--db", db, "--json", "--wipe", "--confirm-serials",
-               ",".join(f"ZFSLAB{i:04d}" for i in range(8)))
+               ",".join(f"ZFSLAB{i:04d}" for i in range(8)), *(["--sequential-rebuild"] if layout == "mirror:2" else []))
     out = json.loads(r.stdout)
     by = {s["scenario"]: s for s in out["scenarios"]}
     p = lay.groups[0].parity
@@ -37,6 +37,8 @@ def test_every_scenario(zfs, disks, tmp_path, layout):
     # one disk more than the parity: ZFS itself refuses, and the drill reports its words
     assert "no valid replicas" in by["degraded"]["beyond_parity"]["zfs_refused"]
     assert by["resilver"]["outcome"] == "survived" and by["resilver"]["resilvered_bytes"] > 0
+    if layout == "mirror:2":  # asked for: `replace -s` back onto the first disk, timed
+        assert by["resilver"]["sequential"]["resilvered_bytes"] > 0, by["resilver"]
     assert by["corrupt"]["outcome"] == "repaired", by["corrupt"]
     assert sum(by["corrupt"]["cksum"].values()) > 0 and by["corrupt"]["repaired_bytes"] > 0
     assert by["corrupt"]["verified"]
