@@ -49,7 +49,7 @@ class _ReplaceRecorder:
 
     def status(self, pool):
         from types import SimpleNamespace
-        return SimpleNamespace(scan=SimpleNamespace(resilvered_bytes=64 << 20))
+        return SimpleNamespace(scan=SimpleNamespace(kind="resilver", resilvered_bytes=64 << 20))
 
 
 def _mirror_drill(**kw):
@@ -70,4 +70,12 @@ def test_a_mirrors_sequential_rebuild_runs_only_when_asked():
     r = asked.resilver()
     assert [c for c in asked.zfs.calls if c[0] == "replace"] == [("replace", "sda", "/dev/sdc", False),
                                                                  ("replace", "/dev/sdc", "/dev/sda", True)]
-    assert r.detail["sequential"]["resilvered_bytes"] == 64 << 20
+    assert r.detail["sequential"]["resilvered_bytes"] == 64 << 20 and r.detail["sequential"]["seconds"] >= 0
+
+
+def test_a_sequential_rebuilds_scan_line_names_its_vdev():
+    from zfslab.system.zfs_output import parse_scan
+    done = parse_scan("resilvered (mirror-0) 64.0M in 00:00:03 with 0 errors on Sun Nov 22 22:40:01 2026")
+    assert (done.kind, done.resilvered_bytes, done.seconds, done.errors) == ("resilver", 64 << 20, 3, 0)
+    running = parse_scan("resilver (draid2:2d:6c:1s-0) in progress since Sun Nov 22 22:40:01 2026")
+    assert running.kind == "resilver" and running.in_progress

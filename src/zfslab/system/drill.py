@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from zfslab.model.layouts import Layout, VdevKind
 from zfslab.store.results import now
 from zfslab.store.schema import atomic
+from zfslab.system.diskstats import SECTOR, kernel_names, read_diskstats
 from zfslab.system.fio import Fio, FioFailed, FioJob
 from zfslab.system.runner import CommandFailed
 from zfslab.system.zfs_output import PoolStatus
@@ -186,12 +187,22 @@ class Drill:
             detail["sequential"] = {"skipped": "not asked for (--sequential-rebuild); it can crash OpenZFS "
                                                "releases without the fix of openzfs/zfs#18276"}
         elif g.kind is VdevKind.MIRROR and self.spare and how == "fresh disk":
-            # a sequential rebuild onto the disk that was just replaced out, for comparison
+            # a sequential rebuild onto the disk that was just replaced out, for comparison. ZFS
+            # starts a scrub right after it, whose line may hide the rebuild's in zpool status, so
+            # the bytes written to the disk (/proc/diskstats) are recorded too.
+            back = self._device_for(victim) or victim
+            names = kernel_names([back])
+            before = read_diskstats()
             t1 = time.monotonic()
-            self.zfs.replace(POOL, target, self._device_for(victim) or victim, sequential=True, wait=True,
-                             timeout_s=14400)
-            detail["sequential"] = {"seconds": time.monotonic() - t1,
-                                    "resilvered_bytes": self.zfs.status(POOL).scan.resilvered_bytes}
+            self.zfs.replace(POOL, target, back, sequential=True, wait=True, timeout_s=14400)
+            seconds = time.monotonic() - t1
+            after = read_diskstats()
+            written = ((after[names[0]][1] - before[names[0]][1]) * SECTOR
+                       if names and names[0] in before and names[0] in after else 0)
+            scan = self.zfs.status(POOL).scan
+            detail["sequential"] = {"seconds": seconds, "written_bytes": written,
+                                    "resilvered_bytes": scan.resilvered_bytes if scan.kind == "resilver" else 0,
+                                    "mb_s": _mb_s(written, seconds)}
         return self._add(ScenarioResult("resilver", "survived" if ok else "lost", seconds, detail))
 
     def _data_region(self, device: str) -> tuple[str, int, int]:

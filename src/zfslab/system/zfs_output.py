@@ -141,6 +141,9 @@ def _field(text: str, key: str) -> str:
 def parse_scan(text: str) -> ScanStatus:
     if not text or text.startswith("none requested"):
         return ScanStatus(None, text=text)
+    # a sequential rebuild names its top-level vdev: "resilvered (mirror-0) 64.0M in ..."
+    # (print_rebuild_status_impl); read it as the healing resilver's line
+    text = re.sub(r"^(resilver(?:ed)?) \([^)]*\) ", r"\1 ", text)
     kind = "resilver" if text.startswith("resilver") else "scrub" if text.startswith("scrub") else None
     if " in progress " in text or text.startswith(("scrub in progress", "resilver in progress")):
         pct = re.search(r"([0-9.]+)% done", text)

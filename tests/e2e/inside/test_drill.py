@@ -38,7 +38,7 @@ def test_every_scenario(zfs, disks, tmp_path, layout):
     assert "no valid replicas" in by["degraded"]["beyond_parity"]["zfs_refused"]
     assert by["resilver"]["outcome"] == "survived" and by["resilver"]["resilvered_bytes"] > 0
     if layout == "mirror:2":  # asked for: `replace -s` back onto the first disk, timed
-        assert by["resilver"]["sequential"]["resilvered_bytes"] > 0, by["resilver"]
+        assert by["resilver"]["sequential"]["written_bytes"] > 0, by["resilver"]
     assert by["corrupt"]["outcome"] == "repaired", by["corrupt"]
     assert sum(by["corrupt"]["cksum"].values()) > 0 and by["corrupt"]["repaired_bytes"] > 0
     assert by["corrupt"]["verified"]
