@@ -30,6 +30,7 @@ class OracleResult:
     avail_bytes: int
     slop_bytes: int
     embedded_log_bytes: int
+    alloc_bytes: int  # zpool list ALLOCATED: raw bytes, parity and padding included
     raw: str
 
     @property
@@ -60,9 +61,11 @@ def zspace_binary(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def zspace(zspace_binary):
-    """Run the harness on sparse files: (layout, vdev_bytes, ashift) -> OracleResult."""
+    """Run the harness on sparse files: (layout, vdev_bytes, ashift[, write_mib]) -> OracleResult.
 
-    def run(layout: Layout, vdev_bytes: int, ashift: int) -> OracleResult:
+    write_mib > 0 first writes that many MiB of incompressible 128 KiB records."""
+
+    def run(layout: Layout, vdev_bytes: int, ashift: int, write_mib: int = 0) -> OracleResult:
         with tempfile.TemporaryDirectory(dir=SPARSE_DIR, prefix="zfslab-oracle-") as d:
             files = []
             for i in range(layout.disks):
@@ -70,11 +73,12 @@ def zspace(zspace_binary):
                 with open(path, "wb") as f:
                     f.truncate(vdev_bytes)
                 files.append(path)
-            argv = [str(zspace_binary), "-a", str(ashift), f"zo{os.getpid()}", *zpool_vdev_args(layout, files)]
+            argv = [str(zspace_binary), "-a", str(ashift), "-w", str(write_mib), f"zo{os.getpid()}",
+                    *zpool_vdev_args(layout, files)]
             p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, f"zspace failed for {layout}: {p.stderr[-1000:]}"
         kv = dict(word.split("=", 1) for word in p.stdout.split() if "=" in word)
         return OracleResult(int(kv["SIZE"]), int(kv["USED"]), int(kv["AVAIL"]), int(kv["slop"]),
-                            int(kv["embedded_log_space"]), p.stdout)
+                            int(kv["embedded_log_space"]), int(kv["ALLOC"]), p.stdout)
 
     return run

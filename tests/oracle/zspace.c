@@ -3,9 +3,12 @@
  * on sparse files and print what `zpool list -Hp` and `zfs list -Hp` would show.
  * It is the capacity oracle of zfslab's tests; see shared/design/real-zfs.md §2.
  *
- * usage: zspace [-a ashift] [-k] POOL VDEVSPEC...
+ * usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...
  *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]|spare
  *   followed by its FILEs.  -k exports the pool instead of destroying it.
+ *   -w MIB first writes MIB MiB of incompressible 128 KiB records into one object and
+ *   prints the CPU seconds this process spent until they are on the vdevs: the host cost of
+ *   a layout's write pipeline (benchmarks/write_cpu_cost.py).
  *
  * Only nvlist and exported functions are used: the packaged headers do not match
  * the library's struct layouts (real-zfs.md §2.3), so reaching into structs crashes.
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 extern char *spa_config_path;
 
@@ -28,6 +32,52 @@ extern char *spa_config_path;
 #define MAXLEAF 256
 
 static int ashift = 0;
+
+static double
+cpu_seconds(void)
+{
+	struct rusage r;
+	getrusage(RUSAGE_SELF, &r);
+	return (r.ru_utime.tv_sec + r.ru_stime.tv_sec +
+	    1e-6 * (r.ru_utime.tv_usec + r.ru_stime.tv_usec));
+}
+
+/* Write `mib` MiB of 128 KiB records, one tx each, and wait until they are synced. */
+static void
+write_records(const char *pool, spa_t *spa, long mib)
+{
+	const size_t bs = 128 * 1024;
+	objset_t *os;
+	/* own, not hold: a hold keeps the pool config locked and tx assignment asserts */
+	VERIFY0(dmu_objset_own(pool, DMU_OST_ZFS, B_FALSE, B_FALSE, FTAG, &os));
+	char *buf = malloc(bs);
+	uint64_t x = 88172645463325252ULL;	/* xorshift: incompressible, never zero */
+	for (size_t j = 0; j < bs; j += 8) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		memcpy(buf + j, &x, 8);
+	}
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_bonus(tx, DMU_NEW_OBJECT);
+	VERIFY0(dmu_tx_assign(tx, TXG_WAIT));
+	uint64_t obj = dmu_object_alloc(os, DMU_OT_UINT64_OTHER, bs,
+	    DMU_OT_NONE, 0, tx);
+	dmu_tx_commit(tx);
+	uint64_t total = (uint64_t)mib << 20;
+	double t0 = cpu_seconds();
+	for (uint64_t off = 0; off < total; off += bs) {
+		memcpy(buf, &off, sizeof (off));	/* no two records alike */
+		tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, obj, off, bs);
+		VERIFY0(dmu_tx_assign(tx, TXG_WAIT));
+		dmu_write(os, obj, off, bs, buf, tx);
+		dmu_tx_commit(tx);
+	}
+	txg_wait_synced(spa_get_dsl(spa), 0);
+	printf("WRITE records=%llu record_bytes=%zu cpu_s=%.4f\n",
+	    (u_longlong_t)(total / bs), bs, cpu_seconds() - t0);
+	dmu_objset_disown(os, B_FALSE, FTAG);
+	free(buf);
+}
 
 static nvlist_t *
 make_leaf(const char *path)
@@ -75,18 +125,21 @@ int
 main(int argc, char **argv)
 {
 	int opt, keep = 0;
-	while ((opt = getopt(argc, argv, "a:k")) != -1) {
+	long write_mib = 0;
+	while ((opt = getopt(argc, argv, "a:kw:")) != -1) {
 		if (opt == 'a')
 			ashift = atoi(optarg);
+		else if (opt == 'w')
+			write_mib = atol(optarg);
 		else if (opt == 'k')
 			keep = 1;
 		else {
-			fprintf(stderr, "usage: zspace [-a ashift] [-k] POOL VDEVSPEC...\n");
+			fprintf(stderr, "usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...\n");
 			return (2);
 		}
 	}
 	if (argc - optind < 2) {
-		fprintf(stderr, "usage: zspace [-a ashift] [-k] POOL VDEVSPEC...\n");
+		fprintf(stderr, "usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...\n");
 		return (2);
 	}
 	const char *pool = argv[optind++];
@@ -186,6 +239,8 @@ main(int argc, char **argv)
 	spa_t *spa;
 	VERIFY0(spa_open(pool, &spa, FTAG));
 	txg_wait_synced(spa_get_dsl(spa), 0);
+	if (write_mib > 0)
+		write_records(pool, spa, write_mib);
 
 	objset_t *os;
 	VERIFY0(dmu_objset_hold(pool, FTAG, &os));
