@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from zfslab.model.capacity import psize_to_asize
+from zfslab.model.performance import data_disks
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout, zpool_vdev_args
 from zfslab.model.validation import parse_dataset, validate
 
@@ -42,13 +43,17 @@ def build(out: Path) -> Path:
     return out
 
 
-def cpu_us_per_record(binary: Path, layout: Layout, mib: int, scratch: Path) -> float:
+def cpu_us_per_record(binary: Path, layout: Layout, mib: int, scratch: Path, preallocate: bool = True) -> float:
     files = []
+    # room for 3x the data on the data disks, at least 256 MiB: tmpfs holds it all in RAM
+    size = max(256 << 20, 3 * (mib << 20) // max(int(data_disks(layout)), 1))
     for i in range(layout.disks):
         f = scratch / f"d{i}"
         f.unlink(missing_ok=True)  # a fresh sparse file: no pages left from the last layout
         with open(f, "wb") as fh:
-            fh.truncate(2 << 30)
+            fh.truncate(size)
+            if preallocate:  # tmpfs pages allocated now, not on the write path being timed
+                os.posix_fallocate(fh.fileno(), 0, size)
         files.append(str(f))
     out = subprocess.run([str(binary), "-a", str(ASHIFT), "-w", str(mib), f"zwc{os.getpid()}",
                           *zpool_vdev_args(layout, files)], check=True, capture_output=True, text=True).stdout
