@@ -71,6 +71,8 @@ def test_a_mirrors_sequential_rebuild_runs_only_when_asked():
     assert [c for c in asked.zfs.calls if c[0] == "replace"] == [("replace", "sda", "/dev/sdc", False),
                                                                  ("replace", "/dev/sdc", "/dev/sda", True)]
     assert r.detail["sequential"]["resilvered_bytes"] == 64 << 20 and r.detail["sequential"]["seconds"] >= 0
+    # the scenario's time is the healing resilver's, not the sequential rebuild's after it
+    assert r.seconds == r.detail["seconds"]
 
 
 def test_a_sequential_rebuilds_scan_line_names_its_vdev():

@@ -183,27 +183,29 @@ class Drill:
         ok, mb_s, err = self.verify()
         detail.update({"replaced": victim, "with": target, "how": how, "seconds": seconds,
                        "resilvered_bytes": done_bytes, "mb_s": _mb_s(done_bytes, seconds), "verified": ok})
-        if g.kind is VdevKind.MIRROR and self.spare and how == "fresh disk" and not self.sequential_rebuild:
-            detail["sequential"] = {"skipped": "not asked for (--sequential-rebuild); it can crash OpenZFS "
-                                               "releases without the fix of openzfs/zfs#18276"}
-        elif g.kind is VdevKind.MIRROR and self.spare and how == "fresh disk":
-            # a sequential rebuild onto the disk that was just replaced out, for comparison. ZFS
-            # starts a scrub right after it, whose line may hide the rebuild's in zpool status, so
-            # the bytes written to the disk (/proc/diskstats) are recorded too.
-            back = self._device_for(victim) or victim
-            names = kernel_names([back])
-            before = read_diskstats()
-            t1 = time.monotonic()
-            self.zfs.replace(POOL, target, back, sequential=True, wait=True, timeout_s=14400)
-            seconds = time.monotonic() - t1
-            after = read_diskstats()
-            written = ((after[names[0]][1] - before[names[0]][1]) * SECTOR
-                       if names and names[0] in before and names[0] in after else 0)
-            scan = self.zfs.status(POOL).scan
-            detail["sequential"] = {"seconds": seconds, "written_bytes": written,
-                                    "resilvered_bytes": scan.resilvered_bytes if scan.kind == "resilver" else 0,
-                                    "mb_s": _mb_s(written, seconds)}
+        if g.kind is VdevKind.MIRROR and how == "fresh disk":
+            detail["sequential"] = (self._sequential_rebuild(target, self._device_for(victim) or victim)
+                                    if self.sequential_rebuild else
+                                    {"skipped": "not asked for (--sequential-rebuild); it can crash OpenZFS "
+                                                "releases without the fix of openzfs/zfs#18276"})
         return self._add(ScenarioResult("resilver", "survived" if ok else "lost", seconds, detail))
+
+    def _sequential_rebuild(self, source: str, back: str) -> dict:
+        """`replace -s` from `source` back onto `back` (the disk just replaced out), timed. ZFS
+        starts a scrub right after it, whose line may hide the rebuild's in zpool status, so the
+        bytes written to the disk (/proc/diskstats) are recorded too."""
+        names = kernel_names([back])
+        before = read_diskstats()
+        t0 = time.monotonic()
+        self.zfs.replace(POOL, source, back, sequential=True, wait=True, timeout_s=14400)
+        seconds = time.monotonic() - t0
+        after = read_diskstats()
+        written = ((after[names[0]][1] - before[names[0]][1]) * SECTOR
+                   if names and names[0] in before and names[0] in after else 0)
+        scan = self.zfs.status(POOL).scan
+        return {"seconds": seconds, "written_bytes": written,
+                "resilvered_bytes": scan.resilvered_bytes if scan.kind == "resilver" else 0,
+                "mb_s": _mb_s(written, seconds)}
 
     def _data_region(self, device: str) -> tuple[str, int, int]:
         """Where ZFS keeps data on this device: (path, first byte, end): past the front labels and
