@@ -7,7 +7,6 @@ ZFSLAB_TEST_REQUIRE_ORACLE=1, as in CI, where a skip is a failure.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -15,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.oracle import harness
 from zfslab.model.layouts import Layout, zpool_vdev_args
 
-HERE = Path(__file__).parent
-INCLUDES = ("/usr/include/libspl", "/usr/include/libzfs")
 # tmpfs takes sparse files above 16 TiB, which ext4 refuses (real-zfs.md §2.3)
 SPARSE_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -46,16 +44,13 @@ def _skip_or_fail(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def zspace_binary(tmp_path_factory) -> Path:
-    if shutil.which("gcc") is None:
-        _skip_or_fail("gcc is not installed")
-    if not os.path.exists("/usr/include/libzfs/sys/spa.h"):
-        _skip_or_fail("libzfslinux-dev is not installed (Debian contrib)")
+    reason = harness.missing()
+    if reason:
+        _skip_or_fail(reason)
     out = tmp_path_factory.mktemp("oracle") / "zspace"
-    argv = ["gcc", "-O1", "-w", "-D_GNU_SOURCE", *(f"-I{i}" for i in INCLUDES), "-o", str(out),
-            str(HERE / "zspace.c"), "-lzpool", "-lnvpair"]
-    build = subprocess.run(argv, capture_output=True, text=True)
-    if build.returncode != 0:
-        _skip_or_fail(f"the harness does not build: {build.stderr[-500:]}")
+    error = harness.build(out)
+    if error:
+        _skip_or_fail(f"the harness does not build: {error}")
     return out
 
 
