@@ -46,21 +46,27 @@ def test_job_arguments():
         FioJob("x", "read")
 
 
-def test_real_fio_on_a_file(tmp_path):
+def test_real_fio_on_a_file(tmp_path, monkeypatch):
     fio = Fio()
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    data = tmp_path / "data"
+    data.mkdir()
     if fio.runner.which("fio") is None:
         pytest.skip("fio is not installed")
-    w = fio.run(FioJob("w", "write", bs="64k", size="8m", directory=str(tmp_path), verify="crc32c", do_verify=False))
+    w = fio.run(FioJob("w", "write", bs="64k", size="8m", directory=str(data), verify="crc32c", do_verify=False))
     assert w.jobs[0].write.io_bytes == 8 << 20
-    r = fio.run(FioJob("w", "read", bs="64k", size="8m", directory=str(tmp_path), verify="crc32c"))
+    r = fio.run(FioJob("w", "read", bs="64k", size="8m", directory=str(data), verify="crc32c"))
     assert r.jobs[0].read.io_bytes >= 8 << 20
+    assert list(cwd.iterdir()) == []  # no verify-state file left where the user ran zfslab
     # corrupt the file behind fio's back: verify must fail loudly
-    path = next(tmp_path.iterdir())
+    path = next(data.iterdir())
     with open(path, "r+b") as f:
         f.seek(100_000)
         f.write(os.urandom(4096))
     with pytest.raises(FioFailed, match="fio job 'w' failed"):
-        fio.run(FioJob("w", "read", bs="64k", size="8m", directory=str(tmp_path), verify="crc32c"))
+        fio.run(FioJob("w", "read", bs="64k", size="8m", directory=str(data), verify="crc32c"))
 
 
 def test_missing_fio_is_named(tmp_path):

@@ -67,7 +67,8 @@ class FioJob:
         if self.end_fsync:
             a.append("--end_fsync=1")
         if self.verify:
-            a.append(f"--verify={self.verify}")
+            # fio otherwise leaves local-<job>-<n>-verify.state in the caller's working directory
+            a += [f"--verify={self.verify}", "--verify_state_save=0"]
         if self.do_verify is not None:
             a.append(f"--do_verify={int(self.do_verify)}")
         if self.readonly:
