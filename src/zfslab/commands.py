@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from rich.console import Console
 
 from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
-from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, zpool_create_argv
+from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, replication_mismatch, zpool_create_argv
 from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
 from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
 from zfslab.model.reliability.params import RiskParams, params_for_class
@@ -240,8 +241,9 @@ def cmd_layout(args: argparse.Namespace) -> int:
             [f"DISK{i}" for i in range(1, layout.disks + 1)]
     if args.devices and args.from_zpool:
         raise UsageError("--devices goes with LAYOUT; a zpool vdev list names its own devices")
-    argv = zpool_create_argv(args.pool, layout, devices, ashift=args.ashift)
-    record = _layout_record(layout, argv)
+    mismatch = replication_mismatch(layout)
+    argv = zpool_create_argv(args.pool, layout, devices, ashift=args.ashift, force=mismatch is not None)
+    record = _layout_record(layout, argv, mismatch)
     if args.json:
         print(to_json(record))
     else:
@@ -250,15 +252,18 @@ def cmd_layout(args: argparse.Namespace) -> int:
         plural = "s" if layout.top_level_vdevs != 1 else ""
         out.print(f"{layout.disks} disks, {layout.top_level_vdevs} top-level vdev{plural}; survives "
                   f"{layout.failures_guaranteed} failed disks at once (best case {layout.failures_best_case})")
-        out.print(" ".join(argv), soft_wrap=True)
+        if mismatch:
+            out.print(f"-f: zpool create refuses a \"mismatched replication level\" without it: {mismatch}. "
+                      "-f also skips its checks that the devices are unused: check them first.", markup=False)
+        print(shlex.join(argv))  # quoted for a POSIX shell; printed plainly, as rich would read [..] as markup
     return 0
 
 
-def _layout_record(layout: Layout, argv: list[str]) -> dict:
+def _layout_record(layout: Layout, argv: list[str], mismatch: str | None = None) -> dict:
     return {"layout": str(layout), "shape": layout.describe(), "disks": layout.disks,
             "top_level_vdevs": layout.top_level_vdevs, "hot_spares": layout.hot_spares,
             "failures_guaranteed": layout.failures_guaranteed, "failures_best_case": layout.failures_best_case,
-            "zpool_create": argv}
+            "zpool_create": argv, "zpool_create_shell": shlex.join(argv), "force_reason": mismatch}
 
 
 def _inputs_text(p: RiskParams) -> str:

@@ -1,6 +1,18 @@
 """Errors a user can act on: each says what is wrong, shows the value, gives the next step."""
 
 
+def clip(value: object, limit: int = 40) -> str:
+    """The value's repr, cut to about `limit` characters: a message stays one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """Text for a message, unquoted: control characters escaped, cut to about `limit` characters."""
+    text = repr(str(text))[1:-1]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class ZfslabError(Exception):
     """{}"""
 

@@ -2,7 +2,8 @@ import pytest
 
 from zfslab.errors import LayoutError
 from zfslab.model.layouts import (
-    Layout, VdevGroup, VdevKind, parse_layout, parse_zpool_vdevs, zpool_create_argv, zpool_vdev_args,
+    Layout, VdevGroup, VdevKind, check_pool_name, parse_layout, parse_zpool_vdevs, replication_mismatch,
+    zpool_create_argv, zpool_vdev_args,
 )
 
 
@@ -121,3 +122,85 @@ def test_group_is_checked_where_it_is_built():
         VdevGroup(VdevKind.RAIDZ, width=2, parity=2)
     with pytest.raises(LayoutError):
         Layout((), 1)
+
+
+# --- hostile input (issue 19) -------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["raidz2:²", "raidz2:٦", "²xmirror:2", "mirror:６", "draid2:8d:２4c", "raidz²:6",
+                                  "spare:³+mirror:2", "raidz2:" + "9" * 5000])
+def test_the_grammar_takes_ascii_digits_only(text):
+    with pytest.raises(LayoutError):
+        parse_layout(text)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("10000000xmirror:2", "10000000xmirror:2: the count is at most 1024, got 10000000"),
+    ("spare:100000000+mirror:2", "spare:100000000: the number of spares is at most 1024, got 100000000"),
+    ("1000000000xmirror:2", "1000000000xmirror:2: the count is at most 1024, got 1000000000"),
+    ("mirror:256", "mirror:256: a vdev has at most 255 disks, got width=256"),
+    ("draid1:8d:300c", "draid1:8d:300c: a vdev has at most 255 disks, got width=300"),
+    ("mirror:99999999999", "mirror:99999999999: the width is at most 1000000000, got 99999999999"),
+    ("600xmirror:2", "600xmirror:2 has 1200 disks; zfslab models pools of at most 1024 disks"),
+    ("+".join(["disk"] * 1025), "a layout of 1025 parts: zfslab models pools of at most 1024 disks"),
+])
+def test_layouts_are_bounded_where_the_text_is_read(text, message):
+    with pytest.raises(LayoutError) as e:
+        parse_layout(text)
+    assert str(e.value) == message
+
+
+def test_the_largest_layouts_still_parse():
+    assert parse_layout("1024xdisk").disks == 1024
+    assert parse_layout("4xraidz3:255+spare:4").disks == 1024
+    assert parse_layout("mirror:255").disks == 255
+
+
+def test_a_huge_token_is_shown_short():
+    with pytest.raises(LayoutError) as e:
+        parse_layout("x" * 100_000)
+    assert len(str(e.value)) < 300
+
+
+@pytest.mark.parametrize("name", ["tank", "Tank2", "a", "pool_1-x:y.z", "tankmirror",
+                                  "c", "cache1", "logs", "t" * 239])
+def test_pool_names_zpool_accepts(name):
+    assert check_pool_name(name) == name
+
+
+@pytest.mark.parametrize("name,why", [
+    ("", "empty"), ("my pool", "' ' is not allowed"), ("1tank", "begins with a letter"), ("_x", "begins with a letter"),
+    ("mirror", "reserved"), ("mirror2", "reserved"), ("raidz", "reserved"), ("raidz3x", "reserved"),
+    ("draid", "reserved"), ("spare", "reserved"), ("log", "reserved"), ("cache", "reserved"),
+    ("special", "reserved"), ("dedup", "reserved"), ("c0", "Solaris disks"), ("c1t0d0", "Solaris disks"),
+    ("tank/fs", "'/' is not allowed"), ("tank$(reboot)", "'$' is not allowed"), ("tänk", "'ä' is not allowed"),
+    ("t" * 240, "at most 239 characters"), ("tank\n", "'\\n' is not allowed"),
+])
+def test_pool_names_zpool_refuses(name, why):
+    with pytest.raises(LayoutError) as e:
+        check_pool_name(name)
+    assert why in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_create_command_checks_the_pool_name_and_devices():
+    with pytest.raises(LayoutError, match="reserved"):
+        zpool_create_argv("mirror", parse_layout("mirror:2"), ["a", "b"])
+    with pytest.raises(LayoutError, match="cannot begin with '-'"):
+        zpool_create_argv("tank", parse_layout("mirror:2"), ["-f", "b"])
+    with pytest.raises(LayoutError, match="control characters"):
+        zpool_create_argv("tank", parse_layout("mirror:2"), ["a\nb", "c"])
+
+
+@pytest.mark.parametrize("text,needs_force", [
+    ("mirror:2+raidz2:6", True), ("disk+mirror:2", True), ("mirror:2+mirror:3", True), ("raidz1:5+raidz2:6", True),
+    ("raidz2:6+draid1:4d:8c", True), ("mirror:3+raidz1:4", True),
+    ("raidz2:6", False), ("2xmirror:2", False), ("3xdisk", False), ("raidz2:6+raidz2:8", False),
+    ("raidz2:6+draid2:4d:8c", False), ("mirror:3+raidz2:6", False), ("raidz2:6+spare:2", False),
+])
+def test_replication_mismatch_follows_zpool(text, needs_force):
+    assert (replication_mismatch(parse_layout(text)) is not None) == needs_force
+
+
+def test_create_argv_keeps_its_default_for_bench():
+    # bench (system/bench.py) calls it without force: -f also overrides zpool's in-use checks
+    argv = zpool_create_argv("zfslab-bench", parse_layout("mirror:2+raidz2:6"), [f"d{i}" for i in range(8)])
+    assert "-f" not in argv

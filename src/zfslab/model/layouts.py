@@ -10,13 +10,16 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from zfslab.errors import LayoutError
+from zfslab.errors import LayoutError, clip, shown
 
 # OpenZFS limits: include/sys/fs/zfs.h (VDEV_RAIDZ_MAXPARITY, VDEV_DRAID_MAXPARITY,
 # VDEV_DRAID_MAX_CHILDREN) and the 255-child bound of raidz (vdev_raidz.c).
 MAX_CHILDREN = 255
 MAX_PARITY = 3
 MAX_DRAID_SPARES = 100
+# zfslab's own bound, not OpenZFS's: a pool of more disks is outside what it models, and a
+# layout such as 10000000xmirror:2 would otherwise take minutes and gigabytes to describe.
+MAX_POOL_DISKS = 1024
 KINDS_HELP = "disk, mirror, raidz1, raidz2, raidz3, draid or spare (e.g. raidz2:6, 12xmirror:2, draid2:8d:24c:1s, spare:1)"
 
 
@@ -146,6 +149,9 @@ class Layout:
             raise LayoutError("a layout needs at least one data vdev, e.g. raidz2:6 (spares alone hold no data)")
         if self.hot_spares < 0:
             raise LayoutError(f"spare:{self.hot_spares}: the number of hot spares cannot be negative")
+        if self.disks > MAX_POOL_DISKS:
+            raise LayoutError(f"{shown(str(self), 60)} has {self.disks} disks; zfslab models pools of at most "
+                              f"{MAX_POOL_DISKS} disks")
 
     def __str__(self) -> str:
         tokens = [g.token for g in self.groups]
@@ -179,29 +185,42 @@ class Layout:
         return text
 
 
-_TOKEN_RE = re.compile(r"^(?:(\d+)x)?([a-z]+[0-9]*)(?::(.*))?$")
-_DRAID_RE = re.compile(r"^draid([0-9]*)((?::[0-9]+[dcs])*)$")
+# ASCII digits only: \d, str.isdigit() and int() also take '²' or '٣', which no zpool accepts.
+_TOKEN_RE = re.compile(r"(?:([0-9]+)x)?([a-z]+[0-9]*)(?::(.*))?", re.ASCII | re.DOTALL)
+_DRAID_RE = re.compile(r"draid([0-9]*)((?::[0-9]+[dcs])*)", re.ASCII)
+_DIGITS_RE = re.compile(r"[0-9]+", re.ASCII)
 
 
-def _positive(text: str, token: str, what: str) -> int:
-    if not text.isdigit():
-        raise LayoutError(f"{token}: the {what} must be a whole number, got {text!r}")
+def _whole(text: str, token: str, what: str, limit: int) -> int:
+    """A whole number of ASCII digits, at most `limit` (checked before int(), which refuses 4,300 digits)."""
+    if not _DIGITS_RE.fullmatch(text):
+        raise LayoutError(f"{token}: the {what} must be a whole number, got {clip(text)}")
+    if len(text) > len(str(limit)) or int(text) > limit:
+        raise LayoutError(f"{token}: the {what} is at most {limit}, got {shown(text)}")
     return int(text)
+
+
+_PARSE_LIMIT = 10**9  # beyond it, a number is refused as text; below, the object built says what fits
+
+
+def _positive(text: str, token: str, what: str, limit: int = _PARSE_LIMIT) -> int:
+    return _whole(text, token, what, limit)
 
 
 def parse_draid(spec: str, count: int = 1, token: str | None = None) -> VdevGroup:
     """A VdevGroup from OpenZFS's dRAID notation `draid[P][:Dd][:Cc][:Ss]` (children required)."""
-    token = token or spec
-    m = _DRAID_RE.match(spec)
+    token = shown(token or spec)
+    m = _DRAID_RE.fullmatch(spec)
     if not m:
         raise LayoutError(f"{token}: write dRAID as draidP:Dd:Cc:Ss, e.g. draid2:8d:24c:1s")
-    parity = int(m.group(1)) if m.group(1) else 1
+    parity = _whole(m.group(1), token, "dRAID parity", _PARSE_LIMIT) if m.group(1) else 1
     fields: dict[str, int] = {}
+    names = {"d": "number of data disks", "c": "number of children", "s": "number of distributed spares"}
     for part in m.group(2).split(":")[1:]:
         letter = part[-1]
         if letter in fields:
             raise LayoutError(f"{token}: '{letter}' is given twice")
-        fields[letter] = int(part[:-1])
+        fields[letter] = _whole(part[:-1], token, names[letter], _PARSE_LIMIT)
     if "c" not in fields:
         raise LayoutError(f"{token}: say how many children the dRAID has, e.g. {spec}:24c")
     children, spares = fields["c"], fields.get("s", 0)
@@ -220,12 +239,12 @@ def _group(token: str, kind: VdevKind, **fields: int) -> VdevGroup:
 
 def parse_token(token: str) -> VdevGroup | int:
     """One token: a VdevGroup, or an int for `spare:N` (hot spares)."""
-    raw = token
+    raw = shown(token)
     token = token.strip().lower()
-    m = _TOKEN_RE.match(token)
+    m = _TOKEN_RE.fullmatch(token)
     if not m:
-        raise LayoutError(f"cannot read {raw!r}: write [COUNTx]KIND[:WIDTH] with KIND one of {KINDS_HELP}")
-    count = int(m.group(1)) if m.group(1) is not None else 1
+        raise LayoutError(f"cannot read {clip(token)}: write [COUNTx]KIND[:WIDTH] with KIND one of {KINDS_HELP}")
+    count = _whole(m.group(1), raw, "count", MAX_POOL_DISKS) if m.group(1) is not None else 1
     kind, arg = m.group(2), m.group(3)
     if kind.startswith("draid"):
         return parse_draid(kind + (":" + arg if arg is not None else ""), count, raw)
@@ -234,7 +253,7 @@ def parse_token(token: str) -> VdevGroup | int:
     if kind == "spare":
         if m.group(1) is not None:
             raise LayoutError(f"{raw}: write hot spares as spare:N")
-        return _positive(arg or "1", raw, "number of spares")
+        return _positive(arg or "1", raw, "number of spares", MAX_POOL_DISKS)
     if kind in ("disk", "stripe"):
         width = _positive(arg, raw, "width") if arg is not None else 1
         if kind == "stripe":  # stripe:N is N single-disk vdevs
@@ -247,21 +266,24 @@ def parse_token(token: str) -> VdevGroup | int:
         return _group(raw, VdevKind.MIRROR, width=width, parity=width - 1, count=count)
     rz = re.fullmatch(r"raidz([0-9]*)", kind)
     if rz:
-        parity = int(rz.group(1)) if rz.group(1) else 1
+        parity = _whole(rz.group(1), raw, "raidz parity", _PARSE_LIMIT) if rz.group(1) else 1
         if arg is None:
             raise LayoutError(f"{raw}: say how many disks, e.g. {kind}:{parity + 4}")
         width = _positive(arg, raw, "width")
         return _group(raw, VdevKind.RAIDZ, width=width, parity=parity, count=count)
-    raise LayoutError(f"unknown vdev kind {kind!r} in {raw!r}; use {KINDS_HELP}")
+    raise LayoutError(f"unknown vdev kind {clip(kind)} in '{raw}'; use {KINDS_HELP}")
 
 
 def parse_layout(text: str) -> Layout:
     """A Layout from `2xraidz2:6+spare:1`; identical neighbouring groups are merged."""
     if not text or not text.strip():
         raise LayoutError(f"empty layout; write one such as raidz2:6 or 12xmirror:2 ({KINDS_HELP})")
+    tokens = text.split("+")
+    if len(tokens) > MAX_POOL_DISKS:
+        raise LayoutError(f"a layout of {len(tokens)} parts: zfslab models pools of at most {MAX_POOL_DISKS} disks")
     groups: list[VdevGroup] = []
     spares = 0
-    for token in text.split("+"):
+    for token in tokens:
         item = parse_token(token)
         if isinstance(item, int):
             spares += item
@@ -335,13 +357,83 @@ def parse_zpool_vdevs(words: list[str] | str) -> tuple[Layout, list[str]]:
     return Layout(_merge(groups), spares), devices
 
 
+# pool_namecheck (module/zcommon/zfs_namecheck.c) with zpool_name_valid's wider reserved set for
+# a new pool (lib/libzfs/libzfs_pool.c); ZFS also takes a space, which we refuse: scripts split on it.
+_POOL_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_\-:.]*", re.ASCII)
+_RESERVED_PREFIXES = ("mirror", "raidz", "draid", "spare")
+_RESERVED_NAMES = ("log", "cache", "special", "dedup")
+MAX_POOL_NAME = 239  # strlen < ZFS_MAX_DATASET_NAME_LEN - 2 - 2 * strlen("$ORIGIN")
+
+
+def check_pool_name(name: str) -> str:
+    """The name, if `zpool create` accepts it as a new pool's; else a LayoutError saying why."""
+    what = f"pool name {clip(name)}"
+    if not name:
+        raise LayoutError("the pool name is empty; give one such as tank")
+    if len(name) > MAX_POOL_NAME:
+        raise LayoutError(f"{what}: at most {MAX_POOL_NAME} characters, got {len(name)}")
+    if not ("a" <= name[0].lower() <= "z"):
+        raise LayoutError(f"{what}: a pool name begins with a letter, e.g. tank")
+    if not _POOL_NAME_RE.fullmatch(name):
+        bad = next(c for c in name if not _POOL_NAME_RE.fullmatch("a" + c))
+        raise LayoutError(f"{what}: {clip(bad)} is not allowed; use letters, digits and _ - : . only")
+    if name.startswith(_RESERVED_PREFIXES) or name in _RESERVED_NAMES:
+        raise LayoutError(f"{what}: reserved by zpool (mirror*, raidz*, draid*, spare*, log, cache, special, "
+                          f"dedup); choose another, e.g. tank")
+    if name[0] == "c" and name[1:2].isdigit():
+        raise LayoutError(f"{what}: zpool reserves names like c0 (they look like Solaris disks); choose another")
+    return name
+
+
+def check_device_name(device: str) -> str:
+    """A device argument that zpool reads as a device, and a shell line shows on one line."""
+    if device.startswith("-"):  # zpool's getopt would take '-f' anywhere on the line as an option
+        raise LayoutError(f"device {clip(device)}: a device name cannot begin with '-'; give its path, e.g. /dev/sdb")
+    if any(ord(c) < 32 or ord(c) == 127 for c in device):
+        raise LayoutError(f"device {clip(device)}: control characters are not allowed in a device name")
+    return device
+
+
+def replication_mismatch(layout: Layout) -> str | None:
+    """Why `zpool create` refuses this layout without -f ("mismatched replication level"), or None.
+
+    get_replication() in cmd/zpool/zpool_vdev.c compares each top-level vdev with the one before:
+    raidz and dRAID go together at equal parity, raidz or dRAID with a mirror only when the mirror
+    survives as many failures, otherwise kind, parity and width must all match. (Releases before
+    2.2 refuse every mirror with raidz, and before 2.1 raidz vdevs of different widths.)"""
+    def rep(g: VdevGroup) -> tuple[str, int, int]:
+        name = {VdevKind.DISK: "disk", VdevKind.MIRROR: "mirror", VdevKind.RAIDZ: "raidz", VdevKind.DRAID: "draid"}
+        parity = g.parity if g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) else 0
+        return name[g.kind], g.width, parity
+
+    for a, b in zip(layout.groups, layout.groups[1:]):
+        (ka, wa, pa), (kb, wb, pb) = rep(a), rep(b)
+        parity_kinds = ("raidz", "draid")
+        if {ka, kb} & {"mirror"} and {ka, kb} & set(parity_kinds):
+            raidz, mirror = (a, b) if ka in parity_kinds else (b, a)
+            if raidz.parity != mirror.width - 1:
+                return (f"each {mirror.spec} vdev survives {mirror.width - 1} failed disks, each {raidz.spec.split(':')[0]} "
+                        f"vdev {raidz.parity}")
+        elif ka in parity_kinds and kb in parity_kinds:
+            if pa != pb:
+                return f"both parity {pa} and parity {pb} vdevs are present"
+        elif ka != kb:
+            return f"both {ka} and {kb} vdevs are present"
+        elif wa != wb:
+            return f"both {wa}-way and {wb}-way {ka} vdevs are present"
+    return None
+
+
 def zpool_vdev_args(layout: Layout, devices: list[str]) -> list[str]:
     """The vdev part of `zpool create` for these devices, in layout order."""
     if len(devices) != layout.disks:
         raise LayoutError(f"{layout} needs {layout.disks} devices, got {len(devices)}")
-    if len(set(devices)) != len(devices):
-        dup = sorted({d for d in devices if devices.count(d) > 1})
-        raise LayoutError(f"device {dup[0]} is given twice; each disk can be used once")
+    seen: set[str] = set()
+    for d in devices:
+        check_device_name(d)
+        if d in seen:
+            raise LayoutError(f"device {shown(d)} is given twice; each disk can be used once")
+        seen.add(d)
     args: list[str] = []
     it = iter(devices)
     for g in layout.groups:
@@ -359,7 +451,9 @@ def zpool_create_argv(
     pool: str, layout: Layout, devices: list[str], *, ashift: int | None = None,
     pool_props: dict[str, str] | None = None, fs_props: dict[str, str] | None = None, force: bool = False,
 ) -> list[str]:
-    """The whole `zpool create` command line as an argv list."""
+    """The whole `zpool create` command line as an argv list (-f only when `force`: it also
+    overrides zpool's in-use checks; see replication_mismatch for when zpool demands it)."""
+    check_pool_name(pool)
     argv = ["zpool", "create"]
     if force:
         argv.append("-f")
