@@ -8,7 +8,7 @@ import sqlite3
 import statistics
 from dataclasses import dataclass
 
-from zfslab.store.schema import atomic
+from zfslab.store.schema import atomic, has_table
 
 
 def now() -> str:
@@ -87,6 +87,22 @@ class Results:
                      m.write_iops, m.read_clat_p50_us, m.read_clat_p99_us, m.write_clat_p50_us, m.write_clat_p99_us,
                      m.sync_mean_us, m.disk_read_mb, m.disk_write_mb, m.disk_util_max, int(m.cache_suspect),
                      m.fio_json, m.diskstats_json, m.iostat_text))
+
+    def record_pool(self, guid: str, name: str, purpose: str, layout: str, run_id: int | None = None) -> None:
+        """A pool zfslab just created: the proof, later, that disks carrying its labels are zfslab's."""
+        with atomic(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO pools (guid, name, purpose, run_id, layout, created_at) "
+                              "VALUES (?,?,?,?,?,?)", (guid, name, purpose, run_id, layout, now()))
+
+    def pool_guids(self, *, run_id: int | None = None, purpose: str | None = None) -> set[str]:
+        """GUIDs of the pools zfslab recorded: those of one bench run, or of every drill."""
+        if not has_table(self.conn, "pools"):  # a database from before zfslab recorded them
+            return set()
+        if run_id is not None:
+            rows = self.conn.execute("SELECT guid FROM pools WHERE run_id = ?", (run_id,))
+        else:
+            rows = self.conn.execute("SELECT guid FROM pools WHERE purpose = ?", (purpose,))
+        return {r[0] for r in rows}
 
     def add_capacity(self, run_id: int, layout: str, size_bytes: int, usable_bytes: int) -> None:
         with atomic(self.conn):

@@ -2,10 +2,15 @@
 
 Each migration is a list of statements applied once, in order, recorded in schema_version;
 a database from a newer zfslab (a higher version than we know) is refused rather than guessed at.
+
+zfslab changes only its own databases: a new file (or an empty one) becomes one, marked with
+SQLite's application_id; a file with tables that are not zfslab's is refused before anything
+is written, and readers (`report`, a dry run) open the file read-only and never migrate it.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import contextmanager
 
@@ -70,8 +75,24 @@ MIGRATIONS: list[list[str]] = [
             zfs_version TEXT, sandbox INTEGER NOT NULL DEFAULT 0
         )""",
     ],
+    [  # 3: every pool zfslab creates, by GUID: a disk is zfslab's leftover only when its ZFS
+       #    label names one of these (a pool of the same name made by anyone else is not)
+        """CREATE TABLE pools (
+            guid TEXT PRIMARY KEY,          -- zpool get guid, decimal as zpool prints it
+            name TEXT NOT NULL,
+            purpose TEXT NOT NULL,          -- bench | drill
+            run_id INTEGER REFERENCES runs(id),  -- the bench run that made it
+            layout TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# 'zfsl' in ASCII: SQLite's header field for the application that owns the file
+APPLICATION_ID = 0x7A66736C
+KNOWN_TABLES = {"schema_version", "runs", "run_disks", "measurements", "layout_capacity", "drills", "pools"}
 
 
 class DatabaseTooNew(ZfslabError):
@@ -80,17 +101,51 @@ class DatabaseTooNew(ZfslabError):
     exit_code = 2
 
 
-def current_version(conn: sqlite3.Connection) -> int:
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    return row[0] or 0
+class NotOurDatabase(ZfslabError):
+    """{}: {}; give --db a zfslab results file (or a new file name)"""
+
+    exit_code = 2
+
+
+class NoDatabase(ZfslabError):
+    """{}: no such results file; run `zfslab bench` or `zfslab drill` first, or give --db the file they wrote"""
+
+    exit_code = 2
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def stored_version(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of a zfslab database (0: an empty file, not yet one); refuses a file
+    whose tables or version are not zfslab's, or a version newer than this zfslab knows."""
+    tables = _tables(conn)
+    if not tables:
+        return 0
+    app = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app not in (0, APPLICATION_ID):  # 0: files made before zfslab set it
+        raise NotOurDatabase(path, f"an SQLite database of another program (application_id {app:#x})")
+    foreign = sorted(tables - KNOWN_TABLES)
+    if "schema_version" not in tables or foreign:
+        raise NotOurDatabase(path, "an SQLite database that is not zfslab's (tables: "
+                                   f"{', '.join(sorted(tables)[:6])})")
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_version")]
+    if not versions or not all(type(v) is int for v in versions):
+        raise NotOurDatabase(path, "its schema_version table does not hold zfslab's version numbers")
+    version = max(versions)
+    if version > SCHEMA_VERSION:
+        raise DatabaseTooNew(path, version, SCHEMA_VERSION)
+    return version
 
 
 def migrate(conn: sqlite3.Connection, path: str = ":memory:") -> int:
     """Apply the migrations this database lacks; returns the version it is at."""
-    version = current_version(conn)
-    if version > SCHEMA_VERSION:
-        raise DatabaseTooNew(path, version, SCHEMA_VERSION)
+    version = stored_version(conn, path)
+    if version == 0:
+        with atomic(conn):
+            conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     for number in range(version + 1, SCHEMA_VERSION + 1):
         with atomic(conn):
             for statement in MIGRATIONS[number - 1]:
@@ -111,12 +166,77 @@ def atomic(conn: sqlite3.Connection):
     conn.execute("COMMIT")
 
 
+def _file_problem(path: str) -> str | None:
+    """Why path cannot be an SQLite file, before SQLite is let near it."""
+    if os.path.isdir(path):
+        return "a directory, not a results file"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if head and head != b"SQLite format 3\x00":
+        return "not an SQLite database"
+    return None
+
+
+def _sqlite_error(path: str, e: sqlite3.Error) -> NotOurDatabase:
+    return NotOurDatabase(path, f"not a usable SQLite database ({e})")
+
+
 def connect(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA foreign_keys = ON")
+    """Open (or create) a zfslab results database for writing, migrated to this version.
+    A file that is not zfslab's is refused before anything is written to it."""
     if path != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")  # a measurement survives a power cut once committed
-    migrate(conn, path)
+        problem = _file_problem(path) if os.path.exists(path) else None
+        if problem:
+            raise NotOurDatabase(path, problem)
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise NotOurDatabase(path, f"the folder {folder} does not exist")
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        conn.row_factory = sqlite3.Row
+        stored_version(conn, path)  # refuse before the first write, journal mode included
+        conn.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")  # a measurement survives a power cut once committed
+        migrate(conn, path)
+    except sqlite3.DatabaseError as e:
+        raise _sqlite_error(path, e) from None
     return conn
+
+
+def open_readonly(path: str) -> sqlite3.Connection:
+    """Open an existing zfslab results database without changing a byte of it (SQLite's
+    mode=ro: no tables, no migration, no journal-mode switch). An older zfslab's database
+    reads as far as its tables go; readers must not assume the newest tables exist."""
+    if not os.path.exists(path):
+        raise NoDatabase(path)
+    problem = _file_problem(path)
+    if problem:
+        raise NotOurDatabase(path, problem)
+    # With no write-ahead log beside it the file is complete: immutable=1 reads it without
+    # creating -wal/-shm files next to it; with one (a bench still running, or one that
+    # crashed), mode=ro reads the log too.
+    flags = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, isolation_level=None, timeout=30)
+        conn.row_factory = sqlite3.Row
+        version = stored_version(conn, path)
+    except sqlite3.DatabaseError as e:
+        raise _sqlite_error(path, e) from None
+    if version == 0:
+        conn.close()
+        raise NotOurDatabase(path, "an empty SQLite database, with no zfslab results in it")
+    return conn
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return name in _tables(conn)
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+    return quote(os.path.abspath(path))
