@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
+from dataclasses import dataclass
 
+from zfslab.argtypes import int_arg
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.units import format_bytes, parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
+from zfslab.system.disks import (BadDeviceList, DisksRefused, check_wipe_allowed, inspect_disks, inspect_file,
+                                 is_leftover_of, refusal_lines)
 
-OURS = re.compile(r"^holds a (gpt|PMBR|dos|zfs_member) (signature|partition table)( on \S+)?$")
+# Bounds on what the user asks for: beyond them the work (or the dry run's listing) is no
+# longer something a person meant. A sandbox file is sparse, so its size is bounded by what
+# the file system allows rather than by free space.
+MAX_SANDBOX_DISKS = 64
+MAX_SANDBOX_BYTES = 16 << 40
+MAX_FIO_BYTES = 1 << 50
 
 
 def add_parser(sub) -> None:
@@ -25,19 +33,23 @@ def add_parser(sub) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--disks", metavar="DEV,DEV,...", help="whole disks, e.g. /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B")
     src.add_argument("--sandbox", metavar="DIR", help="sparse files in DIR as vdevs (results not representative of disks)")
-    p.add_argument("--sandbox-disks", type=int, default=6, metavar="N", help="how many sandbox files (default 6)")
+    p.add_argument("--sandbox-disks", type=int_arg("--sandbox-disks", 1, MAX_SANDBOX_DISKS), default=6, metavar="N",
+                   help=f"how many sandbox files (default 6, at most {MAX_SANDBOX_DISKS})")
     p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--layouts", metavar="L,L,...", help="layouts to run, comma-separated (default: what plan lists)")
     which.add_argument("--all", action="store_true", help="every layout plan lists for these disks (the default)")
     p.add_argument("--suite", default="quick", metavar="S", help="ars, seq, quick (default), bonnie (bonnie++ as calomel ran it) or FILE.fio")
-    p.add_argument("--repeats", type=int, default=3, metavar="N", help="runs of each test; the median is kept (default 3)")
-    p.add_argument("--ashift", type=int, default=12, help="pool ashift (default 12)")
+    p.add_argument("--repeats", type=int_arg("--repeats", 1, 100), default=3, metavar="N",
+                   help="runs of each test, 1 to 100; the median is kept (default 3)")
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="pool ashift, 9 to 16 (default 12)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="dataset recordsize (default 128K)")
     p.add_argument("--compression", choices=("off", "lz4"), default="off", help="dataset compression (default off)")
     p.add_argument("--size", metavar="SIZE", help="file size per fio job, or bonnie++'s file (default by suite: quick 1g, ars 4g, seq and bonnie 16g)")
-    p.add_argument("--runtime", type=int, metavar="S", help="seconds per time-based test (default by suite)")
-    p.add_argument("--ramp", type=int, metavar="S", help="ramp-up seconds not counted (default by suite)")
+    p.add_argument("--runtime", type=int_arg("--runtime", 1, 86400), metavar="S",
+                   help="seconds per time-based test (default by suite)")
+    p.add_argument("--ramp", type=int_arg("--ramp", 0, 3600), metavar="S",
+                   help="ramp-up seconds not counted (default by suite)")
     p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database (default zfslab-results.sqlite)")
     p.add_argument("--dry-run", action="store_true", help="print every zpool/zfs/fio command in order and stop")
     p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
@@ -60,10 +72,6 @@ def _options(args):
     from zfslab.system.bench import BenchOptions
     from zfslab.system.suites import DEFAULTS, suite_tests
 
-    if args.repeats < 1:
-        raise UsageError(f"--repeats {args.repeats}: run each test at least once")
-    if not 9 <= args.ashift <= 16:
-        raise UsageError(f"--ashift {args.ashift}: OpenZFS accepts 9 to 16")
     parse_blocksize(args.recordsize)
     job_file = None
     if args.suite.endswith(".fio"):
@@ -73,27 +81,35 @@ def _options(args):
     else:
         tests, defaults = tuple(suite_tests(args.suite)), DEFAULTS[args.suite]
     size, runtime, ramp = defaults
-    if args.size:
-        parse_fio_size(args.size)
+    if args.size and not 0 < parse_fio_size(args.size) <= MAX_FIO_BYTES:
+        raise UsageError(f"--size {args.size}: give a size from 1 byte to 1 PiB, e.g. 4g")
     return BenchOptions(args.suite, tests, args.repeats, args.ashift, args.recordsize, args.compression,
                         args.size or size, args.runtime if args.runtime is not None else runtime,
                         args.ramp if args.ramp is not None else ramp, job_file)
 
 
-def _sandbox_files(directory: str, count: int, size_text: str) -> list[str]:
+def sandbox_paths(directory: str, count: int, size_text: str) -> tuple[list[str], int]:
+    """The sandbox's file vdevs and their size, checked; nothing is created (see make_sandbox)."""
     from zfslab.model.units import parse_size
     size = parse_size(size_text)
-    if size < 64 << 20:
-        raise UsageError(f"--sandbox-size {size_text}: ZFS needs vdevs of at least 64 MiB")
-    os.makedirs(directory, exist_ok=True)
-    files = []
-    for i in range(count):
-        path = os.path.join(os.path.abspath(directory), f"vdev{i}")
-        if not os.path.exists(path):
-            with open(path, "wb") as f:
-                f.truncate(size)
-        files.append(path)
-    return files
+    if not 64 << 20 <= size <= MAX_SANDBOX_BYTES:
+        raise UsageError(f"--sandbox-size {size_text}: give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"--sandbox {directory}: not a directory; give a directory for the file vdevs")
+    return [os.path.join(os.path.abspath(directory), f"vdev{i}") for i in range(count)], size
+
+
+def make_sandbox(paths: list[str], size: int) -> None:
+    """Create the sparse files that do not exist yet (a file already there is an earlier run's)."""
+    try:
+        os.makedirs(os.path.dirname(paths[0]), exist_ok=True)
+        for path in paths:
+            if not os.path.exists(path):
+                with open(path, "wb") as f:
+                    f.truncate(size)
+    except OSError as e:
+        raise UsageError(f"--sandbox {os.path.dirname(paths[0])}: cannot create {size:,}-byte sparse files there "
+                         f"({e.strerror}); choose another directory or a smaller --sandbox-size") from None
 
 
 def _confirm(dirty, args) -> set[str]:
@@ -113,11 +129,10 @@ def _confirm(dirty, args) -> set[str]:
 def cmd_bench(args: argparse.Namespace) -> int:
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
-    from zfslab.system.bench import Bench, format_steps, plan_steps, run_key
-    from zfslab.system.disks import BadDeviceList, check_wipe_allowed, inspect_disks, refusal_lines
+    from zfslab.system.bench import POOL, Bench, destroy_own_pool, format_steps, plan_steps, run_key
+    from zfslab.system.bonnie import Bonnie
     from zfslab.system.facts import host_facts
     from zfslab.system.fio import Fio
-    from zfslab.system.bonnie import Bonnie
     from zfslab.system.runner import PACKAGES, Runner, ToolMissing
     from zfslab.system.zfs import ZfsCli
 
@@ -125,60 +140,57 @@ def cmd_bench(args: argparse.Namespace) -> int:
     runner = Runner()
     sandbox = bool(args.sandbox)
     if sandbox:
-        devices = _sandbox_files(args.sandbox, args.sandbox_disks, args.sandbox_size)
-        infos, ids = [], devices
+        devices, sandbox_bytes = sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size)
+        ids = devices
     else:
-        devices = [d.strip() for d in args.disks.split(",") if d.strip()]
-        if not devices:
-            raise UsageError("--disks: name at least one disk")
-        infos = inspect_disks(devices, runner)
-        sizes = {i.size_bytes for i in infos}
-        if len(sizes) > 1:
-            listing = ", ".join(f"{i.given} {format_bytes(i.size_bytes)}" for i in infos)
-            raise BadDeviceList(f"the disks differ in size ({listing}); bench compares layouts on identical disks")
+        devices = device_list(args.disks)
+    infos = _inspect(devices, runner, sandbox)
+    if not sandbox:
+        _same_size(infos)
         ids = [i.serial or i.device for i in infos]
     layouts = _layouts(args, len(devices))
     key = run_key(layouts, ids, options)
-    fio = Fio(runner)
-    if args.dry_run:
-        done = set()
-        if os.path.exists(args.db):
-            results = Results(connect(args.db))
-            run = results.find_run(key)
-            done = results.done(run["id"]) if run is not None else set()
-        print("\n".join(format_steps(plan_steps(layouts, devices, options, key, fio), done)))
-        lines = refusal_lines(infos)
+    prior = prior_run(args.db, key)
+    if args.dry_run:  # reads the database if there is one, writes nothing anywhere
+        print("\n".join(format_steps(plan_steps(layouts, devices, options, key, Fio(runner)), prior.done)))
+        foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
+        lines = refusal_lines(foreign)
         if lines:
             print("these disks would be refused (nothing was written):\n  " + "\n  ".join(lines), file=sys.stderr)
             return 10
         return 0
 
-    results = Results(connect(args.db))
-    run = results.find_run(key)
-    resuming = run is not None and run["finished_at"] is None
-    ours = results.run_serials(run["id"]) if resuming else set()
-    # disks an interrupted run of this same command used may still carry its pool's labels
-    foreign = [i for i in infos if i.reasons and not (i.serial in ours and all(OURS.match(r) for r in i.reasons))]
-    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=_confirm(foreign, args))
-
+    log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
     engine = options.engine if not options.job_file else "fio"
     if runner.which(engine) is None:  # before any pool is made, not after the first layout
         raise ToolMissing(engine, PACKAGES.get(engine, engine))
-    zfs = ZfsCli(runner)
+    zfs = ZfsCli(runner, log=log)
+    if destroy_own_pool(zfs, POOL, prior.guids, "bench", log):
+        infos = _inspect(devices, runner, sandbox)  # its labels remain, no longer busy
+    # a disk is this run's own leftover only when its label names a pool this run created
+    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
+    if sandbox and foreign:
+        raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
+                           "written):\n  " + "\n  ".join(refusal_lines(foreign))
+                           + "\nremove them or choose another --sandbox directory")
+    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=_confirm(foreign, args))
+
+    results = Results(connect(args.db))
+    if sandbox:
+        make_sandbox(devices, sandbox_bytes)
     facts = host_facts() | {"zfs_version": zfs.version().kernel}
-    if resuming:
-        run_id = run["id"]
+    if prior.resuming:
+        run_id = prior.run_id
     else:
         disk_rows = [{"device": i.given, "serial": i.serial, "model": i.model, "size_bytes": i.size_bytes,
-                      "rotational": i.rotational} for i in infos] or [{"device": d} for d in devices]
+                      "rotational": i.rotational} for i in infos if not sandbox] or [{"device": d} for d in devices]
         run_id = results.start_run(key=key, command=" ".join(sys.argv), suite=options.suite, repeats=options.repeats,
                                    options=options.as_dict(), sandbox=sandbox, facts=facts, disks=disk_rows)
-    bench = Bench(zfs, fio, results, runner, options, layouts, devices, key, run_id, sandbox, Bonnie(runner),
-                  log=lambda text: print(f"zfslab: {text}", file=sys.stderr))
-    bench.destroy_leftovers()
+    bench = Bench(zfs, Fio(runner), results, runner, options, layouts, devices, key, run_id, sandbox, Bonnie(runner),
+                  log=log)
     dirty = [i.given for i in infos if i.reasons]
     if dirty:
-        print(f"zfslab: wiping {', '.join(dirty)}", file=sys.stderr)
+        log(f"wiping {', '.join(dirty)}")
         bench.wipe(dirty)
     _run_with_progress(bench)
     summary = results.summary(run_id)
@@ -187,6 +199,55 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary, sandbox, args.db, run_id)
     return 0
+
+
+def device_list(text: str) -> list[str]:
+    devices = [d.strip() for d in text.split(",") if d.strip()]
+    if not devices:
+        raise UsageError("--disks: name at least one disk, e.g. --disks /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B")
+    return devices
+
+
+def _inspect(devices: list[str], runner, sandbox: bool):
+    """What each disk holds (every check reads only); for a sandbox, the files already there."""
+    if sandbox:
+        return [inspect_file(d, runner) for d in devices if os.path.exists(d)]
+    return inspect_disks(devices, runner)
+
+
+def _same_size(infos) -> None:
+    if len({i.size_bytes for i in infos}) > 1:
+        listing = ", ".join(f"{i.given} {format_bytes(i.size_bytes)}" for i in infos)
+        raise BadDeviceList(f"the disks differ in size ({listing}); bench compares layouts on identical disks")
+
+
+@dataclass(frozen=True)
+class PriorRun:
+    """What the database says of an earlier run of this same command (nothing if there is none)."""
+
+    run_id: int | None = None
+    resuming: bool = False
+    done: frozenset = frozenset()
+    guids: frozenset[str] = frozenset()
+
+
+def prior_run(db: str, key: str) -> PriorRun:
+    """Read, never written: a dry run and a refused run leave the file as they found it."""
+    from zfslab.store.results import Results
+    from zfslab.store.schema import open_readonly
+    if not os.path.exists(db):
+        return PriorRun()
+    conn = open_readonly(db)
+    try:
+        results = Results(conn)
+        run = results.find_run(key)
+        if run is None:
+            return PriorRun()
+        resuming = run["finished_at"] is None
+        return PriorRun(run["id"], resuming, frozenset(results.done(run["id"])),
+                        frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset())
+    finally:
+        conn.close()
 
 
 def _run_with_progress(bench) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from zfslab.argtypes import float_arg, int_arg
 from zfslab.errors import UsageError
 from zfslab.model.layouts import parse_layout
 from zfslab.report.tables import to_json
@@ -30,12 +31,13 @@ def add_parser(sub) -> None:
                    help="on a mirror, also time a sequential rebuild (zpool replace -s) beside the healing resilver; "
                         "off by default: OpenZFS before openzfs/zfs#18276 (2026), e.g. Debian's 2.1.11 and 2.3.2, "
                         "can crash the kernel in it")
-    p.add_argument("--fill", type=float, default=0.5, metavar="F", help="fraction of the pool to fill (default 0.5)")
+    p.add_argument("--fill", type=float_arg("--fill", 0.01, 0.9), default=0.5, metavar="F",
+                   help="fraction of the pool to fill, 0.01 to 0.9 (default 0.5)")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="S,S", help="degraded,resilver,corrupt (default all)")
-    p.add_argument("--corrupt-mb", type=int, default=4, metavar="MB",
+    p.add_argument("--corrupt-mb", type=int_arg("--corrupt-mb", 1, 32), default=4, metavar="MB",
                    help="corruption density: MB/4 overwritten in every 8 MiB of each corrupted disk (default 4: 1 MiB)")
     p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
-    p.add_argument("--ashift", type=int, default=12, help="pool ashift (default 12)")
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="pool ashift, 9 to 16 (default 12)")
     p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database")
     p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
     p.add_argument("--confirm-serials", metavar="S,S,...", help="serial numbers of the disks to wipe")
@@ -51,11 +53,13 @@ def cmd_drill(args: argparse.Namespace) -> int:
     if args.pool:
         if not args.read_only:
             raise UsageError("--pool works only with --read-only: zfslab drills only pools it builds itself")
+        if not args.pool.strip() or args.pool.startswith("-") or "/" in args.pool:
+            raise UsageError(f"--pool {args.pool!r}: give the name of an imported pool, as `zpool list` shows it")
         return _health(zfs, args)
     if args.read_only:
         raise UsageError("--read-only goes with --pool NAME")
-    if not 0.01 <= args.fill <= 0.9:
-        raise UsageError(f"--fill {args.fill}: fill between 0.01 and 0.9 of the pool")
+    if args.sandbox and args.spare_disk:
+        raise UsageError("--spare-disk goes with --disks; with --sandbox, zfslab makes the spare file itself")
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     bad = [s for s in scenarios if s not in SCENARIOS]
     if bad:
@@ -64,38 +68,49 @@ def cmd_drill(args: argparse.Namespace) -> int:
 
 
 def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.bench_cmd import _confirm, _sandbox_files
+    from zfslab.bench_cmd import _confirm, _inspect, device_list, make_sandbox, sandbox_paths
+    from zfslab.store.results import Results
     from zfslab.store.schema import connect
-    from zfslab.system.bench import wipe_devices
-    from zfslab.system.disks import check_wipe_allowed, inspect_disks
+    from zfslab.system.bench import destroy_own_pool, wipe_devices
+    from zfslab.system.disks import DisksRefused, check_wipe_allowed, is_leftover_of, refusal_lines
     from zfslab.system.drill import POOL, Drill, store, verdict
     from zfslab.system.fio import Fio
 
     sandbox = bool(args.sandbox)
     if sandbox:
         layout = parse_layout(args.layout or "raidz2:6")
-        devices = _sandbox_files(args.sandbox, layout.disks + 1, args.sandbox_size)
-        spare = args.spare_disk or devices[-1]
-        devices = devices[:layout.disks]
-        infos = []
+        paths, sandbox_bytes = sandbox_paths(args.sandbox, layout.disks + 1, args.sandbox_size)
+        devices, spare = paths[:layout.disks], paths[-1]
     else:
-        devices = [d.strip() for d in args.disks.split(",") if d.strip()]
+        devices = device_list(args.disks)
         layout = parse_layout(args.layout) if args.layout else parse_layout(
             f"raidz2:{len(devices)}" if len(devices) >= 4 else "mirror:2")
         if layout.disks != len(devices):
             raise UsageError(f"layout {layout} needs {layout.disks} disks, {len(devices)} were given")
         spare = args.spare_disk
-        infos = inspect_disks(devices + ([spare] if spare else []), runner)
-        dirty = [i for i in infos if i.reasons]
-        check_wipe_allowed(dirty, wipe=args.wipe, confirmed_serials=_confirm(dirty, args))
-        if dirty:
-            wipe_devices(runner, [i.given for i in dirty])
-    if zfs.pool_exists(POOL):
-        print(f"zfslab: destroying pool {POOL}, left by an interrupted zfslab drill", file=sys.stderr)
-        zfs.destroy_pool(POOL, force=True)
+    targets = devices + ([spare] if spare else [])
+    guids = _drill_guids(args.db)
+    log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
+    zfs.log = log
+    destroy_own_pool(zfs, POOL, guids, "drill", log)
+    infos = _inspect(targets, runner, sandbox)
+    # a disk is a leftover of an interrupted drill only when its label names a pool a drill made
+    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, guids)]
+    if sandbox and foreign:
+        raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
+                           "written):\n  " + "\n  ".join(refusal_lines(foreign))
+                           + "\nremove them or choose another --sandbox directory")
+    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=_confirm(foreign, args))
+    results = Results(connect(args.db))
+    if sandbox:
+        make_sandbox(paths, sandbox_bytes)
+    dirty = [i.given for i in infos if i.reasons]
+    if dirty:
+        log(f"wiping {', '.join(dirty)}")
+        wipe_devices(runner, dirty, sandbox=sandbox)
     drill = Drill(zfs, Fio(runner), layout, devices, spare, args.fill, args.ashift,
-                  log=lambda t: print(f"zfslab: {t}", file=sys.stderr), corrupt_mb=args.corrupt_mb,
-                  sequential_rebuild=args.sequential_rebuild)
+                  log=log, corrupt_mb=args.corrupt_mb, sequential_rebuild=args.sequential_rebuild,
+                  on_created=lambda guid: results.record_pool(guid, POOL, "drill", str(layout)))
     t0 = time.monotonic()
     try:
         drill.create()
@@ -111,7 +126,7 @@ def _run(zfs, runner, args, scenarios) -> int:
         wipe_devices(runner, devices + ([spare] if spare else []), sandbox=sandbox)
     line = verdict(str(layout), args.fill, drill.results)
     version = zfs.version().kernel
-    store(connect(args.db), str(layout), drill.results, line, version, sandbox)
+    store(results.conn, str(layout), drill.results, line, version, sandbox)
     if args.json:
         print(to_json({"layout": str(layout), "fill": args.fill, "verdict": line, "zfs_version": version,
                        "sandbox": sandbox, "seconds": time.monotonic() - t0,
@@ -120,6 +135,21 @@ def _run(zfs, runner, args, scenarios) -> int:
     else:
         print(line + (" (sandbox: file vdevs)" if sandbox else ""))
     return 0
+
+
+def _drill_guids(db: str) -> set[str]:
+    """GUIDs of the pools earlier drills recorded in this database (read-only: nothing written)."""
+    import os
+
+    from zfslab.store.results import Results
+    from zfslab.store.schema import open_readonly
+    if not os.path.exists(db):
+        return set()
+    conn = open_readonly(db)
+    try:
+        return Results(conn).pool_guids(purpose="drill")
+    finally:
+        conn.close()
 
 
 def _health(zfs, args) -> int:

@@ -13,7 +13,7 @@ from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
 from zfslab.system.bench import POOL, Bench, BenchOptions, plan_steps, run_key
 from zfslab.system.bonnie import Bonnie, parse_csv_line
-from zfslab.system.disks import DiskInfo, DisksRefused, check_wipe_allowed
+from zfslab.system.disks import DiskInfo, DisksRefused, Finding, check_wipe_allowed
 from zfslab.system.fio import Fio, parse_fio_json
 from zfslab.system.runner import Runner
 from zfslab.system.suites import BONNIE_TESTS, SUITES
@@ -29,12 +29,18 @@ class FakeZfs:
         self.pools: dict[str, dict] = {}
         self.calls: list[str] = []
         self.fail_create = fail_create
+        self.created = 0
 
     def create_pool(self, name, layout, devices, **kw):
         self.calls.append(f"create {layout}")
         if self.fail_create == str(layout):
             raise ZfslabError("boom")
-        self.pools[name] = {"props": dict(kw.get("fs_props") or {}), "devices": list(devices)}
+        self.created += 1
+        self.pools[name] = {"props": dict(kw.get("fs_props") or {}), "devices": list(devices),
+                            "guid": str(1000 + self.created)}
+
+    def pool_guid(self, name):
+        return self.pools[name]["guid"]
 
     def destroy_pool(self, name, force=False):
         self.calls.append(f"destroy {name}")
@@ -127,11 +133,24 @@ def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
 
 def test_leftover_pools_are_destroyed_only_if_ours(tmp_path):
     zfs = FakeZfs()
-    zfs.pools = {"zfslab-bench": {"props": {"zfslab:bench": "abc"}, "devices": []},
-                 "tank": {"props": {}, "devices": []}}
-    bench, _ = make(tmp_path, zfs, FakeFio())
+    zfs.pools = {"zfslab-bench": {"props": {"zfslab:bench": "abc"}, "devices": [], "guid": "111"},
+                 "tank": {"props": {}, "devices": [], "guid": "222"}}
+    bench, results = make(tmp_path, zfs, FakeFio())
+    # named like ours, carrying our property, but this run never recorded its GUID: not ours
+    with pytest.raises(DisksRefused, match="did not create it"):
+        bench.destroy_leftovers()
+    assert set(zfs.pools) == {"zfslab-bench", "tank"}
+    results.record_pool("111", POOL, "bench", "mirror:2", bench.run_id)
     assert bench.destroy_leftovers() == ["zfslab-bench"]
     assert list(zfs.pools) == ["tank"]
+
+
+def test_each_pool_guid_is_recorded_for_its_run(tmp_path):
+    zfs = FakeZfs()
+    bench, results = make(tmp_path, zfs, FakeFio())
+    bench.run()
+    assert results.pool_guids(run_id=bench.run_id) == {"1001", "1002"}
+    assert results.pool_guids(run_id=bench.run_id + 1) == set()
 
 
 def test_a_failed_create_leaves_nothing_and_says_so(tmp_path):
@@ -152,7 +171,8 @@ def test_dry_run_plan_lists_every_command():
 
 
 def disk(serial, reasons=()):
-    return DiskInfo("/dev/" + serial, "/dev/" + serial, 10**12, serial, "M", True, tuple(reasons))
+    return DiskInfo("/dev/" + serial, "/dev/" + serial, 10**12, serial, "M", True,
+                    tuple(Finding("signature", r) for r in reasons))
 
 
 def test_safety_gate():

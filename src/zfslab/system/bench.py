@@ -2,8 +2,9 @@
 
 Plan, show, confirm, execute: `plan_steps` lists every command in order (what --dry-run
 prints); `Bench.run` executes them, committing each measurement in its own transaction and
-skipping what an interrupted run of the same command already measured. Pools it creates
-carry the property zfslab:bench, so a later run finds and destroys only its own leftovers.
+skipping what an interrupted run of the same command already measured. The GUID of every pool
+it creates is recorded in the database at once, so a later run destroys a leftover pool, and
+wipes a leftover disk, only when its GUID proves it was this run's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from zfslab.model.units import parse_fio_size
 from zfslab.store.results import Measurement, Results
 from zfslab.system.bonnie import Bonnie, BonnieJob, BonnieResult
 from zfslab.system.diskstats import Sampler, kernel_names
+from zfslab.system.disks import DisksRefused, zero_samples
 from zfslab.system.fio import Fio, FioResult
+from zfslab.system.processes import end_engines_on
 from zfslab.system.runner import Runner
 from zfslab.system.suites import BONNIE_TESTS, Test
 
@@ -151,15 +154,9 @@ class Bench:
     _sampler_disks: list[str] = field(default_factory=list)
 
     def destroy_leftovers(self) -> list[str]:
-        """Destroy pools an interrupted zfslab bench left behind (only ours: they carry zfslab:bench)."""
-        gone = []
-        for p in self.zfs.list_pools():
-            mark = self.zfs.get(p.name, MARK).get(MARK)
-            if mark is not None and mark.value not in ("-", ""):
-                self.log(f"destroying pool {p.name}, left by an interrupted zfslab bench run")
-                self.zfs.destroy_pool(p.name, force=True)
-                gone.append(p.name)
-        return gone
+        """Destroy the pool an interrupted run of this same command left behind (see
+        destroy_own_pool); returns its name if there was one."""
+        return destroy_own_pool(self.zfs, POOL, self.results.pool_guids(run_id=self.run_id), "bench", self.log)
 
     def wipe(self, devices: list[str]) -> None:
         wipe_devices(self.runner, devices, sandbox=self.sandbox)
@@ -182,6 +179,7 @@ class Bench:
             self.zfs.create_pool(POOL, layout, used, ashift=self.options.ashift,
                                  fs_props=self.options.fs_props(self.key))
             try:
+                self.results.record_pool(self.zfs.pool_guid(POOL), POOL, "bench", name, self.run_id)
                 self.results.add_capacity(self.run_id, name, self.zfs.pool(POOL).size_bytes,
                                           self.zfs.dataset(POOL).usable_bytes)
                 if self.options.engine == "bonnie++":
@@ -266,8 +264,29 @@ def bonnie_measurements(layout: str, repeat: int, seconds: float, result: Bonnie
             m(r, mb(result.get_block_kib_s), 0.0, True)]
 
 
+def destroy_own_pool(zfs, name: str, guids: set[str], purpose: str, log: Callable[[str], None]) -> list[str]:
+    """Destroy the imported pool `name` if its GUID is one zfslab recorded (a run killed in the
+    middle of a layout leaves it); first end the benchmark engines still working on it. A
+    pool of that name that zfslab did not record is someone else's: refused, never touched."""
+    if not zfs.pool_exists(name):
+        return []
+    guid = zfs.pool_guid(name)
+    if guid not in guids:
+        raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
+                           f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
+                           f"or use the database of the run that made it")
+    mountpoint = zfs.get(name, "mountpoint")["mountpoint"].value
+    if mountpoint.startswith("/"):
+        for user in end_engines_on(mountpoint):
+            log(f"ended {user.name} (pid {user.pid}), left running on {name} by an interrupted zfslab {purpose}")
+    log(f"destroying pool {name}, left by an interrupted zfslab {purpose} run")
+    zfs.destroy_pool(name, force=True)
+    return [name]
+
+
 def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -> None:
-    """Clear the labels and partition table a destroyed pool leaves, so the disks read as empty."""
+    """Clear the labels and partition table a destroyed pool leaves, and zero the regions the
+    emptiness check samples (system/disks.py), so the disks read as empty again."""
     for d in devices:
         if sandbox:
             with open(d, "r+b") as f:
@@ -280,6 +299,7 @@ def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -
             runner.run(["zpool", "labelclear", "-f", part], check=False)
             runner.run(["wipefs", "--all", "--quiet", part])
         runner.run(["wipefs", "--all", "--quiet", real])
+        zero_samples(real)
 
 
 def measurement(layout: str, test: str, repeat: int, seconds: float, result: FioResult, disk: dict,

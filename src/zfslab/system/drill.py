@@ -59,6 +59,7 @@ class Drill:
     log: Callable[[str], None] = lambda text: None
     corrupt_mb: int = 4  # sets the window: a quarter of it is overwritten every 8 MiB
     sequential_rebuild: bool = False  # also time `replace -s` on a mirror (see the module docstring)
+    on_created: Callable[[str], None] = lambda guid: None  # told the pool's GUID the moment it exists
     fill_bytes: int = 0
     results: list[ScenarioResult] = field(default_factory=list)
 
@@ -66,6 +67,7 @@ class Drill:
     def create(self) -> None:
         self.zfs.create_pool(POOL, self.layout, self.devices, ashift=self.ashift,
                              fs_props={"compression": "off", "primarycache": "metadata", "atime": "off", MARK: "1"})
+        self.on_created(self.zfs.pool_guid(POOL))
         self.zfs.pool_set(POOL, "failmode", "continue")  # a lost pool answers with errors instead of hanging
         usable = self.zfs.dataset(POOL).usable_bytes
         self.fill_bytes = max(int(usable * self.fill) // (1 << 20) * (1 << 20), 16 << 20)

@@ -51,8 +51,10 @@ class FioJob:
             raise ValueError("give exactly one of directory and filename")
 
     def args(self) -> list[str]:
+        # --thread: jobs are threads of the one fio process, so they end with it (forked job
+        # processes outlive a killed fio and keep the pool busy)
         a = [f"--name={self.name}", f"--rw={self.rw}", f"--bs={self.bs}", f"--size={self.size}",
-             f"--numjobs={self.numjobs}", f"--iodepth={self.iodepth}", f"--ioengine={self.ioengine}"]
+             f"--numjobs={self.numjobs}", f"--iodepth={self.iodepth}", f"--ioengine={self.ioengine}", "--thread"]
         a.append(f"--directory={self.directory}" if self.directory else f"--filename={self.filename}")
         if self.runtime_s is not None:
             a.append(f"--runtime={self.runtime_s}")

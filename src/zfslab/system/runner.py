@@ -1,5 +1,10 @@
 """The one place that starts programs: argv lists only (never a shell), timeouts, and errors
-that carry the command, its exit code and the tail of its stderr."""
+that carry the command, its exit code and the tail of its stderr.
+
+Every child dies with zfslab: it is started under `setpriv --pdeathsig KILL` (util-linux), so
+the kernel kills it when zfslab dies, even by SIGKILL. Otherwise an fio left running on a
+pool keeps that pool busy, and the next run cannot destroy it.
+"""
 
 from __future__ import annotations
 
@@ -71,6 +76,8 @@ class Runner:
     def __init__(self, *, env: Mapping[str, str] | None = None, path: str | None = None) -> None:
         self.env = dict(env or {})
         self.path = path
+        # found on the system PATH, not self.path: it is zfslab's own means, not a tool it drives
+        self._setpriv = shutil.which("setpriv")
 
     def which(self, program: str) -> str | None:
         return shutil.which(program, path=self.path)
@@ -90,9 +97,11 @@ class Runner:
             env = {**os.environ, **self.env}
             if self.path:
                 env["PATH"] = self.path
+        program = self.which(argv[0]) or argv[0]
+        launch = (self._setpriv, "--pdeathsig", "KILL", "--", program, *argv[1:]) if self._setpriv else argv
         t0 = time.monotonic()
         try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, input=input_text, cwd=cwd,
+            p = subprocess.run(launch, capture_output=True, text=True, timeout=timeout_s, input=input_text, cwd=cwd,
                                env=env, stdin=None if input_text is not None else subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise CommandTimeout(text, timeout_s) from None

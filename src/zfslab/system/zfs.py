@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -58,6 +58,7 @@ class Property:
 
 class ZfsDriver(Protocol):
     def version(self) -> ZfsVersion: ...
+    def pool_guid(self, name: str) -> str: ...
     def create_pool(self, name: str, layout: Layout, devices: Sequence[str], *, ashift: int | None = None,
                     pool_props: dict[str, str] | None = None, fs_props: dict[str, str] | None = None,
                     force: bool = False) -> None: ...
@@ -66,12 +67,18 @@ class ZfsDriver(Protocol):
     def status(self, name: str) -> PoolStatus: ...
 
 
-class ZfsCli:
-    """Runs the real zpool and zfs."""
+# What zpool create says when udev still has a just-wiped disk open (probing its new state)
+UNAVAILABLE = "currently unavailable"
 
-    def __init__(self, runner: Runner | None = None, *, timeout_s: float = 600.0) -> None:
+
+class ZfsCli:
+    """Runs the real zpool and zfs. `log` hears what the user should know happened (a retry)."""
+
+    def __init__(self, runner: Runner | None = None, *, timeout_s: float = 600.0,
+                 log: Callable[[str], None] = lambda text: None) -> None:
         self.runner = runner or Runner()
         self.timeout_s = timeout_s
+        self.log = log
 
     def _run(self, *argv: str, timeout_s: float | None = None) -> str:
         return self.runner.run(argv, timeout_s=timeout_s or self.timeout_s).stdout
@@ -101,6 +108,10 @@ class ZfsCli:
 
     def pool_exists(self, name: str) -> bool:
         return any(p.name == name for p in self.list_pools())
+
+    def pool_guid(self, name: str) -> str:
+        """The pool's GUID as zpool prints it (decimal): what its disks' labels carry."""
+        return self.pool_get(name, "guid")["guid"].value
 
     def dataset(self, name: str) -> DatasetInfo:
         cols = ["name", "used", "avail", "refer"]
@@ -134,14 +145,29 @@ class ZfsCli:
         """zpool create; -f only when the caller asks (zpool then overrides its own in-use checks)."""
         argv = zpool_create_argv(name, layout, list(devices), ashift=ashift, pool_props=pool_props,
                                  fs_props=fs_props, force=force)
+        self.settle()
         try:
-            self._run(*argv)
+            try:
+                self._run(*argv)
+            except CommandFailed as e:
+                if UNAVAILABLE not in e.stderr_tail:
+                    raise
+                # udev was still probing a disk (a busy host, many disks, a wipe just before):
+                # once it has settled, the same command is the right one to try again, once
+                self.log(f"zpool create said the disks were {UNAVAILABLE}; retried after udev settled")
+                self.settle()
+                self._run(*argv)
         except CommandFailed as e:
             msg = e.stderr_tail
             if "is in use" in msg or "contains a" in msg or "is part of" in msg or "busy" in msg:
                 device = msg.split()[0] if msg.split() else "a device"
                 raise DeviceInUse(device, msg) from None
             raise
+
+    def settle(self) -> None:
+        """Wait until udev has handled every queued device event (no udev: nothing to wait for)."""
+        if self.runner.which("udevadm"):
+            self.runner.run(["udevadm", "settle", "--timeout=60"], timeout_s=90, check=False)
 
     def destroy_pool(self, name: str, *, force: bool = False) -> None:
         self._pool_cmd(name, "zpool", "destroy", *(["-f"] if force else []), name)

@@ -1,0 +1,177 @@
+"""The safety gate's parts that run without ZFS: the emptiness sample, what counts as zfslab's
+own leftover, foreign databases, children that die with zfslab, engines ended on a pool.
+The same gate on real disks and the real module: tests/e2e/inside/test_safety.py."""
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from zfslab.store.schema import NoDatabase, NotOurDatabase, connect, open_readonly
+from zfslab.system.disks import (SAMPLE_BYTES, SAMPLE_REGIONS, DiskInfo, Finding, inspect_file, is_leftover_of,
+                                 read_samples, sample_offsets, zero_samples)
+from zfslab.system.processes import PoolInUse, end_engines_on, users_of
+
+GIB = 1 << 30
+
+
+def sparse(path, size):
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return str(path)
+
+
+def test_the_sample_spans_the_whole_disk():
+    for size in (64 << 20, 2 * GIB, 4 * 10**12, 4 * 10**12 + 512):
+        offsets = sample_offsets(size)
+        assert len(offsets) == SAMPLE_REGIONS and offsets[0] == 0
+        assert offsets[-1] + SAMPLE_BYTES <= size and size - (offsets[-1] + SAMPLE_BYTES) < 4096
+        assert all(b - a >= SAMPLE_BYTES for a, b in zip(offsets, offsets[1:]))  # no region read twice
+        assert all(o % 4096 == 0 for o in offsets)
+    assert sample_offsets(3 << 20) == [0, 1 << 20, 2 << 20] and sample_offsets(4096) == [0] and sample_offsets(0) == []
+
+
+def test_a_wiped_header_with_data_behind_it_reads_as_holding_data(tmp_path):
+    path = sparse(tmp_path / "d", 2 * GIB)
+    assert read_samples(path, exclusive=False) == (64, 0, None)
+    with open(path, "r+b") as f:  # the header is zero, random data from 16 MiB on (issue 19's case)
+        f.seek(16 << 20)
+        f.write(os.urandom(1 << 20) * 256)
+    sampled, dirty, first = read_samples(path, exclusive=False)
+    assert sampled == 64 and dirty >= 7 and 16 << 20 <= first < (16 + 256) << 20
+    info = inspect_file(path)
+    assert not info.safe and "holds data of unknown kind" in info.reasons[0]
+    zero_samples(path)  # zfslab's own wipe: the disk reads as empty again
+    assert read_samples(path, exclusive=False)[1] == 0 and inspect_file(path).safe
+
+
+def label(guid, name="zfslab-bench"):
+    return Finding("zfs-label", f"holds a zfs_member signature of pool {name!r} (GUID {guid}) on /dev/x1", "zfs_member",
+                   guid)
+
+
+def info(*findings):
+    return DiskInfo("/dev/x", "/dev/x", 10**12, "S", "M", True, tuple(findings))
+
+
+def test_a_leftover_is_proven_only_by_a_recorded_guid():
+    gpt = Finding("partition-table", "holds a gpt partition table", "gpt")
+    pmbr = Finding("signature", "holds a PMBR signature", "PMBR")
+    data = Finding("content", "holds data of unknown kind: 60 of 64 ...")
+    ours = {"111"}
+    assert is_leftover_of(info(gpt, pmbr, label("111"), data), ours)
+    # the user's own pool made on the disk after the interrupted run (issue 19's second case)
+    assert not is_leftover_of(info(gpt, pmbr, label("222", "tank"), data), ours)
+    assert not is_leftover_of(info(gpt, label("111"), label("222", "tank")), ours)
+    assert not is_leftover_of(info(gpt, pmbr, data), ours)  # no label: nothing proves it is ours
+    assert not is_leftover_of(info(label("")), {""})  # a label whose GUID could not be read
+    for other in (Finding("signature", "holds a ext4 signature on /dev/x2", "ext4"),
+                  Finding("partition-table", "holds a dos partition table", "dos"),
+                  Finding("mounted", "is mounted at /mnt"), Finding("busy", "is in use"),
+                  Finding("held", "is held by dm-0")):
+        assert not is_leftover_of(info(gpt, label("111"), other), ours), other
+    assert not is_leftover_of(info(gpt, label("111")), set())
+
+
+def test_a_foreign_database_is_refused_and_left_byte_identical(tmp_path):
+    other = tmp_path / "photos.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE runs (id INTEGER, what TEXT)")
+    conn.execute("INSERT INTO runs VALUES (1, 'holiday')")
+    conn.commit()
+    conn.close()
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    before = {p: p.read_bytes() for p in (other, text)}
+    for path, words in ((other, "not zfslab's"), (text, "not an SQLite database"), (tmp_path, "a directory")):
+        for opener in (connect, open_readonly):
+            with pytest.raises(NotOurDatabase, match=words):
+                opener(str(path))
+    with pytest.raises(NoDatabase):
+        open_readonly(str(tmp_path / "missing.sqlite"))
+    assert not (tmp_path / "missing.sqlite").exists()
+    assert {p: p.read_bytes() for p in (other, text)} == before
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt", "photos.sqlite"]  # no -wal, no -shm
+
+
+def test_schema_version_holding_text_is_not_ours(tmp_path):
+    path = tmp_path / "v.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_version (version)")
+    conn.execute("INSERT INTO schema_version VALUES ('one')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(NotOurDatabase, match="version numbers"):
+        open_readonly(str(path))
+
+
+def test_reading_our_database_changes_nothing(tmp_path):
+    path = str(tmp_path / "r.sqlite")
+    conn = connect(path)
+    conn.execute("INSERT INTO pools VALUES ('7', 'zfslab-bench', 'bench', NULL, 'mirror:2', 'now')")
+    conn.close()
+    before = open(path, "rb").read()
+    ro = open_readonly(path)
+    assert ro.execute("SELECT guid FROM pools").fetchall()[0][0] == "7"
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.execute("CREATE TABLE x (y)")
+    ro.close()
+    assert open(path, "rb").read() == before and os.listdir(tmp_path) == ["r.sqlite"]
+
+
+def test_a_child_dies_with_zfslab(tmp_path):
+    """SIGKILL the process that runs a child through Runner: the kernel kills the child too."""
+    pidfile = tmp_path / "child.pid"
+    script = ("from zfslab.system.runner import Runner\n"
+              f"Runner().run(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 300'], timeout_s=600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline and parent.poll() is None, "the child never started"
+        time.sleep(0.02)
+    child = int(pidfile.read_text())
+    assert os.path.exists(f"/proc/{child}")
+    parent.kill()
+    parent.wait()
+    while os.path.exists(f"/proc/{child}") and open(f"/proc/{child}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline + 30, "the child outlived its parent"
+        time.sleep(0.02)
+
+
+def _start(name, cwd, tmp_path):
+    """A long-running process called `name` working in cwd (a copy of sleep, renamed)."""
+    exe = tmp_path / name
+    shutil.copy(shutil.which("sleep"), exe)
+    return subprocess.Popen([str(exe), "300"], cwd=cwd)
+
+
+def test_engines_on_our_pool_are_ended_and_nothing_else_is(tmp_path):
+    pool = tmp_path / "pool"
+    (pool / "fs").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    fio = _start("fio", pool / "fs", tmp_path)
+    bystander = _start("bonnie++", elsewhere, tmp_path)  # an engine, but not on this pool
+    try:
+        assert [u.pid for u in users_of(str(pool))] == [fio.pid]
+        ended = end_engines_on(str(pool))
+        assert [(u.pid, u.name) for u in ended] == [(fio.pid, "fio")]
+        assert fio.wait(timeout=30) == -signal.SIGKILL
+        assert bystander.poll() is None
+        shell = _start("bash", pool, tmp_path)  # someone's shell in the pool: never killed
+        try:
+            with pytest.raises(PoolInUse, match=f"bash \\(pid {shell.pid}\\)"):
+                end_engines_on(str(pool))
+            assert shell.poll() is None
+        finally:
+            shell.kill()
+            shell.wait()
+    finally:
+        for p in (fio, bystander):
+            p.kill()
+            p.wait()
