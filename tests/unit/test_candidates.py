@@ -25,10 +25,14 @@ def test_24_disks_holds_what_people_build():
     assert "24xraidz1:1" not in names
 
 
-def test_order_is_stable_and_by_family():
-    names = [str(x) for x in candidate_layouts(12)]
-    assert names == [str(x) for x in candidate_layouts(12)]
+def test_order_is_by_family_then_parity():
+    layouts = candidate_layouts(12)
+    names = [str(x) for x in layouts]
     assert names[0] == "12xdisk"
+    family = ("disk", "mirror", "raidz", "draid")
+    rank = [(next(i for i, f in enumerate(family) if f in n), x.groups[0].parity if "raidz" in n or "draid" in n else 0)
+            for n, x in zip(names, layouts)]
+    assert rank == sorted(rank)  # every layout of a family (and parity) before the next one's
     first = {fam: next(i for i, n in enumerate(names) if fam in n) for fam in ("mirror", "raidz1", "raidz2", "raidz3", "draid")}
     assert first["mirror"] < first["raidz1"] < first["raidz2"] < first["raidz3"] < first["draid"]
 
