@@ -8,7 +8,7 @@ import time
 
 from zfslab.argtypes import float_arg, int_arg
 from zfslab.errors import UsageError
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layouts import check_pool_name, parse_layout
 from zfslab.report.tables import to_json
 
 SCENARIOS = ("degraded", "resilver", "corrupt")
@@ -50,11 +50,10 @@ def cmd_drill(args: argparse.Namespace) -> int:
 
     runner = Runner()
     zfs = ZfsCli(runner)
-    if args.pool:
+    if args.pool is not None:
         if not args.read_only:
             raise UsageError("--pool works only with --read-only: zfslab drills only pools it builds itself")
-        if not args.pool.strip() or args.pool.startswith("-") or "/" in args.pool:
-            raise UsageError(f"--pool {args.pool!r}: give the name of an imported pool, as `zpool list` shows it")
+        check_pool_name(args.pool)
         return _health(zfs, args)
     if args.read_only:
         raise UsageError("--read-only goes with --pool NAME")
