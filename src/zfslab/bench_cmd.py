@@ -152,7 +152,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     key = run_key(layouts, ids, options)
     prior = prior_run(args.db, key)
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
-        print("\n".join(format_steps(plan_steps(layouts, devices, options, key, Fio(runner)), prior.done)))
+        steps = plan_steps(layouts, devices, options, key, Fio(runner), prior.done if prior.resuming else frozenset())
+        print("\n".join(format_steps(steps, len(prior.done) if prior.resuming else 0)))
         foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
         lines = refusal_lines(foreign)
         if lines:

@@ -11,7 +11,7 @@ from zfslab.errors import ZfslabError
 from zfslab.model.layouts import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
-from zfslab.system.bench import POOL, Bench, BenchOptions, plan_steps, run_key
+from zfslab.system.bench import POOL, Bench, BenchError, BenchOptions, plan_steps, run_key
 from zfslab.system.bonnie import Bonnie, parse_csv_line
 from zfslab.system.disks import DiskInfo, DisksRefused, Finding, check_wipe_allowed
 from zfslab.system.fio import Fio, parse_fio_json
@@ -248,7 +248,15 @@ def make_bonnie(tmp_path, zfs, bonnie, db=None, size="64m", layouts=("mirror:2",
     run_id = run["id"] if run else results.start_run(key=key, command="t", suite="bonnie", repeats=repeats,
                                                       options=opts.as_dict(), sandbox=True, facts={}, disks=[])
     return Bench(zfs, bench.fio, results, Runner(), opts, bench.layouts, bench.devices, key, run_id, sandbox=True,
-                 bonnie=bonnie), results
+                 bonnie=bonnie, mountpoint=getattr(zfs, "mnt", f"/{POOL}")), results
+
+
+def test_a_pool_mounted_elsewhere_than_planned_stops_before_any_test(tmp_path):
+    zfs = FakeZfsAt(tmp_path)  # mounts at tmp_path; the plan runs its tests in /zfslab-bench
+    bench, results = make(tmp_path, zfs, FakeFio())
+    with pytest.raises(BenchError, match=f"mounted at {tmp_path}, not at /zfslab-bench"):
+        bench.run()
+    assert bench.fio.ran == [] and not zfs.pools and results.done(bench.run_id) == set()
 
 
 def test_suite_bonnie_plans_one_bonnie_run_per_repeat():

@@ -88,41 +88,59 @@ def run_key(layouts: list[Layout], disk_ids: list[str], options: BenchOptions) -
 
 @dataclass(frozen=True)
 class Step:
+    """One thing a run does. The plan is a list of these; --dry-run prints it and Bench.run
+    executes exactly it (tests/unit/test_bench.py records the argv the runner receives)."""
+
     kind: str  # create | test | destroy | wipe
     layout: str
-    argv: tuple[str, ...]
+    argv: tuple[str, ...]  # the command as it runs; for a wipe, what it runs on the device
     test: str = ""
     repeat: int = 0
+    devices: tuple[str, ...] = ()  # create: the pool's disks; wipe: the one disk
+    job: object = None  # test: the FioJob or BonnieJob whose argv this is
+
+    @property
+    def line(self) -> str:
+        if self.kind == "wipe":  # several commands, and some of it is done by zfslab itself
+            return (f"# wipe {self.devices[0]}: zpool labelclear -f and wipefs --all on each partition and the "
+                    f"disk, then zero the 64 sampled 1 MiB regions (docs/safety.md)")
+        return shlex.join(self.argv)
 
 
-def mountpoint() -> str:
-    return f"/{POOL}"
-
-
-def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio) -> list[Step]:
-    """Every command of the run, in order."""
+def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio,
+               done: set[tuple[str, str, int]] | frozenset = frozenset(), mnt: str = f"/{POOL}") -> list[Step]:
+    """Every step of the run, in order, leaving out what `done` (an interrupted run's stored
+    measurements) already holds: a layout with nothing left is not even created."""
     steps = []
     for layout in layouts:
-        used = devices[:layout.disks]
+        used = tuple(devices[:layout.disks])
         name = str(layout)
-        steps.append(Step("create", name, tuple(zpool_create_argv(POOL, layout, used, ashift=options.ashift,
-                                                                  fs_props=options.fs_props(key)))))
+        tests = []
         for repeat in range(1, options.repeats + 1):
             if options.job_file:
-                steps.append(Step("test", name, ("fio", "--output-format=json", options.job_file),
-                                  options.test_names[0], repeat))
-                continue
-            if options.engine == "bonnie++":  # one run gives all three of calomel's columns
-                steps.append(Step("test", name, tuple(options.bonnie_job(mountpoint()).argv()), BONNIE_TESTS[0],
-                                  repeat))
-                continue
-            for t in options.tests:
-                job = t.job(mountpoint(), size=options.size, runtime_s=options.runtime_s, ramp_s=options.ramp_s)
-                steps.append(Step("test", name, tuple(fio.argv(job)), t.name, repeat))
-        steps.append(Step("destroy", name, ("zpool", "destroy", POOL)))
-        for d in used:
-            steps.append(Step("wipe", name, ("wipefs", "--all", d)))
+                argv = ("fio", "--output-format=json", options.job_file)
+                tests.append(Step("test", name, argv, options.test_names[0], repeat, job=options.job_file))
+            elif options.engine == "bonnie++":  # one run gives all three of calomel's columns
+                job = options.bonnie_job(mnt)
+                tests.append(Step("test", name, tuple(job.argv()), BONNIE_TESTS[0], repeat, job=job))
+            else:
+                for t in options.tests:
+                    job = t.job(mnt, size=options.size, runtime_s=options.runtime_s, ramp_s=options.ramp_s)
+                    tests.append(Step("test", name, tuple(fio.argv(job)), t.name, repeat, job=job))
+        tests = [t for t in tests if not _measured(t, options, done)]
+        if not tests:
+            continue
+        steps.append(Step("create", name, tuple(zpool_create_argv(POOL, layout, list(used), ashift=options.ashift,
+                                                                  fs_props=options.fs_props(key))), devices=used))
+        steps += tests
+        steps.append(Step("destroy", name, ("zpool", "destroy", "-f", POOL)))
+        steps += [Step("wipe", name, ("wipe", d), devices=(d,)) for d in used]
     return steps
+
+
+def _measured(step: Step, options: BenchOptions, done) -> bool:
+    names = BONNIE_TESTS if options.engine == "bonnie++" and not options.job_file else (step.test,)
+    return all((step.layout, t, step.repeat) in done for t in names)
 
 
 def _handle_sigterm() -> None:
@@ -151,6 +169,7 @@ class Bench:
     bonnie: Bonnie | None = None  # the engine of suite bonnie
     progress: Callable[[str, int, int], None] = lambda text, done, total: None
     log: Callable[[str], None] = lambda text: None
+    mountpoint: str = f"/{POOL}"  # where the pool mounts (ZFS's default for its name): the tests run there
     _sampler_disks: list[str] = field(default_factory=list)
 
     def destroy_leftovers(self) -> list[str]:
@@ -161,45 +180,49 @@ class Bench:
     def wipe(self, devices: list[str]) -> None:
         wipe_devices(self.runner, devices, sandbox=self.sandbox)
 
-    def run(self) -> None:
+    def plan(self) -> list[Step]:
+        return plan_steps(self.layouts, self.devices, self.options, self.key, self.fio,
+                          self.results.done(self.run_id), self.mountpoint)
+
+    def run(self, steps: list[Step] | None = None) -> None:
+        """Execute the plan (by default, what is left of this run): each layout's create, its
+        tests, then, whatever happened, its destroy and wipes."""
         _handle_sigterm()
         self._sampler_disks = kernel_names(self.devices)
-        done = self.results.done(self.run_id)
-        todo = [(x, t, r) for x in self.layouts for r in range(1, self.options.repeats + 1)
-                for t in self.options.test_names if (str(x), t, r) not in done]
+        steps = self.plan() if steps is None else steps
+        per_test = len(BONNIE_TESTS) if self.options.engine == "bonnie++" and not self.options.job_file else 1
         total = len(self.layouts) * self.options.repeats * len(self.options.test_names)
-        finished = total - len(todo)
+        finished = total - per_test * sum(s.kind == "test" for s in steps)
         self.progress("resuming" if finished else "starting", finished, total)
-        for i, layout in enumerate(self.layouts, 1):
-            name = str(layout)
-            mine = [(t, r) for (x, t, r) in todo if str(x) == name]
-            if not mine:
-                continue
-            used = self.devices[:layout.disks]
-            self.zfs.create_pool(POOL, layout, used, ashift=self.options.ashift,
+        runs = _layout_runs(steps)
+        layouts = {str(x): x for x in self.layouts}
+        for i, run in enumerate(runs, 1):
+            where = f"layout {i}/{len(runs)} {run.layout}"
+            self.zfs.create_pool(POOL, layouts[run.layout], list(run.create.devices), ashift=self.options.ashift,
                                  fs_props=self.options.fs_props(self.key))
             try:
-                self.results.record_pool(self.zfs.pool_guid(POOL), POOL, "bench", name, self.run_id)
-                self.results.add_capacity(self.run_id, name, self.zfs.pool(POOL).size_bytes,
+                self.results.record_pool(self.zfs.pool_guid(POOL), POOL, "bench", run.layout, self.run_id)
+                self.results.add_capacity(self.run_id, run.layout, self.zfs.pool(POOL).size_bytes,
                                           self.zfs.dataset(POOL).usable_bytes)
-                if self.options.engine == "bonnie++":
-                    for repeat in sorted({r for _, r in mine}):
-                        self.progress(f"layout {i}/{len(self.layouts)} {name}: bonnie++, repeat "
-                                      f"{repeat}/{self.options.repeats}", finished, total)
-                        self.results.add(self.run_id, *self.measure_bonnie(name, repeat))
-                        finished += len(BONNIE_TESTS)
-                    continue
-                for test, repeat in sorted(mine, key=lambda x: (x[1], self.options.test_names.index(x[0]))):
-                    self.progress(f"layout {i}/{len(self.layouts)} {name}: {test}, repeat {repeat}/{self.options.repeats}",
-                                  finished, total)
-                    self.results.add(self.run_id, self.measure(name, test, repeat))
-                    finished += 1
-                    self.progress(f"layout {i}/{len(self.layouts)} {name}: {test}, repeat {repeat}", finished, total)
+                self._check_mountpoint()
+                for step in run.tests:
+                    self.progress(f"{where}: {step.test}, repeat {step.repeat}/{self.options.repeats}", finished, total)
+                    self.results.add(self.run_id, *self.measure(step))
+                    finished += per_test
+                    self.progress(f"{where}: {step.test}, repeat {step.repeat}", finished, total)
             finally:
-                if self.zfs.pool_exists(POOL):
-                    self.zfs.destroy_pool(POOL, force=True)
-                self.wipe(used)
+                for step in run.cleanup:
+                    if step.kind == "destroy" and self.zfs.pool_exists(POOL):
+                        self.zfs.destroy_pool(POOL, force=True)
+                    elif step.kind == "wipe":
+                        self.wipe(list(step.devices))
         self.results.finish_run(self.run_id)
+
+    def _check_mountpoint(self) -> None:
+        actual = self.zfs.get(POOL, "mountpoint")["mountpoint"].value
+        if actual != self.mountpoint:
+            raise BenchError(f"pool {POOL} is mounted at {actual}, not at {self.mountpoint} where the plan runs "
+                             f"its tests; is an altroot or a mountpoint inherited? (zpool get altroot {POOL})")
 
     def _iostat(self, seconds: int) -> str:
         try:
@@ -208,8 +231,10 @@ class Bench:
         except ZfslabError:
             return ""
 
-    def measure(self, layout: str, test_name: str, repeat: int) -> Measurement:
-        mnt = self.zfs.get(POOL, "mountpoint")["mountpoint"].value
+    def measure(self, step: Step) -> list[Measurement]:
+        """Run one test step as planned; the measurements it yields (bonnie++: three)."""
+        if self.options.engine == "bonnie++" and not self.options.job_file:
+            return self._measure_bonnie(step)
         sampler = Sampler(self._sampler_disks).start()
         t0 = time.monotonic()
         import concurrent.futures as cf
@@ -218,29 +243,46 @@ class Bench:
             iostat = pool.submit(self._iostat, expected)
             try:
                 if self.options.job_file:
-                    result = self.fio.run_file(self.options.job_file, mnt)
+                    result = self.fio.run_file(self.options.job_file, self.mountpoint)
                 else:
-                    test = next(t for t in self.options.tests if t.name == test_name)
-                    job = test.job(mnt, size=self.options.size, runtime_s=self.options.runtime_s,
-                                   ramp_s=self.options.ramp_s)
-                    result = self.fio.run(job)
+                    result = self.fio.run(step.job)
             finally:
                 disk = sampler.stop()
             iostat_text = iostat.result()
-        return measurement(layout, test_name, repeat, time.monotonic() - t0, result, disk, iostat_text)
+        return [measurement(step.layout, step.test, step.repeat, time.monotonic() - t0, result, disk, iostat_text)]
 
-
-    def measure_bonnie(self, layout: str, repeat: int) -> list[Measurement]:
+    def _measure_bonnie(self, step: Step) -> list[Measurement]:
         """One bonnie++ run: its block write, rewrite and read, stored together."""
-        mnt = self.zfs.get(POOL, "mountpoint")["mountpoint"].value
-        job = self.options.bonnie_job(mnt)
         sampler = Sampler(self._sampler_disks).start()
         t0 = time.monotonic()
         try:
-            result = (self.bonnie or Bonnie(self.runner)).run(job)
+            result = (self.bonnie or Bonnie(self.runner)).run(step.job)
         finally:
             disk = sampler.stop()
-        return bonnie_measurements(layout, repeat, time.monotonic() - t0, result, disk, job.size_mib)
+        return bonnie_measurements(step.layout, step.repeat, time.monotonic() - t0, result, disk, step.job.size_mib)
+
+
+@dataclass(frozen=True)
+class _LayoutRun:
+    create: Step
+    tests: list[Step]
+    cleanup: list[Step]  # destroy and wipes: run whatever happened
+
+    @property
+    def layout(self) -> str:
+        return self.create.layout
+
+
+def _layout_runs(steps: list[Step]) -> list[_LayoutRun]:
+    runs: list[_LayoutRun] = []
+    for s in steps:
+        if s.kind == "create":
+            runs.append(_LayoutRun(s, [], []))
+        elif s.kind == "test":
+            runs[-1].tests.append(s)
+        else:
+            runs[-1].cleanup.append(s)
+    return runs
 
 
 def bonnie_measurements(layout: str, repeat: int, seconds: float, result: BonnieResult, disk: dict,
@@ -322,9 +364,8 @@ def measurement(layout: str, test: str, repeat: int, seconds: float, result: Fio
         result.raw_json, json.dumps(disk.get("series", {})), iostat_text)
 
 
-def format_steps(steps: list[Step], done: set[tuple[str, str, int]] = frozenset()) -> list[str]:
-    lines = []
-    for s in steps:
-        skip = s.kind == "test" and (s.layout, s.test, s.repeat) in done
-        lines.append(("# done, skipped: " if skip else "") + shlex.join(s.argv))
+def format_steps(steps: list[Step], skipped: int = 0) -> list[str]:
+    lines = [s.line for s in steps]
+    if skipped:
+        lines.insert(0, f"# resuming: {skipped} measurements already stored are not run again")
     return lines
