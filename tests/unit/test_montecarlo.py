@@ -94,3 +94,61 @@ def test_batch_correlation_raises_the_risk():
     batch = simulate(lay, params, usable_bytes=TB, rng=np.random.default_rng(9), trials=4000, bias=False,
                      batch_variance=1.0)
     assert batch.p_loss[1] > plain.p_loss[1]
+
+
+# --- bounded work (issue 19) ------------------------------------------------------------------
+
+class FakeClock:
+    """Each reading advances 1 ms: the budget is hit after a known number of trials."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+def test_a_time_budget_stops_the_simulation_and_says_so():
+    from zfslab.model.reliability.params import RiskParams
+    lay = parse_layout("mirror:2")
+    params = RiskParams(disk_bytes=TB, afr=0.000001)  # a tiny AFR: the target error is out of reach
+    seen = []
+    mc = simulate(lay, params, usable_bytes=TB, rng=np.random.default_rng(1), trials=100, max_trials=10**9,
+                  target_relative_error=0.1, clock=FakeClock(), max_seconds=3.0, batch=500,
+                  progress=lambda n, err, s: seen.append((n, err, s)))
+    assert mc.extra["stopped_by"] == "time budget"
+    assert 1 <= mc.extra["trials"] <= 3000
+    assert seen and seen[0][0] == 500
+
+
+def test_a_trial_budget_stops_the_simulation_and_says_so():
+    from zfslab.model.reliability.params import RiskParams
+    lay = parse_layout("mirror:2")
+    mc = simulate(lay, RiskParams(disk_bytes=TB, afr=0.000001), usable_bytes=TB, rng=np.random.default_rng(1),
+                  trials=100, max_trials=1000, target_relative_error=0.1)
+    assert (mc.extra["stopped_by"], mc.extra["trials"]) == ("trial budget", 1000)
+
+
+def test_the_target_error_stops_the_simulation_and_says_so():
+    lay = parse_layout("2xmirror:2")
+    mc = simulate(lay, fast_params(10_000, 150), usable_bytes=TB, rng=np.random.default_rng(1), trials=2000,
+                  max_trials=10**6, target_relative_error=0.2)
+    assert mc.extra["stopped_by"] == "target error"
+    assert mc.extra["relative_error"]["1"] <= 0.2 or mc.extra["relative_error"]["5"] <= 0.2
+
+
+def test_every_vdev_gets_a_trial_even_when_the_budget_is_spent_at_once():
+    from zfslab.model.reliability.params import RiskParams
+    lay = parse_layout("mirror:2+raidz2:6")
+    mc = simulate(lay, RiskParams(disk_bytes=TB), usable_bytes=TB, rng=np.random.default_rng(1), trials=10,
+                  clock=FakeClock(), max_seconds=0.0)
+    assert mc.extra["stopped_by"] == "time budget" and mc.extra["trials"] >= 1
+
+
+def test_a_pool_lost_in_every_trial_has_a_finite_mttdl():
+    # 1024 plain disks over 10 years: P(loss) = 1 made the MTTDL a math domain error
+    from zfslab.model.reliability.params import RiskParams
+    mc = simulate(parse_layout("64xdisk"), RiskParams(disk_bytes=TB, afr=0.5), usable_bytes=TB,
+                  rng=np.random.default_rng(1), trials=200)
+    assert mc.p_loss[-1] == 1.0 and 0 < mc.mttdl_hours < float("inf")

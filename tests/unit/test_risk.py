@@ -123,3 +123,39 @@ def test_hot_spare_shortens_repair():
     spare = markov_risk(parse_layout("raidz2:11+spare:1"), params, usable_bytes=1)
     assert spare.vdevs[0].mttr_hours < plain.vdevs[0].mttr_hours
     assert spare.p_loss[1] < plain.p_loss[1]
+
+
+# --- extreme but valid inputs (issue 19): finite answers, in bounded time -----------------
+
+@pytest.mark.parametrize("layout,overrides", [
+    ("mirror:100", {}),  # each vdev's MTTDL overflows: was ZeroDivisionError
+    ("mirror:255", {}),  # MTTR ** 254: was OverflowError
+    ("raidz2:6", {"mtbf_hours": 1.0}),
+    ("mirror:255", {"replace_hours": 0.0, "resilver_mb_s": 1e7}),  # stiff and wide: was hours of mpmath
+    ("draid3:8d:255c:100s", {"mtbf_hours": 1.0}),  # 404 states: was 8 s of float products per horizon
+])
+@pytest.mark.parametrize("model", ["zfs", "classic"])
+def test_extreme_inputs_give_finite_probabilities(layout, overrides, model):
+    import time
+    params = RiskParams(disk_bytes=4 * TB, years=(1.0, 5.0, 10.0)).with_(**overrides)
+    start = time.monotonic()
+    r = compute_risk(parse_layout(layout), params, usable_bytes=TB, model=model)
+    assert time.monotonic() - start < 10
+    for values in (r.p_loss, r.p_damage, r.expected_bytes_lost, r.expected_bytes_lost_pool):
+        assert all(math.isfinite(v) and v >= 0 for v in values)
+    assert all(v <= 1 for v in r.p_loss + r.p_damage)
+    assert not math.isnan(r.mttdl_hours) and r.mttdl_hours > 0  # may be inf: beyond a float's range
+
+
+def test_classic_semantics_with_certain_loss():
+    # --mtbf-hours 1 --model classic: P = 1 reached log1p(-1), a math domain error
+    params = RiskParams(disk_bytes=4 * TB, mtbf_hours=1.0)
+    r = compute_risk(parse_layout("raidz2:6"), params, usable_bytes=TB, model="classic")
+    assert r.p_loss[-1] == 1.0
+
+
+def test_the_quasi_stationary_law_agrees_with_the_exact_series_where_both_run():
+    from zfslab.model.reliability.markov import _quasi_stationary
+    chain = birth_death(9, 8, 1e-5, 1e3)
+    exact = loss_probability(chain, 87600)
+    assert _quasi_stationary(chain, 87600) == pytest.approx(exact, rel=1e-6)

@@ -17,6 +17,7 @@ through the probability that one is free (the spare-stock chain of engine A).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -263,28 +264,57 @@ class _VdevSimulator:
                     next_fail[i] = t + self._residual(t - installed[i], frailty, theta)
 
 
+STOPPED_BY = ("trials", "target error", "trial budget", "time budget")
+
+
 def simulate(layout: Layout, params: RiskParams, *, usable_bytes: int, rng: np.random.Generator,
              lifetime: Lifetime | None = None, trials: int = 20000, max_trials: int = 2_000_000,
              target_relative_error: float | None = None, classic: bool = False, exponential_repair: bool = False,
-             batch_variance: float = 0.0, bias: bool = True, batch: int = 2000) -> RiskResult:
+             batch_variance: float = 0.0, bias: bool = True, batch: int = 2000,
+             clock: Callable[[], float] | None = None, max_seconds: float | None = None,
+             progress: Callable[[int, float, float], None] | None = None) -> RiskResult:
     """Engine B. Runs `trials`, or with target_relative_error more (up to max_trials) until the
-    95 % half-width of P(pool loss) at the middle horizon is within that fraction of it."""
+    95 % half-width of P(pool loss) at the middle horizon is within that fraction of it.
+
+    Bounded work: with a clock (e.g. time.monotonic) and max_seconds it also stops when that
+    time is spent, even below `trials` (every vdev keeps at least one trial); progress(trials,
+    relative error, seconds) is called after each batch. extra["stopped_by"] says which of
+    STOPPED_BY ended the run."""
+    if trials < 1 or max_trials < 1:
+        raise UsageError(f"trials(={trials}) and max_trials(={max_trials}) must be at least 1")
     life = lifetime or Lifetime.exponential(params.failure_rate_per_hour)
     hours = tuple(y * HOURS_PER_YEAR for y in params.years)
     sims = [(g, _VdevSimulator(g, layout, params, life, rng, classic=classic, exponential_repair=exponential_repair,
                                batch_variance=batch_variance, bias=bias), _Tally(hours)) for g in layout.groups]
     main = min(range(len(hours)), key=lambda k: abs(k - len(hours) // 2))
+    start = clock() if clock is not None else 0.0
+    deadline = start + max_seconds if clock is not None and max_seconds is not None else math.inf
     done = 0
-    limit = max_trials if target_relative_error else trials
+    limit = max(max_trials, trials) if target_relative_error else trials
+    stopped_by = "trials" if not target_relative_error else "trial budget"
     while done < limit:
         step = min(batch, limit - done)
         for _, sim, tally in sims:
             for _ in range(step):
                 tally.add(*sim.trial(hours[-1]))
+                if deadline < math.inf and clock() > deadline:  # type: ignore[misc]
+                    stopped_by = "time budget"
+                    break
+            if stopped_by == "time budget":
+                break
         done += step
+        if stopped_by == "time budget":
+            for _, sim, tally in sims:
+                if tally.trials == 0:
+                    tally.add(*sim.trial(hours[-1]))
+            break
+        if progress is not None:
+            progress(done, _pool(sims, main).relative_error, clock() - start if clock is not None else 0.0)
         if target_relative_error and done >= trials:
             if _pool(sims, main).relative_error <= target_relative_error:
+                stopped_by = "target error"
                 break
+    done = min(t.trials for _, _, t in sims)
     p_loss = [_pool(sims, i) for i in range(len(hours))]
     p_damage = [_pool(sims, i, "damage") for i in range(len(hours))]
     blocks = [_sum_blocks(sims, i) for i in range(len(hours))]
@@ -296,7 +326,7 @@ def simulate(layout: Layout, params: RiskParams, *, usable_bytes: int, rng: np.r
         tuple(e.value for e in p_loss), tuple(e.value for e in p_damage),
         tuple(b.value * params.block_bytes for b in blocks), tuple(e.value * stored for e in p_loss),
         "from simulation: see p_loss and p_damage", (),
-        {"trials": done, "ci95": {
+        {"trials": done, "stopped_by": stopped_by, "ci95": {
             "p_loss": {f"{y:g}": list(e.ci95) for y, e in zip(params.years, p_loss)},
             "p_damage": {f"{y:g}": list(e.ci95) for y, e in zip(params.years, p_damage)},
             "expected_bytes_lost": {f"{y:g}": [c * params.block_bytes for c in b.ci95] for y, b in zip(params.years, blocks)}},
@@ -335,4 +365,5 @@ def _mttdl_from(p: float, hours: float, lam: float, layout: Layout) -> float:
     """MTTDL of an exponential law with the same P(loss) at the mission end (secondary figure)."""
     if p <= 0:
         return math.inf
-    return -hours / math.log1p(-p)
+    # every simulated pool lost: the exponential law would say 0; 1 - p rounds to at most 2^-53
+    return -hours / math.log1p(-min(p, 1 - 2**-53))

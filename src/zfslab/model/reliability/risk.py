@@ -121,8 +121,13 @@ def _critical_flux(group: VdevGroup, lam: float, mttr: float, parallel: bool) ->
     n, p = _shape(group)
     if group.kind is VdevKind.DRAID:
         n = group.width
-    flux = math.prod((n - k) * lam for k in range(p)) * mttr ** (p - 1)
-    return flux / math.factorial(p - 1) if parallel else flux
+    # in logarithms: mttr ** 254 of a 255-way mirror overflows a float
+    log_flux = sum(math.log((n - k) * lam) for k in range(p)) + (p - 1) * math.log(mttr)
+    if parallel:
+        log_flux -= math.lgamma(p)
+    # each entry needs a failure: never more than all disks' failure rate (the product form
+    # holds only while lam x MTTR << 1)
+    return math.exp(min(log_flux, math.log(n * lam)))
 
 
 def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model: str = "zfs") -> RiskResult:
@@ -151,14 +156,16 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         if classic and g.parity > 0:
             ure = -math.expm1(-m)  # P(at least one read error in the full-disk rebuild)
             extra_loss_rate += g.count * flux * ure
-            mttdl = 1.0 / (1.0 / mttdl + flux * ure)
-            p_v = [-math.expm1(math.log1p(-p) - flux * ure * h) for p, h in zip(p_v, hours)]
+            rate = 1.0 / mttdl + flux * ure
+            mttdl = 1.0 / rate if rate > 0 else math.inf
+            p_v = [1.0 if p >= 1 else -math.expm1(math.log1p(-p) - flux * ure * h) for p, h in zip(p_v, hours)]
         else:
             damage_rate += g.count * flux * -math.expm1(-m)
             bad_blocks_rate += g.count * flux * m
         vdevs.append(VdevRisk(g.token, g.count, mttr, mttdl, tuple(p_v), flux, m))
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
-    mttdl_pool = 1.0 / sum(v.count / v.mttdl_hours for v in vdevs)
+    rate = sum(v.count / v.mttdl_hours for v in vdevs)
+    mttdl_pool = 1.0 / rate if rate > 0 else math.inf  # each vdev's MTTDL beyond a float's range
     p_damage = tuple(-math.expm1(-damage_rate * h) for h in hours)
     bytes_partial = tuple(bad_blocks_rate * h * params.block_bytes for h in hours)
     stored = params.fill * usable_bytes
