@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 from collections.abc import Sequence
 
 from zfslab import __version__
-from zfslab.errors import UsageError, ZfslabError
-from zfslab.model.units import parse_size
+from zfslab.errors import UsageError, ZfslabError, clip
+from zfslab.model.units import FLOAT_RE, parse_size
 
 DEFAULT_DISKS = "24x4TB"
 
@@ -20,17 +22,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+# ASCII only: int() and float() also take '²', '١٢' or '1_000', and float() takes nan, inf and 1e400
+_INT_RE = re.compile(r"\s*[+-]?[0-9]{1,30}\s*", re.ASCII)
+
+
 def _number_arg(name: str, lo: float, hi: float, kind: type = int):
-    """An argparse type: a number of `kind` within [lo, hi], with a message naming the option."""
+    """An argparse type: a finite number of `kind` within [lo, hi], with a message naming the option."""
     what = "a whole number" if kind is int else "a number"
+    shape = _INT_RE if kind is int else FLOAT_RE
+
+    def text_of(v: float) -> str:
+        return str(v) if kind is int else f"{v:g}"
 
     def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{name} must be from {lo:g} to {hi:g}, got {value:g}")
+        if not shape.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {clip(text)}")
+        value = kind(text)
+        if not (math.isfinite(value) and lo <= value <= hi):
+            raise argparse.ArgumentTypeError(f"{name} must be from {text_of(lo)} to {text_of(hi)}, got {clip(text.strip())[1:-1]}")
         return value
     return parse
 
@@ -56,7 +65,7 @@ def _add_zfs_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--zfs-version", default="2.1", metavar="V",
                    help="OpenZFS version whose accounting to apply: slop64, 0.6.5, 0.7, 0.8-2.0, "
                         "2.1-2.3, 2.4, or a release such as 2.3.2 (default 2.1)")
-    p.add_argument("--sector-size", type=int, choices=(512, 4096), default=512,
+    p.add_argument("--sector-size", type=_int_arg("--sector-size", 512, 4096), choices=(512, 4096), default=512,
                    help="logical sector size of whole disks, for their GPT partitioning (default 512)")
 
 
@@ -127,12 +136,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="markov (exact, default) or montecarlo (ageing disks, scrubs, correlation)")
     p.add_argument("--trials", type=_int_arg("--trials", 100, 100_000_000), default=20000, metavar="N",
                    help="Monte Carlo trials per vdev (at least; more until --target-error is met)")
-    p.add_argument("--target-error", type=float, default=0.1, metavar="RE",
+    p.add_argument("--target-error", type=_float_arg("--target-error", 0.001, 1), default=0.1, metavar="RE",
                    help="Monte Carlo: run until the 95 %% half-width of P(loss) is within RE of it (default 0.1)")
-    p.add_argument("--seed", type=int, metavar="S", help="Monte Carlo random seed (printed, so a run can be repeated)")
-    p.add_argument("--weibull-shape", type=float, metavar="B", help="Monte Carlo: Weibull lifetimes of this shape (first-year AFR = --afr)")
+    p.add_argument("--max-trials", type=_int_arg("--max-trials", 100, 100_000_000), default=2_000_000, metavar="N",
+                   help="Monte Carlo: stop after N trials per vdev even if --target-error is not met (default 2000000)")
+    p.add_argument("--max-seconds", type=_float_arg("--max-seconds", 0.1, 86400), default=5.0, metavar="S",
+                   help="Monte Carlo: stop after S seconds of simulation, whatever else is not met (default 5)")
+    p.add_argument("--seed", type=_int_arg("--seed", 0, 2**63 - 1), metavar="S",
+                   help="Monte Carlo random seed (printed, so a run can be repeated)")
+    p.add_argument("--weibull-shape", type=_float_arg("--weibull-shape", 0.1, 20), metavar="B", help="Monte Carlo: Weibull lifetimes of this shape (first-year AFR = --afr)")
     p.add_argument("--afr-by-age", metavar="PCT,PCT,...", help="Monte Carlo: AFR for each year of age, e.g. 1.3,1.5,2.2,3.1")
-    p.add_argument("--batch-variance", type=float, default=0.0, metavar="V",
+    p.add_argument("--batch-variance", type=_float_arg("--batch-variance", 0, 10), default=0.0, metavar="V",
                    help="Monte Carlo: variance of a gamma frailty shared by each vdev's disks (0 = independent)")
     p.add_argument("--exponential-repair", action="store_true", help="Monte Carlo: exponential instead of fixed repair times")
     p.add_argument("--ashift", type=_int_arg("--ashift", 9, 16), default=12, help="for the usable bytes (default 12)")

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
+import sys
+import time
 
 from rich.console import Console
 
-from zfslab.errors import UsageError
+from zfslab.errors import UsageError, clip, shown
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
 from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, replication_mismatch, zpool_create_argv
 from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
 from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
 from zfslab.model.reliability.params import RiskParams, params_for_class
-from zfslab.model.units import format_bytes, format_tb, format_tib, parse_blocksize, zfs_nicenum
+from zfslab.model.units import format_bytes, format_tb, format_tib, parse_blocksize, parse_number, zfs_nicenum
 from zfslab.report.tables import Column, render_table, to_csv, to_json
 
 
@@ -43,17 +46,28 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+    return f"{100 * x:.1f} %" if math.isfinite(x) else "-"
+
+
+MAX_YEARS = 100.0  # mission times: a century is past any disk's life, and keeps exp() in range
+MAX_HORIZONS = 20
 
 
 def _years(text: str) -> tuple[float, ...]:
-    try:
-        years = tuple(float(y) for y in text.split(",") if y.strip())
-    except ValueError:
-        raise UsageError(f"--years {text}: give years separated by commas, e.g. 1,5,10") from None
-    if not years or any(y <= 0 for y in years):
-        raise UsageError(f"--years {text}: give positive years separated by commas, e.g. 1,5,10")
+    parts = [y for y in text.split(",") if y.strip()]
+    if not parts or len(parts) > MAX_HORIZONS:
+        raise UsageError(f"--years {clip(text)}: give 1 to {MAX_HORIZONS} years separated by commas, e.g. 1,5,10")
+    years = tuple(parse_number(y, "--years", 0.001, MAX_YEARS) for y in parts)
+    if any(y <= 0 for y in years):
+        raise UsageError(f"--years {clip(text)}: give positive years separated by commas, e.g. 1,5,10")
     return years
+
+
+def _afr_by_age(text: str) -> tuple[float, ...]:
+    parts = text.split(",")
+    if len(parts) > MAX_HORIZONS * 5:
+        raise UsageError(f"--afr-by-age {clip(text)}: at most {MAX_HORIZONS * 5} years of age")
+    return tuple(parse_number(a, "--afr-by-age", 0.0001, 99.9) / 100 for a in parts)
 
 
 def _risk_params(args: argparse.Namespace, disk_bytes: int) -> RiskParams:
@@ -67,7 +81,7 @@ def _risk_params(args: argparse.Namespace, disk_bytes: int) -> RiskParams:
 
 
 def _sci(x: float | None) -> str:
-    if x is None:
+    if x is None or not math.isfinite(x):
         return "-"
     if x == 0:
         return "0"
@@ -81,6 +95,8 @@ def _speed(row, key: str) -> str:
 def _mttdl_text(hours: float | None) -> str:
     if hours is None:
         return "-"
+    if not math.isfinite(hours):
+        return "unbounded"
     years = hours / 8760
     return f"{years:.3g} y" if years < 1e6 else f"{years:.1e} y"
 
@@ -301,12 +317,16 @@ def cmd_risk(args: argparse.Namespace) -> int:
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**32)
         life = None
         if args.afr_by_age:
-            life = Lifetime.table(tuple(float(a) / 100 for a in args.afr_by_age.split(",")))
+            life = Lifetime.table(_afr_by_age(args.afr_by_age))
         elif args.weibull_shape:
             life = Lifetime.weibull_from_afr(params.afr, args.weibull_shape)
         result = simulate(layout, params, usable_bytes=usable, rng=np.random.default_rng(seed), lifetime=life,
-                          trials=args.trials, target_relative_error=args.target_error, classic=args.model == "classic",
-                          exponential_repair=args.exponential_repair, batch_variance=args.batch_variance)
+                          trials=args.trials, max_trials=args.max_trials, target_relative_error=args.target_error,
+                          classic=args.model == "classic", exponential_repair=args.exponential_repair,
+                          batch_variance=args.batch_variance, clock=time.monotonic, max_seconds=args.max_seconds,
+                          progress=_progress_line(args) if sys.stderr.isatty() else None)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)  # end the progress line
         result.extra["seed"] = seed
     else:
         result = compute_risk(layout, params, usable_bytes=usable, model=args.model)
@@ -322,6 +342,15 @@ def cmd_risk(args: argparse.Namespace) -> int:
         return 0
     _print_risk(layout, params, result, ours)
     return 0
+
+
+def _progress_line(args: argparse.Namespace):
+    """Monte Carlo progress on one rewritten stderr line (only when stderr is a terminal)."""
+    def show(trials: int, relative_error: float, seconds: float) -> None:
+        error = f"{100 * relative_error:.1f} %" if math.isfinite(relative_error) else "no loss seen yet"
+        print(f"\rMonte Carlo: {trials:,} trials per vdev, relative error {error} (target {100 * args.target_error:g} %), "
+              f"{seconds:.1f} s of {args.max_seconds:g} s", end="", file=sys.stderr, flush=True)
+    return show
 
 
 def _params_record(p: RiskParams) -> dict:
@@ -352,13 +381,19 @@ def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
     if ours is not None:
         cols.append(Column("zfslab (zfs model)", lambda i: _sci(ours.p_loss[i])))
     render_table(rows, cols, console=out)
-    out.print(f"MTTDL {_mttdl_text(result.mttdl_hours)} ({result.mttdl_hours:.4g} h). " + (
+    hours = f" ({result.mttdl_hours:.4g} h)" if math.isfinite(result.mttdl_hours) else " (beyond a float's range)"
+    out.print(f"MTTDL {_mttdl_text(result.mttdl_hours)}{hours}. " + (
         "MTTDL is a mean over constant rates; judge by P(loss) over the years."))
     out.print(f"dominant cause: {result.dominant_cause}")
     if "trials" in result.extra:
-        errors = ", ".join(f"{y} y: {100 * e:.1f} %" for y, e in result.extra["relative_error"].items())
-        out.print(f"Monte Carlo: {result.extra['trials']} trials per vdev, seed {result.extra.get('seed')} "
+        errors = ", ".join(f"{y} y: {100 * e:.1f} %" if math.isfinite(e) else f"{y} y: no loss seen by then"
+                           for y, e in result.extra["relative_error"].items())
+        why = {"trials": "the --trials asked for", "target error": "--target-error was met",
+               "trial budget": "--max-trials was reached before --target-error",
+               "time budget": "--max-seconds ran out before --target-error"}[result.extra["stopped_by"]]
+        out.print(f"Monte Carlo: {result.extra['trials']:,} trials per vdev, seed {result.extra.get('seed')} "
                   f"(--seed repeats it); 95 % relative error of P(loss): {errors}")
+        out.print(f"Monte Carlo stopped: {why}")
     if ours is not None:
         out.print(f"why they differ: {result.model} " + (
             "counts a read error during any rebuild of a full disk as the loss of the array, and uses MTTDL as "

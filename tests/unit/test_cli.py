@@ -1,6 +1,7 @@
 """The command line: outputs, one-line errors with exit codes, help on every command."""
 
 import csv
+import re
 import io
 import json
 import subprocess
@@ -138,3 +139,100 @@ def test_debug_shows_the_traceback(run_cli):
     from zfslab.errors import LayoutError
     with pytest.raises(LayoutError):
         run_cli("--debug", "capacity", "raidz3:3", "--disk-size", "4TB")
+
+
+# --- hostile input (issue 19): one line on stderr, exit 2, never an internal error ----------
+
+@pytest.mark.parametrize("args,message", [
+    (["layout", "raidz2:²"], "zfslab: error: raidz2:²: the width must be a whole number, got '²'\n"),
+    (["capacity", "raidz2:²", "--disk-size", "4TB"], "zfslab: error: raidz2:²: the width must be a whole number, got '²'\n"),
+    (["risk", "raidz2:²", "--disk-size", "4TB"], "zfslab: error: raidz2:²: the width must be a whole number, got '²'\n"),
+    (["plan", "6x4TB", "--layouts", "raidz2:²"], "zfslab: error: raidz2:²: the width must be a whole number, got '²'\n"),
+    (["layout", "10000000xmirror:2"], "zfslab: error: 10000000xmirror:2: the count is at most 1024, got 10000000\n"),
+    (["capacity", "1000000000xmirror:2", "--disk-size", "4TB"],
+     "zfslab: error: 1000000000xmirror:2: the count is at most 1024, got 1000000000\n"),
+    (["layout", "spare:100000000+mirror:2"],
+     "zfslab: error: spare:100000000: the number of spares is at most 1024, got 100000000\n"),
+    (["plan", "6x4TB", "--years", "inf"], "zfslab: error: --years 'inf': give a number from 0.001 to 100\n"),
+    (["plan", "6x4TB", "--years", "1e308"], "zfslab: error: --years '1e308': give a number from 0.001 to 100\n"),
+    (["plan", "6x4TB", "--years", "nan", "--json"], "zfslab: error: --years 'nan': give a number from 0.001 to 100\n"),
+    (["plan", "6x4TB", "--ashift", "١٢"],
+     "zfslab: error: argument --ashift: --ashift must be a whole number, got '١٢' (see zfslab plan --help)\n"),
+    (["plan", "6x4TB", "--afr", "nan"],
+     "zfslab: error: argument --afr: --afr must be a number, got 'nan' (see zfslab plan --help)\n"),
+    (["plan", "6x4TB", "--afr", "1e400"],
+     "zfslab: error: argument --afr: --afr must be from 0.0001 to 99.9, got 1e400 (see zfslab plan --help)\n"),
+    (["risk", "mirror:2", "--disk-size", "4TB", "--seed", "-1"],
+     "zfslab: error: argument --seed: --seed must be from 0 to 9223372036854775807, got -1 (see zfslab risk --help)\n"),
+    (["risk", "mirror:2", "--disk-size", "4TB", "--engine", "montecarlo", "--afr-by-age", "1,x"],
+     "zfslab: error: --afr-by-age 'x': give a number from 0.0001 to 99.9\n"),
+    (["layout", "mirror:2", "--pool", "my pool", "--devices", "a b,$(reboot)"],
+     "zfslab: error: pool name 'my pool': ' ' is not allowed; use letters, digits and _ - : . only\n"),
+    (["layout", "mirror:2", "--pool", "mirror"],
+     "zfslab: error: pool name 'mirror': reserved by zpool (mirror*, raidz*, draid*, spare*, log, cache, special, "
+     "dedup); choose another, e.g. tank\n"),
+])
+def test_hostile_numbers_and_names_are_refused_in_one_line(run_cli, args, message):
+    r = run_cli(*args)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", message)
+
+
+@pytest.mark.parametrize("args", [
+    ["risk", "mirror:100", "--disk-size", "4TB"], ["risk", "mirror:255", "--disk-size", "4TB"],
+    ["risk", "raidz2:6", "--disk-size", "4TB", "--mtbf-hours", "1", "--model", "classic"],
+    ["risk", "mirror:2", "--disk-size", "4TB", "--mtbf-hours", "1"],
+])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_extreme_risks_print_no_inf_or_nan(run_cli, args, as_json):
+    r = run_cli(*args, *(["--json"] if as_json else []))
+    assert r.exit_code == 0 and r.stderr == ""
+    if as_json:
+        json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    else:
+        assert not re.search(r"\b(inf|nan)\b", r.stdout, re.IGNORECASE)
+
+
+def test_json_output_is_strict():
+    from zfslab.report.tables import to_csv, to_json
+    assert json.loads(to_json({"mttdl_hours": float("inf"), "p": [1.0, float("-inf")]})) == \
+        {"mttdl_hours": None, "p": [1.0, None]}
+    with pytest.raises(ValueError):
+        to_json({"p": float("nan")})  # a NaN is a bug, never printed
+    assert to_csv([{"a": float("inf"), "b": {"x": float("inf")}}]) == 'a,b\n,"{""x"": null}"\n'
+
+
+def test_monte_carlo_with_a_tiny_afr_stops_at_its_budget_and_says_why(run_cli):
+    r = run_cli("risk", "mirror:2", "--disk-size", "4TB", "--afr", "0.0001", "--engine", "montecarlo",
+                "--seed", "1", "--max-seconds", "0.5", "--trials", "100")
+    assert r.exit_code == 0
+    assert "Monte Carlo stopped: --max-seconds ran out before --target-error" in r.stdout
+    assert not re.search(r"\binf\b", r.stdout)
+    obj = json.loads(run_cli("risk", "mirror:2", "--disk-size", "4TB", "--afr", "0.0001", "--engine", "montecarlo",
+                             "--seed", "1", "--max-trials", "1000", "--trials", "100", "--json").stdout)
+    assert obj["stopped_by"] == "trial budget" and obj["trials"] == 1000
+
+
+def test_monte_carlo_shows_progress_on_a_terminal(run_cli, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    r = run_cli("risk", "mirror:2", "--disk-size", "4TB", "--engine", "montecarlo", "--seed", "1",
+                "--trials", "4000", "--max-trials", "4000")
+    assert r.exit_code == 0
+    assert "\rMonte Carlo: 2,000 trials per vdev" in r.stderr and "\rMonte Carlo: 4,000 trials per vdev" in r.stderr
+
+
+def test_monte_carlo_is_quiet_on_a_pipe(run_cli):
+    r = run_cli("risk", "mirror:2", "--disk-size", "4TB", "--engine", "montecarlo", "--seed", "1", "--trials", "2000",
+                "--max-trials", "2000")
+    assert r.exit_code == 0 and r.stderr == ""
+
+
+def test_layout_prints_a_quoted_command_and_force_with_its_reason(run_cli):
+    r = run_cli("layout", "mirror:2", "--pool", "my_pool", "--devices", "a b,$(reboot)")
+    assert r.stdout.splitlines()[-1] == "zpool create my_pool mirror 'a b' '$(reboot)'"
+    r = run_cli("layout", "mirror:2+raidz2:6")
+    assert r.stdout.splitlines()[-1].startswith("zpool create -f tank mirror DISK1 DISK2 raidz2 DISK3")
+    assert 'zpool create refuses a "mismatched replication level" without it' in r.stdout
+    obj = json.loads(run_cli("layout", "mirror:2+raidz2:6", "--json").stdout)
+    assert obj["zpool_create"][:3] == ["zpool", "create", "-f"] and obj["force_reason"]
+    r = run_cli("layout", "mirror:2", "--devices", "[/],:smile:")  # rich would read these as markup
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "zpool create tank mirror '[/]' :smile:"

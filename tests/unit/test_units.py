@@ -1,7 +1,7 @@
 import pytest
 
-from zfslab.errors import SizeError
-from zfslab.model.units import TB, TiB, format_tb, format_tib, parse_blocksize, parse_size, zfs_nicenum
+from zfslab.errors import SizeError, UsageError
+from zfslab.model.units import TB, TiB, format_tb, format_tib, parse_blocksize, parse_number, parse_size, zfs_nicenum
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -50,3 +50,35 @@ def test_zfs_nicenum_prints_like_zfs_list(num, text):
 def test_vendor_and_binary_formats():
     assert format_tb(4000787030016) == "4.00 TB"
     assert format_tib(4000787030016) == "3.64 TiB"
+
+
+# --- hostile input (issue 19) -------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["²TB", "٤TB", "4_000TB", "1" * 5000 + "TB", "nanTB",
+                                  "infTB", "1e3TB", "4TB\x00"])
+def test_sizes_are_ascii_decimals(text):
+    with pytest.raises(SizeError):
+        parse_size(text)
+
+
+def test_sizes_stop_at_64_bits():
+    assert parse_size("18446744073709551615") == 2**64 - 1
+    with pytest.raises(SizeError, match="at most 2\\^64 - 1 bytes"):
+        parse_size("1000000PB")
+
+
+@pytest.mark.parametrize("text", ["²", "1" * 5000, "1_000", "١٢"])
+def test_block_sizes_are_ascii_and_short(text):
+    with pytest.raises(SizeError):
+        parse_blocksize(text)
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e400", "1e308", "²", "١", "1_0", "", " ", "0x10", "1,5"])
+def test_parse_number_refuses_what_is_not_a_finite_decimal_in_range(text):
+    with pytest.raises(UsageError) as e:
+        parse_number(text, "--years", 0.001, 100)
+    assert str(e.value).startswith("--years ") and "\n" not in str(e.value)
+
+
+def test_parse_number_takes_plain_decimals():
+    assert parse_number(" 2.5 ", "--x", 0, 10) == 2.5 and parse_number("1e1", "--x", 0, 10) == 10.0

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
-from zfslab.errors import SizeError
+from zfslab.errors import SizeError, UsageError, clip
 
 KiB, MiB, GiB, TiB, PiB = (1 << 10), (1 << 20), (1 << 30), (1 << 40), (1 << 50)
 KB, MB, GB, TB, PB = 10**3, 10**6, 10**9, 10**12, 10**15
@@ -15,14 +16,15 @@ _UNITS = {
     "KB": KB, "MB": MB, "GB": GB, "TB": TB, "PB": PB,
     "KIB": KiB, "MIB": MiB, "GIB": GiB, "TIB": TiB, "PIB": PiB,
 }
-_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*$")
+_SIZE_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*", re.ASCII)
+MAX_SIZE = 2**64 - 1  # ZFS counts bytes in 64 bits
 
 
 def parse_size(text: str) -> int:
     """Bytes from '4TB' (10^12), '3.64TiB' (2^40), '4000787030016'; a fraction is truncated."""
-    m = _SIZE_RE.match(str(text))
-    if not m:
-        raise SizeError(text, "write a number with a unit, e.g. 4TB, 3.64TiB or 4000787030016")
+    m = _SIZE_RE.fullmatch(str(text))
+    if not m or len(m.group(1)) > 40:
+        raise SizeError(clip(text)[1:-1], "write a number with a unit, e.g. 4TB, 3.64TiB or 4000787030016")
     number, unit = m.group(1), m.group(2).upper()
     if unit in ("K", "M", "G", "T", "P"):
         raise SizeError(text, f"'{unit}' is ambiguous: write {number}{unit}B (10^n) or {number}{unit}iB (2^n)")
@@ -34,12 +36,26 @@ def parse_size(text: str) -> int:
         raise SizeError(text, "not a number") from None
     if value <= 0:
         raise SizeError(text, "a size must be more than 0 bytes")
+    if value > MAX_SIZE:
+        raise SizeError(text, "ZFS counts at most 2^64 - 1 bytes (16 EiB)")
+    return value
+
+
+# ASCII only and finite: float() also takes '١٢', '1_0', 'nan', 'inf' and '1e400' (= inf)
+FLOAT_RE = re.compile(r"\s*[+-]?(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,4})?\s*", re.ASCII)
+
+
+def parse_number(text: str, name: str, lo: float, hi: float) -> float:
+    """A finite decimal number within [lo, hi]; a UsageError naming `name` and the value otherwise."""
+    value = float(text) if FLOAT_RE.fullmatch(text) else math.nan
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise UsageError(f"{name} {clip(text)}: give a number from {lo:g} to {hi:g}")
     return value
 
 
 def parse_blocksize(text: str) -> int:
     """Bytes of a ZFS block size such as recordsize: '128K', '1M', '16384'; K/M mean 2^10/2^20 as in zfs."""
-    m = re.match(r"^\s*([0-9]+)\s*([KkMm]?)(?:i?B)?\s*$", str(text))
+    m = re.fullmatch(r"\s*([0-9]{1,9})\s*([KkMm]?)(?:i?B)?\s*", str(text), re.ASCII)
     if not m:
         raise SizeError(text, "write a power of two from 512 to 16M, e.g. 16K, 128K or 1M")
     value = int(m.group(1)) * {"": 1, "K": KiB, "M": MiB}[m.group(2).upper()]
@@ -50,7 +66,7 @@ def parse_blocksize(text: str) -> int:
 
 def parse_fio_size(text: str) -> int:
     """Bytes of a size as fio reads it: '4g', '512m', '1048576'; k/m/g/t are powers of 2 (kb_base=1024)."""
-    m = re.match(r"^\s*([0-9]+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$", str(text))
+    m = re.fullmatch(r"\s*([0-9]{1,15})\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(text), re.ASCII)
     if not m or int(m.group(1)) == 0:
         raise SizeError(text, "write a whole number with k, m, g or t as fio does, e.g. 1g or 512m")
     return int(m.group(1)) * {"": 1, "K": KiB, "M": MiB, "G": GiB, "T": TiB}[m.group(2).upper()]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import html
-import json
+
+from zfslab.report.tables import dumps
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
@@ -116,6 +117,6 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
                  (r["disks"], r["disks"]), ("sandbox (files)" if r["sandbox"] else "disks", r["sandbox"])] for r in runs]
         parts.append("<h2>Runs</h2>" + _table([("run", ""), ("started", "l"), ("ZFS", "l"), ("kernel", "l"), ("CPU", "l"),
                                                ("RAM", ""), ("disks", "l"), ("vdevs", "l")], rows, table_id="runs"))
-    parts.append('<script type="application/json" id="data">' + json.dumps(plan_rows).replace("</", "<\\/") + "</script>")
+    parts.append('<script type="application/json" id="data">' + dumps(plan_rows).replace("</", "<\\/") + "</script>")
     parts.append(f"<script>{SORT_JS}</script></body></html>")
     return "\n".join(parts)
