@@ -2,11 +2,11 @@
 
 import os
 import shutil
-from dataclasses import dataclass
 
 import pytest
 
 from tests.conftest import DATA
+from tests.fakes import FakeZfs
 from zfslab.errors import ZfslabError
 from zfslab.model.layouts import parse_layout
 from zfslab.store.results import Results
@@ -17,56 +17,9 @@ from zfslab.system.disks import DiskInfo, DisksRefused, Finding, check_wipe_allo
 from zfslab.system.fio import Fio, parse_fio_json
 from zfslab.system.runner import Runner
 from zfslab.system.suites import BONNIE_TESTS, SUITES
-from zfslab.system.zfs import PoolInfo, Property
+from zfslab.system.zfs import Property
 
 FIO_JSON = open(os.path.join(DATA, "zfs-2.1", "fio_write.json")).read()
-
-
-class FakeZfs:
-    """Pools in a dict; fails on cue."""
-
-    def __init__(self, fail_create=None):
-        self.pools: dict[str, dict] = {}
-        self.calls: list[str] = []
-        self.fail_create = fail_create
-        self.created = 0
-
-    def create_pool(self, name, layout, devices, **kw):
-        self.calls.append(f"create {layout}")
-        if self.fail_create == str(layout):
-            raise ZfslabError("boom")
-        self.created += 1
-        self.pools[name] = {"props": dict(kw.get("fs_props") or {}), "devices": list(devices),
-                            "guid": str(1000 + self.created)}
-
-    def pool_guid(self, name):
-        return self.pools[name]["guid"]
-
-    def destroy_pool(self, name, force=False):
-        self.calls.append(f"destroy {name}")
-        del self.pools[name]
-
-    def pool_exists(self, name):
-        return name in self.pools
-
-    def list_pools(self):
-        return [PoolInfo(n, 1, 0, 1, "ONLINE") for n in self.pools]
-
-    def get(self, name, *props):
-        out = {}
-        for p in props:
-            value = "/" + name if p == "mountpoint" else self.pools[name]["props"].get(p, "-")
-            out[p] = Property(p, value, "local")
-        return out
-
-    def pool(self, name):
-        return PoolInfo(name, 10**9, 0, 10**9, "ONLINE")
-
-    def dataset(self, name):
-        @dataclass
-        class D:
-            usable_bytes: int = 5 * 10**8
-        return D()
 
 
 class FakeFio(Fio):
@@ -133,8 +86,9 @@ def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
 
 def test_leftover_pools_are_destroyed_only_if_ours(tmp_path):
     zfs = FakeZfs()
-    zfs.pools = {"zfslab-bench": {"props": {"zfslab:bench": "abc"}, "devices": [], "guid": "111"},
-                 "tank": {"props": {}, "devices": [], "guid": "222"}}
+    zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/a", "/dev/b"], fs_props={"zfslab:bench": "abc"})
+    zfs.create_pool("tank", parse_layout("disk"), ["/dev/c"])
+    zfs.pools[POOL].guid, zfs.pools["tank"].guid = "111", "222"
     bench, results = make(tmp_path, zfs, FakeFio())
     # named like ours, carrying our property, but this run never recorded its GUID: not ours
     with pytest.raises(DisksRefused, match="did not create it"):
@@ -149,7 +103,7 @@ def test_each_pool_guid_is_recorded_for_its_run(tmp_path):
     zfs = FakeZfs()
     bench, results = make(tmp_path, zfs, FakeFio())
     bench.run()
-    assert results.pool_guids(run_id=bench.run_id) == {"1001", "1002"}
+    assert results.pool_guids(run_id=bench.run_id) == {"10000000000001", "10000000000002"}
     assert results.pool_guids(run_id=bench.run_id + 1) == set()
 
 

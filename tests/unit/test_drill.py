@@ -1,6 +1,7 @@
 import os
 
 from tests.conftest import DATA
+from tests.fakes import Clock, FakeZfs
 from zfslab.system.drill import ScenarioResult, health_report, verdict
 from zfslab.system.zfs_output import parse_status
 
@@ -35,56 +36,29 @@ def test_health_report_from_real_status():
     assert any("90 days ago" in p for p in old["problems"])
 
 
-class _Clock:
-    """time.monotonic for the drill, moved only by the fake driver: a resilver takes 30 s, a
-    sequential rebuild 7 s."""
-
-    def __init__(self):
-        self.now = 1000.0
-
-    def monotonic(self):
-        return self.now
-
-
-class _ReplaceRecorder:
-    """A zfs driver that records offline/replace calls (the real ones run in the guest e2e)."""
-
-    def __init__(self, clock=None):
-        self.calls = []
-        self.clock = clock or _Clock()
-
-    def offline(self, pool, leaf):
-        self.calls.append(("offline", leaf))
-
-    def replace(self, pool, old, new=None, *, sequential=False, wait=False, timeout_s=0):
-        self.calls.append(("replace", old, new, sequential))
-        self.clock.now += 7.0 if sequential else 30.0
-
-    def status(self, pool):
-        from types import SimpleNamespace
-        return SimpleNamespace(scan=SimpleNamespace(kind="resilver", resilvered_bytes=64 << 20))
-
-
-def _mirror_drill(clock=None, **kw):
+def _mirror_drill(clock, **kw):
+    """A drill on a mirror of sda and sdb in FakeZfs, whose resilver takes 30 s and whose
+    sequential rebuild 7 s on the clock."""
     from zfslab.model.layouts import parse_layout
-    from zfslab.system.drill import Drill
-    d = Drill(_ReplaceRecorder(clock), None, parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"], "/dev/sdc", **kw)
-    d._first_vdev_leaves = lambda: ["sda", "sdb"]
+    from zfslab.system.drill import POOL, Drill
+    zfs = FakeZfs(clock=clock, resilver_seconds=30.0, rebuild_seconds=7.0)
+    zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"])
+    d = Drill(zfs, None, parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"], "/dev/sdc", **kw)
     d.verify = lambda: (True, 100.0, "")
     return d
 
 
 def test_a_mirrors_sequential_rebuild_runs_only_when_asked(monkeypatch):
-    clock = _Clock()
+    clock = Clock()
     monkeypatch.setattr("zfslab.system.drill.time", clock)
     default = _mirror_drill(clock)
     r = default.resilver()
-    assert [c for c in default.zfs.calls if c[0] == "replace"] == [("replace", "sda", "/dev/sdc", False)]
+    assert [c for c in default.zfs.calls if c.startswith("replace")] == ["replace sda /dev/sdc healing"]
     assert "openzfs/zfs#18276" in r.detail["sequential"]["skipped"]
     asked = _mirror_drill(clock, sequential_rebuild=True)
     r = asked.resilver()
-    assert [c for c in asked.zfs.calls if c[0] == "replace"] == [("replace", "sda", "/dev/sdc", False),
-                                                                 ("replace", "/dev/sdc", "/dev/sda", True)]
+    assert [c for c in asked.zfs.calls if c.startswith("replace")] == ["replace sda /dev/sdc healing",
+                                                                       "replace /dev/sdc /dev/sda sequential"]
     assert r.detail["sequential"]["resilvered_bytes"] == 64 << 20 and r.detail["sequential"]["seconds"] == 7.0
     # the scenario's time is the healing resilver's, not the sequential rebuild's after it
     assert r.seconds == r.detail["seconds"] == 30.0

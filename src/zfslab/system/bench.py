@@ -29,6 +29,7 @@ from zfslab.system.fio import Fio, FioResult
 from zfslab.system.processes import end_engines_on
 from zfslab.system.runner import Runner
 from zfslab.system.suites import BONNIE_TESTS, Test
+from zfslab.system.zfs import ZfsDriver
 
 POOL = "zfslab-bench"
 MARK = "zfslab:bench"
@@ -156,7 +157,7 @@ def _handle_sigterm() -> None:
 class Bench:
     """Executes a plan against a ZFS driver, fio and a results store."""
 
-    zfs: object  # ZfsCli-like: create_pool, destroy_pool, list_pools, get, pool, dataset
+    zfs: ZfsDriver
     fio: Fio
     results: Results
     runner: Runner
@@ -306,7 +307,7 @@ def bonnie_measurements(layout: str, repeat: int, seconds: float, result: Bonnie
             m(r, mb(result.get_block_kib_s), 0.0, True)]
 
 
-def destroy_own_pool(zfs, name: str, guids: set[str], purpose: str, log: Callable[[str], None]) -> list[str]:
+def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, log: Callable[[str], None]) -> list[str]:
     """Destroy the imported pool `name` if its GUID is one zfslab recorded (a run killed in the
     middle of a layout leaves it); first end the benchmark engines still working on it. A
     pool of that name that zfslab did not record is someone else's: refused, never touched."""

@@ -28,6 +28,7 @@ from zfslab.store.schema import atomic
 from zfslab.system.diskstats import SECTOR, kernel_names, read_diskstats
 from zfslab.system.fio import Fio, FioFailed, FioJob
 from zfslab.system.runner import CommandFailed
+from zfslab.system.zfs import ZfsDriver
 from zfslab.system.zfs_output import PoolStatus
 
 POOL = "zfslab-drill"
@@ -49,7 +50,7 @@ def _mb_s(nbytes: int, seconds: float) -> float:
 
 @dataclass
 class Drill:
-    zfs: object
+    zfs: ZfsDriver
     fio: Fio
     layout: Layout
     devices: list[str]
