@@ -72,7 +72,8 @@ def _run(zfs, runner, args, scenarios) -> int:
     from zfslab.store.schema import connect
     from zfslab.system.bench import destroy_own_pool, wipe_devices
     from zfslab.system.disks import DisksRefused, check_wipe_allowed, is_leftover_of, refusal_lines
-    from zfslab.system.drill import POOL, Drill, store, verdict
+    from zfslab.report.verdict import verdict
+    from zfslab.system.drill import POOL, Drill
     from zfslab.system.fio import Fio
 
     sandbox = bool(args.sandbox)
@@ -125,7 +126,7 @@ def _run(zfs, runner, args, scenarios) -> int:
         wipe_devices(runner, devices + ([spare] if spare else []), sandbox=sandbox)
     line = verdict(str(layout), args.fill, drill.results)
     version = zfs.version().kernel
-    store(results.conn, str(layout), drill.results, line, version, sandbox)
+    results.add_drill(str(layout), drill.results, line, version, sandbox)
     if args.json:
         print(to_json({"layout": str(layout), "fill": args.fill, "verdict": line, "zfs_version": version,
                        "sandbox": sandbox, "seconds": time.monotonic() - t0,
@@ -153,17 +154,11 @@ def _drill_guids(db: str) -> set[str]:
 
 def _health(zfs, args) -> int:
     import datetime
-    import re
 
-    from zfslab.system.drill import health_report
+    from zfslab.system.health import health_report, scan_age_days
 
     status = zfs.status(args.pool)
-    age = None
-    m = re.search(r" on (\w{3} \w{3} +\d+ [\d:]+ \d{4})", status.scan.text)
-    if m:
-        when = datetime.datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
-        age = (datetime.datetime.now() - when).total_seconds() / 86400
-    report = health_report(status, age)
+    report = health_report(status, scan_age_days(status, datetime.datetime.now()))
     if args.json:
         print(to_json(report))
     else:

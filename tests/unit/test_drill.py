@@ -2,7 +2,9 @@ import os
 
 from tests.conftest import DATA
 from tests.fakes import Clock, FakeZfs
-from zfslab.system.drill import ScenarioResult, health_report, verdict
+from zfslab.report.verdict import verdict
+from zfslab.system.drill import ScenarioResult
+from zfslab.system.health import health_report, scan_age_days
 from zfslab.system.zfs_output import parse_status
 
 
@@ -24,6 +26,15 @@ def test_verdict_of_a_loss_and_of_a_stripe():
     assert "LOST data with 1 failed disks" in verdict("raidz1:3", 0.5, lost)
     stripe = [ScenarioResult("degraded", "skipped", 0, {"why": "no redundancy: any failure loses the pool"})]
     assert verdict("4xdisk", 0.25, stripe) == "4xdisk at 25 % full: no redundancy: any failure loses the pool"
+
+
+def test_scan_age_from_the_status_line():
+    import datetime
+    status = parse_status(open(os.path.join(DATA, "zfs-2.3", "status_after_replace.txt")).read())
+    # "resilvered 81.2M in 00:00:04 with 0 errors on Sun Nov 22 11:25:03 2026"
+    assert scan_age_days(status, datetime.datetime(2026, 11, 24, 11, 25, 3)) == 2.0
+    never = parse_status(open(os.path.join(DATA, "zfs-2.3", "status_online.txt")).read())
+    assert scan_age_days(never, datetime.datetime(2026, 11, 24)) is None
 
 
 def test_health_report_from_real_status():

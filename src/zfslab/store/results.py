@@ -104,6 +104,16 @@ class Results:
             rows = self.conn.execute("SELECT guid FROM pools WHERE purpose = ?", (purpose,))
         return {r[0] for r in rows}
 
+    def add_drill(self, layout: str, results: list, verdict: str, zfs_version: str, sandbox: bool) -> None:
+        """A drill's scenarios (ScenarioResult: scenario, outcome, seconds, detail), in one transaction."""
+        with atomic(self.conn):
+            for r in results:
+                self.conn.execute(
+                    "INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json, "
+                    "zfs_version, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (layout, r.scenario, now(), r.seconds, r.outcome, verdict, json.dumps(r.detail), zfs_version,
+                     int(sandbox)))
+
     def add_capacity(self, run_id: int, layout: str, size_bytes: int, usable_bytes: int) -> None:
         with atomic(self.conn):
             self.conn.execute("INSERT OR REPLACE INTO layout_capacity VALUES (?,?,?,?)",

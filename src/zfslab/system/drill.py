@@ -11,20 +11,18 @@ Scenarios, each on data whose checksums fio keeps (written with verify=crc32c):
 - corrupt: overwrite regions of up to p members behind ZFS's back, scrub, count CKSUM errors
   and repaired bytes, verify the data; then corrupt p+1 members and list the files ZFS
   declares permanently damaged.
-Each drill is stored (SQLite) with a verdict a person reads at a glance.
+This module runs the scenarios and records what happened; report/verdict.py words the result,
+store/results.py keeps it, system/health.py judges an existing pool.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from zfslab.model.layouts import Layout, VdevKind
-from zfslab.store.results import now
-from zfslab.store.schema import atomic
 from zfslab.system.diskstats import SECTOR, kernel_names, read_diskstats
 from zfslab.system.fio import Fio, FioFailed, FioJob
 from zfslab.system.runner import CommandFailed
@@ -282,71 +280,3 @@ def _cksum(status: PoolStatus, leaves: list[str]) -> dict[str, int]:
         v = status.vdev(leaf)
         out[leaf] = v.checksum_errors if v else 0
     return out
-
-
-def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
-    """One line a person reads at a glance."""
-    parts = []
-    by = {r.scenario: r for r in results}
-    d = by.get("degraded")
-    if d and d.outcome != "skipped":
-        most = max((s["failed"] for s in d.detail["steps"] if s["verified"]), default=0)
-        parts.append(f"survived {most} failed disk{'s' if most != 1 else ''}, data verified" if d.outcome == "survived"
-                     else f"LOST data with {d.detail['steps'][-1]['failed']} failed disks")
-        beyond = d.detail.get("beyond_parity")
-        if beyond and beyond.get("zfs_refused"):
-            parts.append(f"ZFS refuses to take disk {beyond['failed']} of a vdev away (no valid replicas)")
-    elif d:
-        parts.append(d.detail["why"])
-    r = by.get("resilver")
-    if r and r.outcome != "skipped":
-        parts.append(f"resilvered 1 disk ({r.detail['how']}) in {_duration(r.seconds)} at "
-                     f"{r.detail['mb_s']:.0f} MB/s" + ("" if r.detail["verified"] else ", data NOT verified"))
-    c = by.get("corrupt")
-    if c:
-        members = c.detail["members"]
-        if c.outcome == "repaired":
-            parts.append(f"scrub repaired {c.detail['repaired_bytes'] / 1e6:.0f} MB after corruption of {members} "
-                         f"disk{'s' if members != 1 else ''}")
-        else:
-            parts.append(f"corruption of {members} disk{'s' if members != 1 else ''} was NOT repaired")
-    b = by.get("corrupt-beyond-parity")
-    if b:
-        files = b.detail["damaged_files"]
-        parts.append(f"with {b.detail['members']} corrupted disks ZFS reports {len(files)} damaged file"
-                     f"{'s' if len(files) != 1 else ''}" if b.outcome == "damaged"
-                     else f"with {b.detail['members']} corrupted disks no damage was found")
-    return f"{layout} at {round(fill * 100)} % full: " + "; ".join(parts)
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def store(conn, layout: str, results: list[ScenarioResult], line: str, zfs_version: str, sandbox: bool) -> None:
-    with atomic(conn):
-        for r in results:
-            conn.execute("INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json, "
-                         "zfs_version, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
-                         (layout, r.scenario, now(), r.seconds, r.outcome, line, json.dumps(r.detail), zfs_version,
-                          int(sandbox)))
-
-
-def health_report(status: PoolStatus, last_scrub_age_days: float | None) -> dict:
-    """--read-only: what a pool's own status says, judged."""
-    leaves = [v for v in status.root.walk()]
-    errors = {v.name: (v.read_errors, v.write_errors, v.checksum_errors) for v in leaves
-              if v.read_errors or v.write_errors or v.checksum_errors}
-    problems = []
-    if status.state != "ONLINE":
-        problems.append(f"pool is {status.state}")
-    if errors:
-        problems.append("error counters: " + ", ".join(f"{k} R{r}/W{w}/C{c}" for k, (r, w, c) in errors.items()))
-    if not status.no_known_errors:
-        problems.append(f"data errors: {status.errors}")
-    if status.scan.kind is None:
-        problems.append("never scrubbed")
-    elif last_scrub_age_days is not None and last_scrub_age_days > 35:
-        problems.append(f"last scrub {last_scrub_age_days:.0f} days ago (more than a month)")
-    return {"pool": status.name, "state": status.state, "scan": status.scan.text, "error_counters": errors,
-            "damaged_files": list(status.damaged_files), "healthy": not problems, "problems": problems}
