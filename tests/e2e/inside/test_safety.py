@@ -66,6 +66,7 @@ def test_a_wiped_header_with_data_behind_it_is_refused_and_left_unchanged(zfs, d
     assert len(refused) == 1 and victim in refused[0] and "holds data of unknown kind" in refused[0]
     assert digest(victim) == before
     assert not zfs.pool_exists("zfslab-bench")
+    fresh(victim)  # for the tests after this one
 
 
 def test_resume_never_wipes_a_pool_the_user_made_on_a_disk_of_the_run(zfs, disks, tmp_path):
@@ -104,6 +105,7 @@ def test_resume_never_wipes_a_pool_the_user_made_on_a_disk_of_the_run(zfs, disks
         assert digest(os.path.join(mnt, "photo.raw")) == want
     finally:
         zfs.destroy_pool("tank", force=True)
+    fresh(a, b)  # for the tests after this one
 
 
 def test_zpool_create_right_after_a_wipe_on_a_busy_host(disks):
