@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import io
 import math
+import os
 import shlex
 import sys
 import time
 
 from rich.console import Console
+from rich.markup import escape
 
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
@@ -161,7 +164,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         caption="usable = zfs list USED+AVAIL of the empty pool; fail ok = disks that may fail at once, "
                 "whichever they are; best case = if they fall in different vdevs"
                 + ("" if risk is None else "\n" + _risk_caption(risk))
-                + ("" if speed is None else f"\nspeed: predicted for {speed.name} disks ({speed.seq_write_mb_s:g}/"
+                + ("" if speed is None else f"\nspeed: predicted for {escape(speed.name)} disks ({speed.seq_write_mb_s:g}/"
                    f"{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS); ×1 = times one disk, "
                    "as Ars Technica charts it; no host limit")
                 + ("" if rec is None else "\n◆ on the Pareto frontier of space, speed and safety; ★ recommended"),
@@ -408,20 +411,22 @@ def load_disk_model(text: str) -> DiskProfile:
     if text in PRESETS:
         return PRESETS[text]
     if not text.endswith(".toml"):
-        raise UsageError(f"--disk-model {text}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
+        raise UsageError(f"--disk-model {clip(text)}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
     import tomllib
+    if not os.path.exists(text):
+        raise UsageError(f"--disk-model {shown(text)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
+                         "makes one")
     try:
-        with open(text, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"--disk-model {text}: no such file; `zfslab profile-disk DEV --output {text}` makes one") from None
+        data = tomllib.loads(read_text_file(text, "--disk-model", max_bytes=2**20, kind="TOML"))
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"--disk-model {text}: not valid TOML ({e})") from None
+        raise UsageError(f"--disk-model {shown(text)}: not valid TOML ({shown(str(e), 80)})") from None
+    except RecursionError:  # tomllib recurses into nested arrays
+        raise UsageError(f"--disk-model {shown(text)}: nested too deeply to be a disk profile") from None
     fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data and k != "host"}
     missing = [k for k in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
                            "rand_write_iops", "sync_write_ms") if k not in fields]
     if missing:
-        raise UsageError(f"--disk-model {text}: missing {', '.join(missing)}")
+        raise UsageError(f"--disk-model {shown(text)}: missing {', '.join(missing)}")
     fields.setdefault("name", text)
     try:
         host = data.get("host", {})
@@ -431,10 +436,12 @@ def load_disk_model(text: str) -> DiskProfile:
         if unknown:
             raise ValueError(f"[host] has unknown key {unknown[0]!r}: use write_mb_s, read_mb_s, parity_mb_s, cpus")
         if "parity_mb_s" in host:
-            host = host | {"parity_mb_s": tuple(float(v) for v in host["parity_mb_s"])}
+            if not isinstance(host["parity_mb_s"], list):
+                raise ValueError("parity_mb_s must be a list of three rates")
+            host = host | {"parity_mb_s": tuple(host["parity_mb_s"])}
         return DiskProfile(**fields, host=HostLimits(**host))
     except (TypeError, ValueError) as e:
-        raise UsageError(f"--disk-model {text}: {e}") from None
+        raise UsageError(f"--disk-model {shown(text)}: {shown(str(e), 120)}") from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -442,11 +449,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from zfslab.model.validation import parse_dataset, validate
 
+    text = read_text_file(args.dataset, "dataset", max_bytes=MAX_DATASET_BYTES)
     try:
-        with open(args.dataset, newline="") as f:
-            records = list(csv.DictReader(f))
-    except FileNotFoundError:
-        raise UsageError(f"dataset {args.dataset}: no such file") from None
+        records = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as e:  # a field over csv.field_size_limit() (131,072 characters), a stray NUL ...
+        raise UsageError(f"dataset {shown(args.dataset)}: not a readable CSV file ({shown(str(e), 80)})") from None
+    if records:
+        records = [{(k.strip() if isinstance(k, str) else k): v for k, v in r.items()} for r in records]
     result = validate(parse_dataset(records), ashift=args.ashift)
     if args.json:
         print(to_json(_plain(result)))
@@ -464,17 +473,60 @@ def cmd_validate(args: argparse.Namespace) -> int:
         cols += [Column(f"{m} measured", lambda r, m=m: cell(r, m, "measured")),
                  Column(f"{m} predicted", lambda r, m=m: cell(r, m, "predicted")),
                  Column(f"{m} rule", lambda r, m=m: cell(r, m, "rule_of_thumb"))]
-    render_table(result["rows"], cols, console=out, title=f"{args.dataset}: fitted on the calibration rows")
+    render_table(result["rows"], cols, console=out, title=f"{escape(args.dataset)}: fitted on the calibration rows")
     for m in metrics:
         ours, rule = result["metrics"][m]["median_ape_pct"], result["baseline"][m]["median_ape_pct"]
         if ours is not None:
             out.print(f"{m:8s} median absolute error {ours:5.1f} % over {result['metrics'][m]['rows']} predicted rows "
                       f"(rule of thumb {rule:5.1f} %)")
-    p = result["parameters"]
-    out.print(f"fitted: disk {p['disk_seq_write_mb_s']:.0f} MB/s write, {p['disk_seq_read_mb_s']:.0f} MB/s read, "
-              f"{p['disk_rewrite_mb_s']:.0f} MB/s rewrite; host ceilings {p['host_write_mb_s']:.0f} MB/s write, "
-              f"{p['host_read_mb_s']:.0f} MB/s read; rewrite parallel share {p['rewrite_parallel']:.2f}")
+    p, fitted = result["parameters"], result["fitted_metrics"]
+    parts = {"write": f"disk {p['disk_seq_write_mb_s']:.0f} MB/s write, host ceiling {p['host_write_mb_s']:.0f} MB/s",
+             "read": f"disk {p['disk_seq_read_mb_s']:.0f} MB/s read, host ceiling {p['host_read_mb_s']:.0f} MB/s",
+             "rewrite": f"disk {p['disk_rewrite_mb_s']:.0f} MB/s rewrite, parallel share {p['rewrite_parallel']:.2f}"}
+    out.print("fitted: " + "; ".join(parts[m] for m in ("write", "read", "rewrite") if m in fitted))
+    missing = [m for m in metrics if m not in fitted]
+    if missing:
+        out.print(f"not fitted (no calibration row measures it): {', '.join(missing)}")
     return 0
+
+
+MAX_DATASET_BYTES = 10 * 2**20
+
+
+def read_text_file(path: str, what: str, *, max_bytes: int, kind: str = "CSV") -> str:
+    """A small text file's contents: UTF-8 (a BOM is dropped) or UTF-16 with its BOM; a regular
+    file only (a directory, a FIFO or /dev/zero is refused before reading); one-line errors."""
+    import codecs
+    import stat
+
+    name = f"{what} {shown(path)}"
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it has no effect on a regular file)
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UsageError(f"{name}: not a regular file; give a {kind} file")
+            if st.st_size > max_bytes:
+                raise UsageError(f"{name}: {st.st_size:,} bytes; at most {max_bytes:,} are read")
+            data = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{name}: a directory; give a {kind} file") from None
+    except OSError as e:
+        raise UsageError(f"{name}: cannot be read ({e.strerror})") from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"  # Excel's "Unicode text"; the BOM says the byte order
+    else:
+        encoding = "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{name}: not {'UTF-16' if encoding == 'utf-16' else 'UTF-8'} text (byte {e.start:,}); "
+                         f"save it as UTF-8 {kind}") from None
+    if "\x00" in text:
+        raise UsageError(f"{name}: holds NUL characters: a binary file, not {kind} text")
+    return text
 
 
 def _plain(value):

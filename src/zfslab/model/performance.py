@@ -33,6 +33,13 @@ from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 KiB = 1024
 
 
+def _is_rate(value: object, *, unbounded: bool = False) -> bool:
+    """A real number > 0, finite (or +inf where `unbounded`: a ceiling that is no limit)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return value > 0 and (math.isfinite(value) or (unbounded and value == math.inf))
+
+
 @dataclass(frozen=True, slots=True)
 class HostLimits:
     """What the machine around the disks allows (inf: no limit)."""
@@ -45,13 +52,15 @@ class HostLimits:
     cpus: int = 1  # cores the write issue threads (z_wr_iss) spread parity work over
 
     def __post_init__(self) -> None:
-        if len(self.parity_mb_s) != 3 or any(v <= 0 for v in self.parity_mb_s):
+        if len(self.parity_mb_s) != 3 or not all(_is_rate(v, unbounded=True) for v in self.parity_mb_s):
             raise ValueError(f"parity_mb_s(={list(self.parity_mb_s)}) must be three rates > 0 (raidz1, raidz2, raidz3)")
-        if self.cpus < 1:
-            raise ValueError(f"cpus(={self.cpus}) must be at least 1")
+        if not (isinstance(self.cpus, int) and not isinstance(self.cpus, bool) and 1 <= self.cpus <= 65536):
+            raise ValueError(f"cpus(={self.cpus!r}) must be a whole number from 1 to 65536")
         for name in ("write_mb_s", "read_mb_s"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name}(={getattr(self, name)}) must be > 0")
+            if not _is_rate(getattr(self, name), unbounded=True):
+                raise ValueError(f"{name}(={getattr(self, name)!r}) must be > 0")
+        if not (_is_rate(self.rewrite_parallel) and self.rewrite_parallel <= 1):
+            raise ValueError(f"rewrite_parallel(={self.rewrite_parallel!r}) must be above 0 and at most 1")
 
     def parity_ceiling_mb_s(self, parity: int) -> float:
         """Data MB/s all cores together protect at this parity (inf without parity)."""
@@ -77,8 +86,14 @@ class DiskProfile:
     def __post_init__(self) -> None:
         for name in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
                      "rand_write_iops", "sync_write_ms"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name}(={getattr(self, name)}) must be > 0")
+            if not _is_rate(getattr(self, name)):
+                raise ValueError(f"{name}(={getattr(self, name)!r}) must be a finite number > 0")
+        if not (_is_rate(self.inner_fraction) and self.inner_fraction <= 1):
+            raise ValueError(f"inner_fraction(={self.inner_fraction!r}) must be above 0 and at most 1")
+        if self.rewrite_mb_s is not None and not _is_rate(self.rewrite_mb_s):
+            raise ValueError(f"rewrite_mb_s(={self.rewrite_mb_s!r}) must be a finite number > 0")
+        if not isinstance(self.name, str) or not isinstance(self.source, str):
+            raise ValueError("name and source must be text")
 
     @property
     def single_rewrite_mb_s(self) -> float:

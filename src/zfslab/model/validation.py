@@ -9,6 +9,7 @@ write and read ceilings, a disk's rewrite rate and the rewrite parallel share.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 
-from zfslab.errors import UsageError
-from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+from zfslab.errors import LayoutError, UsageError, clip, shown
+from zfslab.model.layouts import MAX_CHILDREN, MAX_POOL_DISKS, Layout, VdevGroup, VdevKind
 from zfslab.model.performance import DiskProfile, HostLimits, data_disks, predict, read_disks
+from zfslab.model.units import FLOAT_RE
 
 METRICS = ("write", "rewrite", "read")
 KINDS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -33,50 +35,78 @@ class DatasetRow:
     calibration: bool
 
 
+# Measured MB/s a dataset may hold: the fit works on logarithms bounded at e^-5 and 1e7
+MIN_MB_S, MAX_MB_S = 0.1, 1e6
+MAX_ROWS = 1000
+_WHOLE_RE = re.compile(r"\s*[0-9]{1,6}\s*", re.ASCII)
+
+
 def row_layout(disks: int, kind: str, vdevs: int, width: int, index: int) -> Layout:
     where = f"row {index}"
     if kind not in KINDS:
-        raise UsageError(f"{where}: kind {kind!r}: use one of {', '.join(KINDS)}")
+        raise UsageError(f"{where}: kind {clip(kind)}: use one of {', '.join(KINDS)}")
     if vdevs < 1 or width < 1:
         raise UsageError(f"{where}: vdevs and width must be at least 1, got {vdevs} and {width}")
     if vdevs * width != disks:
         raise UsageError(f"{where}: {vdevs} vdevs x width {width} is {vdevs * width} disks, but disks says {disks}")
-    if kind == "stripe":
-        if width != 1:
-            raise UsageError(f"{where}: a stripe has width 1 (one disk per vdev), got {width}")
-        return Layout((VdevGroup(VdevKind.DISK, 1, 0, vdevs),))
-    if kind == "mirror":
-        return Layout((VdevGroup(VdevKind.MIRROR, width, width - 1, vdevs),))
-    parity = int(kind[-1])
-    return Layout((VdevGroup(VdevKind.RAIDZ, width, parity, vdevs),))
+    if disks > MAX_POOL_DISKS or width > MAX_CHILDREN:
+        raise UsageError(f"{where}: at most {MAX_POOL_DISKS} disks and {MAX_CHILDREN} per vdev, got {disks} and {width}")
+    try:
+        if kind == "stripe":
+            if width != 1:
+                raise UsageError(f"{where}: a stripe has width 1 (one disk per vdev), got {width}")
+            return Layout((VdevGroup(VdevKind.DISK, 1, 0, vdevs),))
+        if kind == "mirror":
+            return Layout((VdevGroup(VdevKind.MIRROR, width, width - 1, vdevs),))
+        parity = int(kind[-1])
+        return Layout((VdevGroup(VdevKind.RAIDZ, width, parity, vdevs),))
+    except LayoutError as e:
+        raise UsageError(f"{where}: {e}") from None
+
+
+def _cell(r: dict, column: str) -> str:
+    """A cell as text: a short row leaves None (csv's restval), a long one a list under None."""
+    value = r.get(column)
+    return value.strip() if isinstance(value, str) else ""
 
 
 def parse_dataset(records: Sequence[dict[str, str]]) -> list[DatasetRow]:
     """Rows from CSV records (dicts of strings), checked with one-line errors naming the row."""
+    if not records:
+        raise UsageError("the dataset has no rows: give a header line and one line per measured pool")
+    if len(records) > MAX_ROWS:
+        raise UsageError(f"the dataset has {len(records)} rows; validate takes at most {MAX_ROWS}")
+    for column in ("disks", "kind", "vdevs", "width"):
+        if column not in records[0]:
+            raise UsageError(f"the dataset needs a column {column!r} (disks,kind,vdevs,width)")
+    if not any(f"{m}_MBps" in records[0] for m in METRICS):
+        raise UsageError("the dataset has no measurements: give at least one column of write_MBps, rewrite_MBps, "
+                         "read_MBps")
     rows = []
     for i, r in enumerate(records):
-        try:
-            disks, vdevs, width = int(r["disks"]), int(r["vdevs"]), int(r["width"])
-        except KeyError as e:
-            raise UsageError(f"the dataset needs a column {e.args[0]!r} (disks,kind,vdevs,width)") from None
-        except ValueError:
-            raise UsageError(f"row {i}: disks, vdevs and width must be whole numbers") from None
+        texts = [_cell(r, c) for c in ("disks", "vdevs", "width")]
+        if not all(_WHOLE_RE.fullmatch(t) for t in texts):
+            raise UsageError(f"row {i}: disks, vdevs and width must be whole numbers, got "
+                             f"{', '.join(clip(t, 20) for t in texts)}")
+        disks, vdevs, width = (int(t) for t in texts)
         measured = {}
         for m in METRICS:
-            text = (r.get(f"{m}_MBps") or "").strip()
+            text = _cell(r, f"{m}_MBps")
             if text:
-                try:
-                    measured[m] = float(text)
-                except ValueError:
-                    raise UsageError(f"row {i}: {m}_MBps {text!r} is not a number") from None
-                if measured[m] <= 0:
-                    raise UsageError(f"row {i}: {m}_MBps must be more than 0, got {text}")
-        cal = (r.get("calibration") or "0").strip()
+                value = float(text) if FLOAT_RE.fullmatch(text) else math.nan
+                if math.isnan(value):
+                    raise UsageError(f"row {i}: {m}_MBps {clip(text)} is not a number")
+                if not MIN_MB_S <= value <= MAX_MB_S:
+                    raise UsageError(f"row {i}: {m}_MBps must be from {MIN_MB_S:g} to {MAX_MB_S:g} MB/s, got {shown(text)}")
+                measured[m] = value
+        cal = _cell(r, "calibration") or "0"
         if cal not in ("0", "1"):
-            raise UsageError(f"row {i}: calibration is 1 (fit on it) or 0 (predict it), got {cal!r}")
-        rows.append(DatasetRow(i, row_layout(disks, r.get("kind", "").strip(), vdevs, width, i), measured, cal == "1"))
+            raise UsageError(f"row {i}: calibration is 1 (fit on it) or 0 (predict it), got {clip(cal)}")
+        rows.append(DatasetRow(i, row_layout(disks, _cell(r, "kind"), vdevs, width, i), measured, cal == "1"))
     if not any(r.calibration for r in rows):
         raise UsageError("no row has calibration=1: mark the rows the model may be fitted on")
+    if not any(r.calibration and r.measured for r in rows):
+        raise UsageError("no calibration row has a measured value: nothing to fit the model on")
     return rows
 
 
@@ -166,8 +196,10 @@ def validate(rows: list[DatasetRow], *, ashift: int = 12) -> dict:
     def summary(errs):
         return {m: {"median_ape_pct": statistics.median(e) if e else None, "rows": len(e)} for m, e in errs.items()}
 
+    fitted_metrics = [m for m in METRICS if any(r.calibration and m in r.measured for r in rows)]
     return {
         "rows": out_rows, "metrics": summary(errors), "baseline": summary(base_errors), "ashift": ashift,
+        "fitted_metrics": fitted_metrics,
         "parameters": {
             "disk_seq_write_mb_s": fitted.disk.seq_write_mb_s, "disk_seq_read_mb_s": fitted.disk.seq_read_mb_s,
             "disk_rewrite_mb_s": fitted.disk.single_rewrite_mb_s, "host_write_mb_s": fitted.host.write_mb_s,
