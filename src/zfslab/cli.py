@@ -242,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ZfslabError as e:
         if debug:
             raise
-        print(f"zfslab: error: {e}", file=sys.stderr)
+        print(f"zfslab: error: {_one_line(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
@@ -253,8 +253,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the last line of defence for a one-line error
         if debug:
             raise
-        print(f"zfslab: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", file=sys.stderr)
+        print(f"zfslab: internal error: {type(e).__name__}: {_one_line(str(e), 500)} (run with --debug for the traceback)",
+              file=sys.stderr)
         return 1
+
+
+def _one_line(message: str, limit: int = 2000) -> str:
+    """An error message as one line: a value with a newline or an escape sequence cannot break it."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def entry() -> None:

@@ -414,19 +414,19 @@ def load_disk_model(text: str) -> DiskProfile:
         raise UsageError(f"--disk-model {clip(text)}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
     import tomllib
     if not os.path.exists(text):
-        raise UsageError(f"--disk-model {shown(text)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
+        raise UsageError(f"--disk-model {shown(text, 200)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
                          "makes one")
     try:
         data = tomllib.loads(read_text_file(text, "--disk-model", max_bytes=2**20, kind="TOML"))
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"--disk-model {shown(text)}: not valid TOML ({shown(str(e), 80)})") from None
+        raise UsageError(f"--disk-model {shown(text, 200)}: not valid TOML ({shown(str(e), 80)})") from None
     except RecursionError:  # tomllib recurses into nested arrays
-        raise UsageError(f"--disk-model {shown(text)}: nested too deeply to be a disk profile") from None
+        raise UsageError(f"--disk-model {shown(text, 200)}: nested too deeply to be a disk profile") from None
     fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data and k != "host"}
     missing = [k for k in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
                            "rand_write_iops", "sync_write_ms") if k not in fields]
     if missing:
-        raise UsageError(f"--disk-model {shown(text)}: missing {', '.join(missing)}")
+        raise UsageError(f"--disk-model {shown(text, 200)}: missing {', '.join(missing)}")
     fields.setdefault("name", text)
     try:
         host = data.get("host", {})
@@ -441,7 +441,7 @@ def load_disk_model(text: str) -> DiskProfile:
             host = host | {"parity_mb_s": tuple(host["parity_mb_s"])}
         return DiskProfile(**fields, host=HostLimits(**host))
     except (TypeError, ValueError) as e:
-        raise UsageError(f"--disk-model {shown(text)}: {shown(str(e), 120)}") from None
+        raise UsageError(f"--disk-model {shown(text, 200)}: {shown(str(e), 120)}") from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -453,7 +453,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         records = list(csv.DictReader(io.StringIO(text, newline="")))
     except csv.Error as e:  # a field over csv.field_size_limit() (131,072 characters), a stray NUL ...
-        raise UsageError(f"dataset {shown(args.dataset)}: not a readable CSV file ({shown(str(e), 80)})") from None
+        raise UsageError(f"dataset {shown(args.dataset, 200)}: not a readable CSV file ({shown(str(e), 80)})") from None
     if records:
         records = [{(k.strip() if isinstance(k, str) else k): v for k, v in r.items()} for r in records]
     result = validate(parse_dataset(records), ashift=args.ashift)
@@ -499,7 +499,7 @@ def read_text_file(path: str, what: str, *, max_bytes: int, kind: str = "CSV") -
     import codecs
     import stat
 
-    name = f"{what} {shown(path)}"
+    name = f"{what} {shown(path, 200)}"
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it has no effect on a regular file)
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:

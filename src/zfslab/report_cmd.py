@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sqlite3
+import stat
+import statistics
 
-from zfslab.errors import UsageError
+from zfslab.errors import UsageError, ZfslabError, clip, shown
+from zfslab.model.layouts import MAX_POOL_DISKS
+from zfslab.model.units import MAX_SIZE
 
 
 def add_parser(sub, add_risk_options, size_arg, int_arg) -> None:
@@ -32,24 +37,83 @@ def add_parser(sub, add_risk_options, size_arg, int_arg) -> None:
     out.add_argument("--csv", action="store_true", help="print the summary rows as CSV")
 
 
+class DamagedDatabase(ZfslabError):
+    """--db {}: {}; the file is damaged or was not written by zfslab"""
+
+    exit_code = 2
+
+
+# What report reads of each row, and the types a zfslab database holds there (None: NULL allowed)
+_RUN_COLUMNS = {"id": (int,), "started_at": (str,), "zfs_version": (str, None), "kernel": (str, None),
+                "cpu": (str, None), "ram_bytes": (int, None), "sandbox": (int,)}
+_DISK_COLUMNS = {"device": (str,), "size_bytes": (int, None)}
+_DRILL_COLUMNS = {"layout": (str,), "scenario": (str,), "outcome": (str,), "verdict": (str,),
+                  "seconds": (int, float, None)}
+_BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_s": (int, float, None),
+                  "write_mb_s": (int, float, None), "read_iops": (int, float, None),
+                  "write_iops": (int, float, None), "cache_suspect": (int, bool)}
+
+
+def _checked(row: dict, columns: dict, what: str, path: str) -> dict:
+    for name, types in columns.items():
+        value = row[name]
+        ok = (value is None and None in types) or (
+            value is not None and isinstance(value, tuple(t for t in types if t is not None))
+            and not (isinstance(value, float) and not math.isfinite(value)))
+        if not ok:
+            raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, not a zfslab value")
+    return row
+
+
 def _db_rows(path: str | None):
+    """Runs, bench summaries, drills and the latest run with disks, read without changing the file."""
     if not path:
         return [], [], [], None
-    if not os.path.exists(path):
-        raise UsageError(f"--db {path}: no such file; `zfslab bench ... --db {path}` makes one")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"--db {shown(path, 200)}: no such file; `zfslab bench ... --db {shown(path, 200)}` makes one") from None
+    except OSError as e:
+        raise UsageError(f"--db {shown(path, 200)}: cannot be read ({e.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"--db {shown(path, 200)}: a directory; give the results file bench or drill wrote")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader, a device is not ours to read
+        raise UsageError(f"--db {shown(path, 200)}: not a regular file; give the results file bench or drill wrote")
+    from zfslab.store.schema import has_table, open_readonly
+    conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
+    try:
+        return _read(conn, path, has_table)
+    except sqlite3.DatabaseError as e:  # a page damaged past the header reads as an error only now
+        raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
+    except (KeyError, IndexError) as e:  # a table of ours without the columns we wrote
+        raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
+    finally:
+        conn.close()
+
+
+def _read(conn: sqlite3.Connection, path: str, has_table):
     from zfslab.store.results import Results
-    from zfslab.store.schema import connect
-    conn = connect(path)
     results = Results(conn)
-    runs = [dict(r) for r in conn.execute("SELECT * FROM runs ORDER BY id")]
+    runs = [_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])}", path)
+            for r in conn.execute("SELECT * FROM runs ORDER BY id")] if has_table(conn, "runs") else []
     bench = []
     for r in runs:
-        disks = conn.execute("SELECT device, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],)).fetchall()
-        r["disks"] = ", ".join(d[0] for d in disks)
-        r["disk_count"], r["disk_bytes"] = len(disks), (disks[0][1] if disks else None)
-        bench += [b | {"run_id": r["id"]} for b in results.summary(r["id"])]
-    drills = [dict(d) for d in conn.execute("SELECT * FROM drills ORDER BY id")]
-    latest = next((r for r in reversed(runs) if r["disk_bytes"]), None)
+        disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']}", path) for d in conn.execute(
+            "SELECT device, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
+        r["disks"] = ", ".join(d["device"] for d in disks)
+        r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
+        if has_table(conn, "measurements"):
+            try:
+                summary = results.summary(r["id"])
+            except (TypeError, ValueError, statistics.StatisticsError):  # text where numbers belong
+                raise DamagedDatabase(shown(path, 200), f"the measurements of run {r['id']} are not numbers") from None
+            bench += [_checked(b, _BENCH_COLUMNS, f"a measurement of run {r['id']}", path) | {"run_id": r["id"]}
+                      for b in summary]
+    drills = [_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])}", path)
+              for d in conn.execute("SELECT * FROM drills ORDER BY id")] if has_table(conn, "drills") else []
+    # the plan's default disks: the latest run whose disks zfslab can plan for
+    latest = next((r for r in reversed(runs) if r["disk_bytes"] and 0 < r["disk_bytes"] <= MAX_SIZE
+                   and 1 <= r["disk_count"] <= MAX_POOL_DISKS), None)
     return runs, bench, drills, latest
 
 
@@ -61,10 +125,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     from zfslab.model.plan import disk_set, parse_disk_set, plan
     from zfslab.model.recommend import recommend
     from zfslab.report import charts
-    from zfslab.report.files import write_atomically
+    from zfslab.report.files import check_output_path, write_atomically
     from zfslab.report.html import render
     from zfslab.report.tables import to_csv, to_json
 
+    if args.html and not (args.json or args.csv):
+        check_output_path(args.html)  # before minutes of charts, not after
+    if args.charts and not (args.json or args.csv):
+        _check_charts_dir(args.charts)
     runs, bench, drills, latest = _db_rows(args.db)
     if args.plan:
         count, size = parse_disk_set(args.plan)
@@ -82,9 +150,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         metric = {"seqwrite": "write_mb_s", "seqread": "read_mb_s", "rewrite": "rewrite_mb_s", "bonnie-write": "write_mb_s",
                   "bonnie-rewrite": "rewrite_mb_s", "bonnie-read": "read_mb_s"}.get(b["test"])
         if metric:
-            p = predict(parse_layout(b["layout"]), profile, ashift=args.ashift)
+            try:
+                layout = parse_layout(b["layout"])
+            except ZfslabError as e:
+                raise DamagedDatabase(shown(args.db, 200), f"run {b['run_id']} measured a layout zfslab cannot read ({e})") from None
+            p = predict(layout, profile, ashift=args.ashift)
             value = b["write_mb_s"] if "write" in metric else b["read_mb_s"]
-            if value:
+            if value and value > 0:
                 pairs.append((b["layout"], b["test"], getattr(p, metric), value))
     data = {"disks": disks.label, "disk_model": profile.name, "recommendation": rec.__dict__ | {"frontier": list(rec.frontier)},
             "layouts": records, "bench": bench, "drills": drills, "runs": runs,
@@ -110,7 +182,11 @@ def cmd_report(args: argparse.Namespace) -> int:
                       notes=notes)
         write_atomically(args.html, page)
     if args.charts:
-        os.makedirs(args.charts, exist_ok=True)
+        if not os.path.isdir(args.charts):
+            try:
+                os.mkdir(args.charts)
+            except OSError as e:
+                raise UsageError(f"--charts {shown(args.charts, 200)}: cannot make the folder ({e.strerror})") from None
         exporters = {"relative": lambda f: charts.relative_bars(records, f),
                      "corners": lambda f: charts.corners(records, set(rec.frontier), f)}
         if pairs:
@@ -119,3 +195,14 @@ def cmd_report(args: argparse.Namespace) -> int:
             write_atomically(os.path.join(args.charts, f"{name}.{args.chart_format}"), make(args.chart_format))
     print(f"report written: {args.html or args.charts}")
     return 0
+
+
+def _check_charts_dir(path: str) -> None:
+    """--charts DIR: an existing folder, or a new one in an existing folder (never its parents)."""
+    if os.path.isdir(path):
+        return
+    if os.path.exists(path):
+        raise UsageError(f"--charts {shown(path, 200)}: exists and is not a folder")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--charts {shown(path, 200)}: the folder {shown(parent, 200)} does not exist")

@@ -55,8 +55,9 @@ def relative_bars(rows: list[dict], fmt: str = "svg") -> bytes:
 def corners(rows: list[dict], frontier: set[str], fmt: str = "svg") -> bytes:
     """The three corners: usable space (x), risk (y, log), speed (marker size); the frontier ringed."""
     fig, ax = plt.subplots(figsize=(9, 5.5))
+    horizon = min(rows[0]["p_loss"], key=lambda y: abs(float(y) - 5)) if rows else "5"  # the --years nearest 5
     for r in rows:
-        risk = max(r["p_loss"]["5"], 1e-18)
+        risk = max(r["p_loss"][horizon], 1e-18)
         speed = math.prod(r["speed_x_single_disk"][k] for k in ("write_mb_s", "read_mb_s", "rand_read_iops_qd8")) ** (1 / 3)
         on = r["layout"] in frontier
         ax.scatter(r["usable_tb"], risk, s=25 + 12 * speed, color=COLORS[family(r["layout"])], alpha=0.85 if on else 0.35,
@@ -65,7 +66,7 @@ def corners(rows: list[dict], frontier: set[str], fmt: str = "svg") -> bytes:
             ax.annotate(r["layout"], (r["usable_tb"], risk), fontsize=7, xytext=(4, 3), textcoords="offset points")
     ax.set_yscale("log")
     ax.set_xlabel("usable TB (zfs list)")
-    ax.set_ylabel("P(pool loss within 5 years)")
+    ax.set_ylabel(f"P(pool loss within {horizon} years)")
     ax.set_title("Space, safety and speed (marker size); ringed: the Pareto frontier", fontsize=10)
     for name, color in COLORS.items():
         ax.scatter([], [], color=color, label=name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 
 from zfslab.report.tables import dumps
 
@@ -64,6 +65,8 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
     measured = {(b["layout"], b["test"]): b for b in bench}
     for r in plan_rows:
         s = r["speed"]
+        horizon = min(r["p_loss"], key=lambda y: abs(float(y) - 5))  # the --years nearest 5
+        mttdl = r["mttdl_hours"]
         # fio's seq suite or bonnie++ itself: whichever measured the layout
         m_write = (measured.get((r["layout"], "seqwrite")) or measured.get((r["layout"], "bonnie-write")) or {}).get("write_mb_s")
         m_read = (measured.get((r["layout"], "seqread")) or measured.get((r["layout"], "bonnie-read")) or {}).get("read_mb_s")
@@ -75,12 +78,15 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
             (f"{s['read_mb_s']:,.0f}", s["read_mb_s"]),
             (f"{m_write:,.0f}" if m_write else "", m_write or 0), (f"{m_read:,.0f}" if m_read else "", m_read or 0),
             (f"{r['failures_guaranteed']}", r["failures_guaranteed"]),
-            (f"{r['p_loss']['5']:.2e}", r["p_loss"]["5"]), (f"{r['mttdl_hours'] / 8760:.3g} y", r["mttdl_hours"]),
+            (f"{r['p_loss'][horizon]:.2e}", r["p_loss"][horizon]),
+            (f"{mttdl / 8760:.3g} y" if math.isfinite(mttdl) else "unbounded", mttdl if math.isfinite(mttdl) else 1e308),
         ])
         classes.append("recommended" if r["layout"] == rec_layout else "frontier" if r["layout"] in frontier else "")
     summary = _table([("", ""), ("layout", "l"), ("shape", "l"), ("usable TB", ""), ("usable TiB", ""),
                       ("write MB/s", ""), ("rewrite MB/s", ""), ("read MB/s", ""), ("measured write", ""),
-                      ("measured read", ""), ("fail ok", ""), ("P(loss) 5 y", ""), ("MTTDL", "")],
+                      ("measured read", ""), ("fail ok", ""),
+                      (f"P(loss) {plan_rows[0]['p_loss'] and min(plan_rows[0]['p_loss'], key=lambda y: abs(float(y) - 5))} y"
+                       if plan_rows else "P(loss)", ""), ("MTTDL", "")],
                      summary_rows, table_id="summary", row_classes=classes)
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"]
@@ -108,7 +114,8 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
              ("write IOPS", ""), ("note", "l")], rows, table_id="bench"))
     if drills:
         rows = [[(d["layout"], d["layout"]), (d["scenario"], d["scenario"]), (d["outcome"], d["outcome"]),
-                 (f"{d['seconds']:.0f} s", d["seconds"]), (d["verdict"], d["verdict"])] for d in drills]
+                 (f"{d['seconds']:.0f} s" if d["seconds"] is not None else "", d["seconds"] or 0),
+                 (d["verdict"], d["verdict"])] for d in drills]
         parts.append("<h2>Drills</h2>" + _table([("layout", "l"), ("scenario", "l"), ("outcome", "l"), ("time", ""),
                                                  ("verdict", "l")], rows, table_id="drills"))
     if runs:

@@ -1,0 +1,143 @@
+"""`zfslab report`: never changes the database it reads, and every file that is not one is a one-line error."""
+
+import hashlib
+import json
+import os
+import sqlite3
+
+import pytest
+
+from conftest import DATA
+from zfslab.store.schema import connect
+
+
+def zfslab_db(path: str) -> str:
+    """A small bench database as bench and drill write it: one run on 4 disks, two layouts, a drill."""
+    conn = connect(path)
+    fio = open(os.path.join(DATA, "zfs-2.1", "fio_write.json")).read()
+    conn.execute("INSERT INTO runs (key, started_at, command, suite, repeats, options_json, sandbox, zfs_version, "
+                 "kernel, cpu, ram_bytes) VALUES ('k', '2026-11-22T10:00:00', 'zfslab bench', 'quick', 1, '{}', 0, "
+                 "'2.1.11', '6.1.0', 'Xeon x2', 4294967296)")
+    for i in range(4):
+        conn.execute("INSERT INTO run_disks VALUES (1, ?, ?, ?, 'WD', 4000787030016, 1)", (i, f"/dev/sd{'abcd'[i]}", f"S{i}"))
+    for layout, w, r in (("2xmirror:2", 400.0, 700.0), ("raidz1:4", 600.0, 650.0)):
+        for test, wv, rv in (("seqwrite", w, None), ("seqread", None, r)):
+            conn.execute("INSERT INTO measurements (run_id, layout, test, repeat, started_at, seconds, read_mb_s, "
+                         "write_mb_s, read_iops, write_iops, fio_json) VALUES (1, ?, ?, 1, 'now', 10, ?, ?, 0, 0, ?)",
+                         (layout, test, rv, wv, fio))
+    conn.execute("INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json) VALUES "
+                 "('raidz1:4', 'degraded', 'now', 12, 'survived', 'survived 1 failed disk, data verified', '{}')")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path
+
+
+def snapshot(folder) -> dict[str, str]:
+    """Every file under folder with its content hash: what report must leave as it was."""
+    out = {}
+    for root, _, files in os.walk(folder):
+        for f in files:
+            p = os.path.join(root, f)
+            out[p] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+    return out
+
+
+def test_report_reads_a_zfslab_database_without_changing_a_byte(run_cli, tmp_path):
+    db = zfslab_db(str(tmp_path / "r.sqlite"))
+    before = snapshot(tmp_path)
+    r = run_cli("report", "--db", db, "--json")
+    assert r.exit_code == 0
+    data = json.loads(r.stdout)
+    assert data["disks"] == "4 × 4.00 TB" and len(data["bench"]) == 4 and len(data["drills"]) == 1
+    assert snapshot(tmp_path) == before  # no -wal, no -shm, no new table, same journal mode
+
+
+def test_a_users_database_is_refused_and_left_as_it_was(run_cli, tmp_path):
+    db = str(tmp_path / "photos.sqlite")
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, shutter REAL)")
+    conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.commit()
+    conn.close()
+    before = snapshot(tmp_path)
+    r = run_cli("report", "--db", db, "--json")
+    assert (r.exit_code, r.stdout) == (2, "") and r.stderr.count("\n") == 1
+    assert "not zfslab's" in r.stderr
+    assert snapshot(tmp_path) == before
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert {t[0] for t in conn.execute("SELECT name FROM sqlite_master")} == {"runs", "photos"}
+
+
+def _corrupt(path: str) -> None:
+    # overwrite the pages after the first: the header still says SQLite, the tables do not read
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.seek(4096)
+        f.write(b"\xa5" * (size - 4096))
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: open(p, "w").write("just text\n"), "not an SQLite database"),
+    (lambda p: open(p, "wb").write(b"SQLite format 3\x00" + b"\x00" * 80), "not a usable SQLite database"),
+    (lambda p: (zfslab_db(p), os.truncate(p, 6000)), ""),
+    (lambda p: (zfslab_db(p), _corrupt(p)), ""),
+    (lambda p: os.mkdir(p), "a directory"),
+    (lambda p: None, "no such file"),
+    (lambda p: (lambda c: (c.execute("CREATE TABLE schema_version (version)"),
+                           c.execute("INSERT INTO schema_version VALUES ('two')"), c.commit()))(sqlite3.connect(p)),
+     "schema_version"),
+    (lambda p: os.mkfifo(p), "not a regular file"),
+])
+def test_files_that_are_not_a_zfslab_database(run_cli, tmp_path, make, message):
+    db = str(tmp_path / "x.sqlite")
+    make(db)
+    before = snapshot(tmp_path) if not os.path.exists(db) or os.path.isfile(db) else None
+    for fmt in ("--json", "--csv"):
+        r = run_cli("report", "--db", db, fmt)
+        assert (r.exit_code, r.stdout) == (2, ""), r.stderr
+        assert r.stderr.startswith("zfslab: error: ") and r.stderr.count("\n") == 1 and message in r.stderr
+        assert "internal error" not in r.stderr
+    if before is not None:
+        assert snapshot(tmp_path) == before
+
+
+def test_a_zfslab_database_with_text_where_numbers_belong(run_cli, tmp_path):
+    db = zfslab_db(str(tmp_path / "r.sqlite"))
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE run_disks SET size_bytes = 'big'")
+    conn.execute("UPDATE drills SET seconds = 'long'")
+    conn.commit()
+    conn.close()
+    r = run_cli("report", "--db", db, "--json")
+    assert r.exit_code == 2 and "the file is damaged or was not written by zfslab" in r.stderr
+
+
+def test_html_into_a_directory_or_a_missing_folder(run_cli, tmp_path):
+    r = run_cli("report", "--html", str(tmp_path))
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"zfslab: error: cannot write {tmp_path}: it is a directory; give a file name in an existing folder\n"
+    r = run_cli("report", "--html", str(tmp_path / "no" / "r.html"))
+    assert r.exit_code == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
+    r = run_cli("report", "--charts", str(tmp_path / "no" / "c"))
+    assert r.exit_code == 2 and "does not exist" in r.stderr
+    (tmp_path / "f").write_text("x")
+    r = run_cli("report", "--charts", str(tmp_path / "f"))
+    assert r.exit_code == 2 and "not a folder" in r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["f"]
+
+
+def test_html_is_written_whole_through_a_temporary_file(run_cli, tmp_path, monkeypatch):
+    from zfslab.report import files
+    page = tmp_path / "r.html"
+    page.write_text("the old report")
+
+    def fail(*a):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(files.os, "replace", fail)
+    r = run_cli("report", "--plan", "4x4TB", "--html", str(page))
+    assert r.exit_code == 2 and "No space left on device" in r.stderr
+    assert page.read_text() == "the old report" and os.listdir(tmp_path) == ["r.html"]  # no half file, no temp file
+    monkeypatch.undo()
+    r = run_cli("report", "--plan", "4x4TB", "--html", str(page), "--years", "1,2")
+    assert r.exit_code == 0 and page.read_text().startswith("<!doctype html>") and "P(loss) 2 y" in page.read_text()
