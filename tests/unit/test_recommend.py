@@ -49,3 +49,9 @@ def test_impossible_constraints_say_what_is_possible():
         recommend(ROWS, "space", min_usable_bytes=200 * TB)
     with pytest.raises(UsageError, match="--priority fast"):
         recommend(ROWS, "fast")
+
+
+def test_balanced_when_every_layout_is_certain_to_be_lost(run_cli):
+    # --mtbf-hours 2: P(loss) = 1 everywhere made the safety share 0 / 0 (issue 19)
+    r = run_cli("plan", "24x4TB", "--mtbf-hours", "2", "--min-failures", "2")
+    assert r.exit_code == 0 and "Recommended for balanced" in r.stdout

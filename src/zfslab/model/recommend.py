@@ -78,7 +78,9 @@ def recommend(rows: list[PlanRow], priority: str = "balanced", *, min_usable_byt
         top_safe = max(_safety(r) for r in front)
 
         def score(r):  # each corner as a share of the best on the frontier; the weakest share counts most
-            shares = (r.usable_bytes / top_space, speed_score(r) / top_speed, _safety(r) / top_safe)
+            # every layout certain to be lost (P = 1, e.g. --mtbf-hours 2): safety ranks none above another
+            safe = _safety(r) / top_safe if top_safe > 0 else 1.0
+            shares = (r.usable_bytes / top_space, speed_score(r) / top_speed, safe)
             return math.prod(shares) ** (1 / 3)
         pick = max(front, key=score)
     return Recommendation(pick.layout, priority, _reason(pick, front, priority, min_usable_bytes, min_failures),
