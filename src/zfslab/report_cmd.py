@@ -80,11 +80,16 @@ def _db_rows(path: str | None):
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader, a device is not ours to read
         raise UsageError(f"--db {shown(path, 200)}: not a regular file; give the results file bench or drill wrote")
     from zfslab.store.schema import has_table, open_readonly
-    conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
+    try:
+        conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
+    except UnicodeDecodeError:  # a table name that is not UTF-8: damaged bytes in the schema
+        raise DamagedDatabase(shown(path, 200), "its schema holds text that is not UTF-8") from None
     try:
         return _read(conn, path, has_table)
     except sqlite3.DatabaseError as e:  # a page damaged past the header reads as an error only now
         raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
+    except UnicodeDecodeError:  # sqlite3 decodes TEXT as UTF-8 when it hands a row over
+        raise DamagedDatabase(shown(path, 200), "a row holds text that is not UTF-8") from None
     except (KeyError, IndexError) as e:  # a table of ours without the columns we wrote
         raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
     finally:
@@ -169,9 +174,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 0
     if not args.html and not args.charts:
         raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")
-    made = {"relative": charts.relative_bars(records), "corners": charts.corners(records, set(rec.frontier))}
+    exporters = {"relative": lambda f: charts.relative_bars(records, f),
+                 "corners": lambda f: charts.corners(records, set(rec.frontier), f)}
     if pairs:
-        made["measured"] = charts.measured_vs_predicted(pairs)
+        exporters["measured"] = lambda f: charts.measured_vs_predicted(pairs, f)
+    # the page inlines SVGs; --charts alone needs none of them (each chart takes a second or two)
+    made = {name: make("svg") for name, make in exporters.items()} if args.html else {}
     notes = [f"{disks.label} disks, {profile.name} speed profile ({profile.source}); risk: exact Markov chain, "
              f"ZFS semantics; capacity: OpenZFS {args.zfs_version} accounting, ashift {args.ashift}."]
     if any(r["sandbox"] for r in runs):
@@ -187,12 +195,9 @@ def cmd_report(args: argparse.Namespace) -> int:
                 os.mkdir(args.charts)
             except OSError as e:
                 raise UsageError(f"--charts {shown(args.charts, 200)}: cannot make the folder ({e.strerror})") from None
-        exporters = {"relative": lambda f: charts.relative_bars(records, f),
-                     "corners": lambda f: charts.corners(records, set(rec.frontier), f)}
-        if pairs:
-            exporters["measured"] = lambda f: charts.measured_vs_predicted(pairs, f)
         for name, make in exporters.items():
-            write_atomically(os.path.join(args.charts, f"{name}.{args.chart_format}"), make(args.chart_format))
+            image = made[name] if args.chart_format == "svg" and name in made else make(args.chart_format)
+            write_atomically(os.path.join(args.charts, f"{name}.{args.chart_format}"), image)
     print(f"report written: {args.html or args.charts}")
     return 0
 
