@@ -438,7 +438,8 @@ def load_disk_model(text: str) -> DiskProfile:
         if "parity_mb_s" in host:
             if not isinstance(host["parity_mb_s"], list):
                 raise ValueError("parity_mb_s must be a list of three rates")
-            host = host | {"parity_mb_s": tuple(host["parity_mb_s"])}
+            host = host | {"parity_mb_s": tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                                                for v in host["parity_mb_s"])}
         return DiskProfile(**fields, host=HostLimits(**host))
     except (TypeError, ValueError) as e:
         raise UsageError(f"--disk-model {shown(text, 200)}: {shown(str(e), 120)}") from None
@@ -480,13 +481,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
             out.print(f"{m:8s} median absolute error {ours:5.1f} % over {result['metrics'][m]['rows']} predicted rows "
                       f"(rule of thumb {rule:5.1f} %)")
     p, fitted = result["parameters"], result["fitted_metrics"]
+    if len(fitted) == len(metrics):
+        out.print(f"fitted: disk {p['disk_seq_write_mb_s']:.0f} MB/s write, {p['disk_seq_read_mb_s']:.0f} MB/s read, "
+                  f"{p['disk_rewrite_mb_s']:.0f} MB/s rewrite; host ceilings {p['host_write_mb_s']:.0f} MB/s write, "
+                  f"{p['host_read_mb_s']:.0f} MB/s read; rewrite parallel share {p['rewrite_parallel']:.2f}")
+        return 0
+    # only what the calibration rows measured: the rest would be the starting guesses, not a fit
     parts = {"write": f"disk {p['disk_seq_write_mb_s']:.0f} MB/s write, host ceiling {p['host_write_mb_s']:.0f} MB/s",
              "read": f"disk {p['disk_seq_read_mb_s']:.0f} MB/s read, host ceiling {p['host_read_mb_s']:.0f} MB/s",
              "rewrite": f"disk {p['disk_rewrite_mb_s']:.0f} MB/s rewrite, parallel share {p['rewrite_parallel']:.2f}"}
     out.print("fitted: " + "; ".join(parts[m] for m in ("write", "read", "rewrite") if m in fitted))
-    missing = [m for m in metrics if m not in fitted]
-    if missing:
-        out.print(f"not fitted (no calibration row measures it): {', '.join(missing)}")
+    out.print(f"not fitted (no calibration row measures it): {', '.join(m for m in metrics if m not in fitted)}")
     return 0
 
 
@@ -543,9 +548,11 @@ def _plain(value):
 def cmd_profile_disk(args: argparse.Namespace) -> int:
     from zfslab.system.profile import profile_dict, profile_disk, profile_toml
 
+    from zfslab.report.files import check_output_path, write_atomically
+    if args.output:
+        check_output_path(args.output)  # before minutes of measuring, not after
     profile = profile_disk(args.device, seconds=args.seconds, write_tests=args.write_tests)
     if args.output:
-        from zfslab.report.files import write_atomically
         write_atomically(args.output, profile_toml(profile))
     if args.json:
         print(to_json(profile_dict(profile)))

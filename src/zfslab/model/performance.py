@@ -54,8 +54,11 @@ class HostLimits:
     def __post_init__(self) -> None:
         if len(self.parity_mb_s) != 3 or not all(_is_rate(v, unbounded=True) for v in self.parity_mb_s):
             raise ValueError(f"parity_mb_s(={list(self.parity_mb_s)}) must be three rates > 0 (raidz1, raidz2, raidz3)")
-        if not (isinstance(self.cpus, int) and not isinstance(self.cpus, bool) and 1 <= self.cpus <= 65536):
-            raise ValueError(f"cpus(={self.cpus!r}) must be a whole number from 1 to 65536")
+        if not isinstance(self.cpus, int) or isinstance(self.cpus, bool):
+            raise ValueError(f"cpus(={self.cpus!r}) must be a whole number")
+        if not 1 <= self.cpus <= 65536:
+            raise ValueError(f"cpus(={self.cpus}) must be at least 1" if self.cpus < 1 else
+                             f"cpus(={self.cpus}) must be at most 65536")
         for name in ("write_mb_s", "read_mb_s"):
             if not _is_rate(getattr(self, name), unbounded=True):
                 raise ValueError(f"{name}(={getattr(self, name)!r}) must be > 0")
