@@ -134,6 +134,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from zfslab.report.html import render
     from zfslab.report.tables import to_csv, to_json
 
+    if not (args.html or args.charts or args.json or args.csv):  # before the work, not after
+        raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")
     if args.html and not (args.json or args.csv):
         check_output_path(args.html)  # before minutes of charts, not after
     if args.charts and not (args.json or args.csv):
