@@ -1,0 +1,246 @@
+"""The long fuzz campaign of issue 19: N hostile command lines, each in its own process.
+
+    python3 benchmarks/fuzz_cli.py                      # 10,000 command lines, forked from one loaded parent
+    python3 benchmarks/fuzz_cli.py --mode exec -n 500   # the real executable, a fresh interpreter each time
+
+Command lines come from tests/cli_fuzz.py (plan, capacity, risk, layout, validate, report,
+profile-disk with hostile values and malformed files; never bench or drill, and profile-disk only
+on regular files or missing paths inside the run's own folder). Each runs in its own folder with
+resource limits (CPU seconds, address space, file size) and a wall-clock timeout, and no program
+may be started. The summary counts internal errors, tracebacks, unexpected exit codes, runs over
+10 s, the peak resident memory of any run (wait4's ru_maxrss), and files created, changed or
+removed other than the outputs the command was given (the inputs must stay byte for byte).
+Failures go to a JSON-lines file with the command line and the end of stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import resource
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # forked children share nothing with idle BLAS threads
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+from cli_fuzz import COMMANDS, EXIT_CODES, RandomChooser, changed_outside_outputs, check_safe, command_line, snapshot  # noqa: E402
+
+
+def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _no_programs(*args, **kwargs):
+    raise AssertionError(f"the fuzz started a program: {args[0] if args else kwargs.get('args')}")
+
+
+def _wait(pid: int, timeout_s: float) -> tuple[int, int, bool]:
+    """(exit code, peak RSS in KiB, timed out) of a child, killed after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    timed_out = False
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status), usage.ru_maxrss, timed_out
+        if time.monotonic() > deadline and not timed_out:
+            timed_out = True
+            os.killpg(pid, signal.SIGKILL) if _is_group(pid) else os.kill(pid, signal.SIGKILL)
+        time.sleep(0.002)
+
+
+def _is_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return False
+
+
+def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, bool]:
+    """zfslab.cli.main(argv) in a forked child of this already-loaded interpreter."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 70
+        try:
+            os.setpgid(0, 0)
+            _limits(opts.cpu_seconds, opts.memory_mb, opts.file_mb)
+            for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                    (2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+                new = os.open(path, flags, 0o600)
+                os.dup2(new, fd)
+                os.close(new)
+            os.chdir(workdir)
+            import subprocess
+            subprocess.Popen = _no_programs  # type: ignore[misc,assignment]
+            from zfslab.cli import main
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 0
+        except BaseException:  # noqa: BLE001 - report it as the run's own failure
+            import traceback
+            traceback.print_exc()
+            code = 70
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code if isinstance(code, int) and 0 <= code < 256 else 71)
+    return _wait(pid, opts.timeout)
+
+
+def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, bool]:
+    """The installed `zfslab` executable (or python -m zfslab), a fresh interpreter per run."""
+    exe = shutil.which("zfslab")
+    cmd = [exe] if exe else [sys.executable, "-m", "zfslab"]
+    with open(out_path, "wb") as out, open(err_path, "wb") as err, open(os.devnull, "rb") as devnull:
+        pid = _spawn_with_limits(cmd + argv, workdir, out, err, devnull, opts)
+    return _wait(pid, opts.timeout)
+
+
+def _spawn_with_limits(cmd, workdir, out, err, devnull, opts) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            _limits(opts.cpu_seconds, opts.memory_mb, opts.file_mb)
+            os.dup2(devnull.fileno(), 0)
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            os.chdir(workdir)
+            os.execv(cmd[0], cmd)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("-n", "--count", type=int, default=10_000, help="command lines to run (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first command line; each next one adds 1")
+    p.add_argument("--mode", choices=("fork", "exec"), default="fork",
+                   help="fork: the entry point in a child of this loaded interpreter (fast, default); "
+                        "exec: the real executable, a new interpreter per run")
+    p.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds before a run is killed")
+    p.add_argument("--slow", type=float, default=10.0, help="a run longer than this counts as slow (default 10)")
+    p.add_argument("--cpu-seconds", type=int, default=60, help="RLIMIT_CPU of each run")
+    p.add_argument("--memory-mb", type=int, default=4096, help="RLIMIT_AS of each run, MiB")
+    p.add_argument("--file-mb", type=int, default=256, help="RLIMIT_FSIZE of each run, MiB")
+    p.add_argument("--failures", default="fuzz-failures.jsonl", help="where failing command lines are written")
+    opts = p.parse_args()
+
+    if opts.mode == "fork":  # load everything once: each child starts with it in memory
+        import zfslab.cli  # noqa: F401
+        import zfslab.commands  # noqa: F401
+        import zfslab.report.charts  # noqa: F401
+        import zfslab.report_cmd  # noqa: F401
+        import zfslab.model.validation  # noqa: F401
+        import zfslab.model.reliability.montecarlo  # noqa: F401
+    run = run_forked if opts.mode == "fork" else run_exec
+
+    outer = tempfile.mkdtemp(prefix="zfslab-fuzz-campaign-")
+    base = os.path.join(outer, "runs")
+    logs = os.path.join(outer, "logs")
+    os.mkdir(base)
+    os.mkdir(logs)
+    data_before = snapshot(os.path.join(REPO, "tests", "data"))
+    codes: collections.Counter = collections.Counter()
+    by_command: collections.Counter = collections.Counter()
+    counts = collections.Counter()
+    slowest = (0.0, "")
+    peak = (0, "")
+    failures = open(opts.failures, "w")
+    started = time.monotonic()
+
+    def fail(kind: str, case, code, seconds, err_text) -> None:
+        counts[kind] += 1
+        failures.write(json.dumps({"kind": kind, "argv": case.argv, "exit": code, "seconds": round(seconds, 2),
+                                   "stderr": err_text[-1500:]}) + "\n")
+        failures.flush()
+
+    for i in range(opts.count):
+        workdir = tempfile.mkdtemp(dir=base)
+        case = command_line(RandomChooser(opts.seed + i), workdir)
+        check_safe(case)
+        if opts.mode == "exec" and any("\x00" in a for a in case.argv):
+            counts["skipped: NUL in an argument (no exec can pass it)"] += 1
+            shutil.rmtree(workdir, ignore_errors=True)
+            continue
+        before = snapshot(workdir)
+        out_path, err_path = os.path.join(logs, "out"), os.path.join(logs, "err")
+        t0 = time.monotonic()
+        code, rss_kib, timed_out = run(case.argv, workdir, out_path, err_path, opts)
+        seconds = time.monotonic() - t0
+        with open(out_path, "rb") as f:
+            out = f.read().decode(errors="replace")
+        with open(err_path, "rb") as f:
+            err = f.read().decode(errors="replace")
+        counts["examples run"] += 1
+        codes[code] += 1
+        by_command[case.argv[0]] += 1
+        if "internal error" in err:
+            fail("internal errors", case, code, seconds, err)
+        if "Traceback" in out + err:
+            fail("tracebacks", case, code, seconds, err)
+        if code not in EXIT_CODES:
+            fail("other exit codes", case, code, seconds, err)
+        if timed_out:
+            fail("killed at the timeout", case, code, seconds, err)
+        if seconds > opts.slow:
+            fail(f"runs over {opts.slow:g} s", case, code, seconds, err)
+        if seconds > slowest[0]:
+            slowest = (seconds, str(case))
+        if rss_kib > peak[0]:
+            peak = (rss_kib, str(case))
+        changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
+        if sorted(os.listdir(base)) != [os.path.basename(workdir)] or sorted(os.listdir(outer)) != ["logs", "runs"]:
+            changed.append("beside the run's folder")
+        if changed:
+            fail("files changed outside the outputs", case, code, seconds, f"changed: {changed}\n{err}")
+        shutil.rmtree(workdir, ignore_errors=True)
+        if (i + 1) % 500 == 0:
+            print(f"{i + 1:,} runs, {time.monotonic() - started:,.0f} s; "
+                  f"problems so far: {sum(v for k, v in counts.items() if k != 'examples run' and not k.startswith('skipped'))}",
+                  file=sys.stderr, flush=True)
+    if snapshot(os.path.join(REPO, "tests", "data")) != data_before:
+        counts["files changed outside the outputs"] += 1
+        failures.write(json.dumps({"kind": "files changed outside the outputs", "argv": [], "stderr": "tests/data"}) + "\n")
+    failures.close()
+    shutil.rmtree(outer, ignore_errors=True)
+
+    print(f"command: {' '.join(sys.argv)}")
+    print(f"mode: {opts.mode}; seeds {opts.seed}..{opts.seed + opts.count - 1}; "
+          f"{time.monotonic() - started:,.0f} s in all")
+    print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in COMMANDS)})")
+    print("exit codes: " + ", ".join(f"{k}: {v:,}" for k, v in sorted(codes.items())))
+    for kind in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
+                 f"runs over {opts.slow:g} s", "files changed outside the outputs"):
+        print(f"{kind}: {counts[kind]}")
+    for kind, n in counts.items():
+        if kind.startswith("skipped"):
+            print(f"{kind}: {n}")
+    print(f"slowest run: {slowest[0]:.2f} s: {slowest[1][:300]}")
+    print(f"peak memory (max RSS of one run): {peak[0] / 1024:.0f} MiB: {peak[1][:300]}")
+    print(f"failing command lines: {opts.failures}")
+    problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
+                                       f"runs over {opts.slow:g} s", "files changed outside the outputs"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

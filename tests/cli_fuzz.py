@@ -1,0 +1,512 @@
+"""Hostile command lines for zfslab (issue 19): one generator for the hypothesis fuzz test in
+tests/property/test_fuzz_cli.py and for the long campaign of benchmarks/fuzz_cli.py.
+
+The generator draws through a Chooser, so hypothesis can shrink what it finds while the campaign
+draws from a seeded random.Random. Each command line comes with the files it reads (made here,
+in the run's own folder) and the outputs it may write; everything else must stay as it was.
+
+Safety (this runs as root): bench and drill are never generated, and profile-disk only ever gets
+a path inside the run's folder that is a regular file or does not exist, never a device.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import string
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+COMMANDS = ("plan", "capacity", "risk", "layout", "validate", "report", "profile-disk")
+EXIT_CODES = {0, 2, 10}
+
+# Values a hostile tester types: unicode digits, huge/negative/nan/inf numbers, empty and long
+# strings, shell and rich-markup metacharacters, control characters, format strings.
+HOSTILE = [
+    "", " ", "-", "--", "-1", "0", "-0", "00", "1", "9" * 30, "9" * 5000, "1e308", "1e400", "-1e308", "nan", "NaN",
+    "inf", "-inf", "Infinity", "1e-7", "1e-400", "0.0", "4.5", "0x10", "1_000", "²", "٣", "１２", "٤TB", "½", "ↂ",
+    "🐍", "a b", "$(reboot)", "`id`", "; rm -rf /", "|", "&&", "'", '"', "\\", "\n", "\r\n", "\t", "\x1b[31m", "[/]",
+    "[bold]", ":smile:", "%s%n", "{}", "{0}", "/", ".", "~", "*", "?", "x" * 100_000, "\u202e", "\ufeff", "İ", "ß",
+    "\x00",
+]
+NUMBERS = ["0", "1", "2", "3", "4", "5", "6", "8", "9", "10", "12", "16", "24", "100", "255", "256", "1000", "1024",
+           "1025", "-1", "65536", "2147483648", "9" * 20, "0.5", "0.001", "1e-3", "99.9", "100.5", "1e12", "+5"]
+SIZES = ["4TB", "1TB", "12TB", "4000787030016", "64MiB", "63MiB", "1B", "0TB", "4T", "1EB", "16EiB",
+         "18446744073709551616", "3.5TiB", ".5TB", "1PB", "100PB", "4 TB", "4tb", "4XB"]
+ASHIFTS = ["9", "12", "13", "16"]
+CALOMEL = ["1,stripe,1,1,108,50,204,1,single", "2,mirror,1,2,106,50,488,0,m", "2,stripe,2,1,237,73,434,0,s",
+           "4,raidz1,1,4,300,120,600,0,z", "6,raidz2,1,6,400,160,700,0,z2", "24,stripe,24,1,1200,400,1800,1,all",
+           "12,mirror,6,2,600,300,1500,0,mm", "11,raidz3,1,11,500,200,900,0,z3"]
+CALOMEL_SUBSETS = [CALOMEL, CALOMEL[:2], [CALOMEL[0], CALOMEL[5], CALOMEL[3]], CALOMEL[1:], [CALOMEL[0]]]
+DISK_SETS = ["24x4TB", "8x12TB", "6x4TB", "1x1TB", "4x4TB", "1024x4TB", "1025x4TB", "0x4TB", "2x64MiB", "3x1B",
+             "²x4TB", "24x4T", "100x100PB", "97x4TB", "12 x 8TB"]
+KINDS = ["mirror", "raidz", "raidz1", "raidz2", "raidz3", "raidz4", "raidz0", "draid", "draid1", "draid2", "draid3",
+         "disk", "stripe", "spare", "log", "cache", "RAIDZ2", "Mirror", "zraid", ""]
+VERSIONS = ["2.1", "2.3.2", "0.8", "0.6.4", "0.6.5", "slop64", "2.4", "9.9", "zfs-2.2", "v2.1", "2.1.x", "2", ""]
+RECORDSIZES = ["128K", "1M", "16M", "512", "4K", "3K", "32M", "0", "128k", "1MiB", "256"]
+CHOICES = {
+    "--priority": ["speed", "space", "safety", "balanced"], "--disk-class": ["hdd", "hdd-enterprise", "ssd", "nvme"],
+    "--repair": ["parallel", "serial"], "--model": ["zfs", "classic", "wintelguy", "backblaze"],
+    "--engine": ["markov", "montecarlo"], "--chart-format": ["png", "svg"], "--sector-size": ["512", "4096"],
+}
+POOLS = ["tank", "mirror", "raidz2", "draid", "spare1", "my pool", "c0", "c0t0d0", "log", "cache", "1abc", "t" * 300,
+         "tank$(reboot)", "Tank-1:x.y", "a", "tank/fs", "tänk"]
+DEVICES = ["a", "b", "c", "d", "/dev/sdb", "/dev/disk/by-id/ata-X", "a b", "$(reboot)", "-f", "[/]", ":smile:",
+           "x\ny", "'", "sd%s", "DISK1", "DISK1"]
+VDEV_WORDS = ["mirror", "raidz", "raidz2", "raidz3", "draid2", "draid2:4d:8c", "draid1:2d:4c:1s", "spare", "log",
+              "cache", "special", "dedup", "sda", "sdb", "sdc", "sdd", "sde", "sdf", "sdg", "-f", "²"]
+DISK_MODELS = ["hdd7200", "hdd5400", "ssd", "nvme", "bogus"]
+PROFILE_KEYS = ["name", "seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8", "rand_write_iops",
+                "sync_write_ms", "inner_fraction", "rewrite_mb_s", "source", "bogus"]
+TOML_VALUES = ["100", "0", "-1", "nan", "inf", "-inf", '"x"', '"[/]"', "[1, 2, 3]", "true", "1e400", "1e-300",
+               "0.5", '""', "{a = 1}"]
+HOST_KEYS = ["write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus", "bogus"]
+CSV_COLUMNS = ["disks", "kind", "vdevs", "width", "write_MBps", "rewrite_MBps", "read_MBps", "calibration", "label"]
+CSV_KINDS = ["stripe", "mirror", "raidz1", "raidz2", "raidz3", "raid5", ""]
+# names an output may get, all inside the run's folder: a missing folder, an existing folder or file, odd names
+OUTPUT_NAMES = ["out.html", "report.html", "missing/out.html", "existing_dir", "existing_file", "", ".",
+                "out dir/x.html", "[x].html", "-x.html", "new.toml", "é.html", "a" * 300 + ".html"]
+
+
+class Chooser(Protocol):
+    def pick(self, options: Sequence[T]) -> T: ...
+    def integer(self, lo: int, hi: int) -> int: ...
+    def text(self, max_size: int) -> str: ...
+    def binary(self, max_size: int) -> bytes: ...
+
+
+class RandomChooser:
+    """Draws from a seeded random.Random (the campaign)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def pick(self, options):
+        return self.rng.choice(list(options))
+
+    def integer(self, lo, hi):
+        return self.rng.randint(lo, hi)
+
+    def text(self, max_size):
+        n = self.rng.randint(0, max_size)
+        alphabets = [string.printable, "²³¹٠١٢٣٤٥٦٧٨٩０１２３ßİ€🐍\u202e\ufeff\x00\x1b\x7f", string.digits + ".eE+-x:"]
+        alphabet = self.rng.choice(alphabets)
+        return "".join(self.rng.choice(alphabet) for _ in range(n))
+
+    def binary(self, max_size):
+        return self.rng.randbytes(self.rng.randint(0, max_size))
+
+
+@dataclass
+class Case:
+    """One command line, the files made for it, and the outputs it may write."""
+
+    argv: list[str]
+    workdir: str
+    outputs: list[str] = field(default_factory=list)  # files or folders the command may create or replace
+
+    def __str__(self) -> str:
+        import shlex
+        return "zfslab " + shlex.join(a[:60] + "..." if len(a) > 60 else a for a in self.argv)
+
+
+class Builder:
+    """Draws one command line in `workdir`, creating its input files there."""
+
+    def __init__(self, c: Chooser, workdir: str) -> None:
+        self.c = c
+        self.dir = workdir
+        self.outputs: list[str] = []
+        self.serial = 0
+        # how hostile this command line is: never (to reach the deep code), now and then, or often
+        self.rate = c.pick([10**6, 10**6, 12, 4])
+
+    # --- plain values -------------------------------------------------------------------------
+    def hostile(self) -> str:
+        return self.c.pick(HOSTILE) if self.c.integer(0, 3) else self.c.text(12)
+
+    def maybe_hostile(self, valid: Callable[[], str], share: int = 1) -> str:
+        """A valid value, or a hostile one in 1 of (this line's rate / share) draws."""
+        return self.hostile() if self.c.integer(1, max(self.rate // share, 1)) == 1 else valid()
+
+    def number(self, valid: Sequence[str] | None = None) -> str:
+        """One of the option's plausible values, or any number at all (edges included), or a hostile one."""
+        return self.maybe_hostile(lambda: self.c.pick(valid if valid and self.c.integer(0, 3) else NUMBERS))
+
+    def size(self) -> str:
+        plausible = ["4TB", "1TB", "12TB", "4000787030016", "3.5TiB", "1PB", "512GB"]
+        return self.maybe_hostile(lambda: self.c.pick(plausible if self.c.integer(0, 3) else SIZES))
+
+    def years(self) -> str:
+        return self.maybe_hostile(lambda: ",".join(self.number(["1", "5", "10", "0.5", "2", "100"])
+                                                   for _ in range(self.c.integer(1, 4))))
+
+    def token(self) -> str:
+        if self.c.integer(0, 2):  # well formed: a kind and a width that fit together
+            kind = self.c.pick(["mirror", "raidz1", "raidz2", "raidz3", "disk", "spare", "draid2"])
+            count = f"{self.c.pick(['2', '3', '4', '12', '100', '1024'])}x" if self.c.integer(0, 3) == 0 else ""
+            if kind == "draid2":
+                return count + f"draid2:{self.c.pick(['4', '8'])}d:{self.c.pick(['8', '12', '24', '255'])}c:" \
+                               f"{self.c.pick(['0', '1', '2', '100'])}s"
+            width = self.c.pick(["2", "3", "4", "6", "8", "12", "24", "255"]) if kind != "disk" else "1"
+            return f"{count}{kind}:{width}" if kind != "disk" or self.c.integer(0, 1) else count + kind
+        kind = self.c.pick(KINDS)
+        if kind.startswith("draid") and self.c.integer(0, 1):
+            kind += "".join(f":{self.number()}{self.c.pick('dcsx')}" for _ in range(self.c.integer(0, 3)))
+        count = f"{self.number()}x" if self.c.integer(0, 3) == 0 else ""
+        width = f":{self.number()}" if self.c.integer(0, 2) else ""
+        return count + kind + width
+
+    def layout(self) -> str:
+        return self.maybe_hostile(lambda: "+".join(self.token() for _ in range(self.c.integer(1, 3))))
+
+    def layouts(self) -> str:
+        return ",".join(self.layout() for _ in range(self.c.integer(1, 3)))
+
+    def devices(self) -> str:
+        if self.c.integer(0, 2) == 0:
+            return ",".join(f"DISK{i}" for i in range(self.c.integer(0, 300)))
+        return ",".join(self.maybe_hostile(lambda: self.c.pick(DEVICES)) for _ in range(self.c.integer(0, 10)))
+
+    def vdevs(self) -> str:
+        return " ".join(self.c.pick(VDEV_WORDS) for _ in range(self.c.integer(0, 14)))
+
+    # --- files in the run's folder -----------------------------------------------------------
+    def path(self, name: str) -> str:
+        self.serial += 1
+        return os.path.join(self.dir, f"{self.serial}-{name}")
+
+    def output(self) -> str:
+        """A path the command may write: only ever inside the run's folder."""
+        name = self.c.pick(OUTPUT_NAMES)
+        path = os.path.join(self.dir, name) if name else ""
+        if name == "existing_dir":
+            os.makedirs(path, exist_ok=True)
+        elif name == "existing_file":
+            with open(path, "w") as f:
+                f.write("a file that was here before\n")
+        if path:
+            self.outputs.append(path)
+        return path
+
+    def special(self, path: str) -> str | None:
+        """A directory, a missing file, a FIFO or an empty file instead of content, sometimes."""
+        what = self.c.integer(0, 9)
+        if what == 0:
+            os.mkdir(path)
+        elif what == 1:
+            pass  # missing
+        elif what == 2:
+            os.mkfifo(path)
+        elif what == 3:
+            open(path, "wb").close()
+        else:
+            return None
+        return path
+
+    def write(self, path: str, data: bytes) -> str:
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def encode(self, text: str) -> bytes:
+        encoding = self.c.pick(["utf-8", "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "latin-1", "cp1252"])
+        return text.encode(encoding, errors="replace")
+
+    def dataset(self) -> str:
+        path = self.path("data.csv")
+        if self.special(path):
+            return path
+        if self.c.integer(0, 7) == 0:
+            return self.write(path, self.c.binary(4000))
+        if self.c.integer(0, 1):  # rows of a real table, a cell made hostile now and then
+            rows = [",".join(CSV_COLUMNS)]
+            for line in self.c.pick(CALOMEL_SUBSETS):
+                rows.append(",".join(self.maybe_hostile(lambda cell=cell: cell, share=4) for cell in line.split(",")))
+            return self.write(path, self.encode("\n".join(rows) + "\n"))
+        columns = [self.c.pick(CSV_COLUMNS) for _ in range(self.c.integer(0, 9))]
+        if self.c.integer(0, 1):
+            columns = CSV_COLUMNS[:8]
+        rows = [",".join(columns)]
+        for _ in range(self.c.integer(0, 8)):
+            cells = []
+            for col in columns:
+                if col in ("disks", "vdevs", "width"):
+                    cells.append(self.maybe_hostile(lambda: self.c.pick(["1", "2", "3", "4", "6", "8", "12", "24", "300"])))
+                elif col == "kind":
+                    cells.append(self.maybe_hostile(lambda: self.c.pick(CSV_KINDS)))
+                elif col == "calibration":
+                    cells.append(self.maybe_hostile(lambda: self.c.pick(["0", "1", "1"])))
+                elif col.endswith("MBps"):
+                    cells.append(self.maybe_hostile(lambda: self.c.pick(["100", "250", "1200", "", "0.05", "5e6"])))
+                else:
+                    cells.append(self.hostile())
+            if self.c.integer(0, 5) == 0:
+                cells = cells[: self.c.integer(0, len(cells))]  # a short row
+            rows.append(",".join(cells))
+        if self.c.integer(0, 15) == 0:
+            rows.append("1,stripe,1,1," + "9" * 131_073 + ",1")  # over csv's field limit
+        return self.write(path, self.encode("\n".join(rows) + "\n"))
+
+    def disk_model(self) -> str:
+        if self.c.integer(0, 2):
+            return self.maybe_hostile(lambda: self.c.pick(DISK_MODELS))
+        path = self.path("p.toml")
+        if self.special(path):
+            return path
+        lines = [f"{self.c.pick(PROFILE_KEYS)} = {self.c.pick(TOML_VALUES)}" for _ in range(self.c.integer(0, 8))]
+        if self.c.integer(0, 1):  # a complete profile, perhaps with one bad value
+            lines = [f"{k} = 100" for k in PROFILE_KEYS[1:7]] + lines[:1]
+        if self.c.integer(0, 2) == 0:
+            lines.append("[host]")
+            lines += [f"{self.c.pick(HOST_KEYS)} = {self.c.pick(TOML_VALUES)}" for _ in range(self.c.integer(0, 3))]
+        if self.c.integer(0, 9) == 0:
+            lines = ["a = " + "[" * 50_000 + "]" * 50_000]
+        data = self.encode("\n".join(lines) + "\n") if self.c.integer(0, 7) else self.c.binary(2000)
+        return self.write(path, data)
+
+    def db(self) -> str:
+        path = self.path("results.sqlite")
+        if self.special(path):
+            return path
+        what = self.c.integer(0, 9)
+        if what <= 3:  # zfslab's own, whole or damaged
+            data = bytearray(zfslab_db_bytes())
+            if what == 1:
+                data = data[: self.c.integer(0, len(data))]
+            elif what == 2:
+                for _ in range(self.c.integer(1, 20)):
+                    data[self.c.integer(0, len(data) - 1)] = self.c.integer(0, 255)
+            self.write(path, bytes(data))
+            if what == 3:
+                self.poison(path)
+            return path
+        if what == 4:  # a user's own database, with a table called runs
+            conn = sqlite3.connect(path)
+            conn.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, shutter REAL)")
+            conn.execute("CREATE TABLE photos (name TEXT)")
+            conn.commit()
+            conn.close()
+            return path
+        if what == 5:
+            conn = sqlite3.connect(path)
+            conn.execute("CREATE TABLE schema_version (version)")
+            conn.execute("INSERT INTO schema_version VALUES (?)", (self.c.pick(["two", 99, None, 1.5, b"x"]),))
+            conn.commit()
+            conn.close()
+            return path
+        if what == 6:
+            return self.write(path, b"SQLite format 3\x00" + self.c.binary(5000))
+        if what == 7:
+            return self.write(path, self.encode("just some text\n"))
+        return self.write(path, self.c.binary(5000))
+
+    def poison(self, path: str) -> None:
+        """Values a zfslab database never holds, in one of its rows."""
+        table, column = self.c.pick([("runs", "started_at"), ("runs", "ram_bytes"), ("run_disks", "size_bytes"),
+                                     ("run_disks", "device"), ("measurements", "write_mb_s"), ("measurements", "layout"),
+                                     ("drills", "seconds"), ("drills", "verdict"), ("runs", "id")])
+        value = self.c.pick(["x", -1, 0, 10**18, 1e308, float("inf"), b"\x00\xff", None, "raidz9:1", "[/]", 2**62])
+        conn = sqlite3.connect(path)
+        try:
+            conn.execute(f"UPDATE {table} SET {column} = ?", (value,))
+            conn.commit()
+        except sqlite3.Error:
+            pass
+        conn.close()
+
+    def device(self) -> str:
+        """profile-disk's device: a regular file in the run's folder, or a missing path. Never a device."""
+        path = self.path(self.c.pick(["disk.img", "sdz", "nvme9n1"]))
+        if self.c.integer(0, 1):
+            self.write(path, b"\x00" * self.c.integer(0, 4096))
+        return path
+
+
+ValueFn = Callable[[Builder], str | None]  # None: a flag without a value
+
+
+def _risk_options() -> dict[str, ValueFn]:
+    return {
+        "--disk-class": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--disk-class"])),
+        "--afr": lambda b: b.number(["1.5", "0.5", "5", "0.0001", "99.9"]), "--mtbf-hours": lambda b: b.number(["1000000", "1", "1e12", "50000"]), "--ber": lambda b: b.maybe_hostile(
+            lambda: b.c.pick(["1e-14", "1e-15", "0", "1e-3", "2e-3"])),
+        "--replace-hours": lambda b: b.number(["0", "48", "168", "1000000"]), "--resilver-mbps": lambda b: b.number(["50", "0.001", "10000000", "200"]),
+        "--fill": lambda b: b.maybe_hostile(lambda: b.c.pick(["0.7", "1", "0.001", "0", "1.5"])),
+        "--scrub-days": lambda b: b.number(["30", "0.01", "10000", "7"]), "--lse-per-hour": lambda b: b.maybe_hostile(
+            lambda: b.c.pick(["0", "1e-6", "1", "2"])),
+        "--years": lambda b: b.years(), "--repair": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--repair"])),
+    }
+
+
+def _flag(_b: Builder) -> None:
+    return None
+
+
+OPTIONS: dict[str, dict[str, ValueFn]] = {
+    "plan": {
+        "--disks": lambda b: b.number(["1", "6", "12", "24", "97", "1024"]), "--disk-size": lambda b: b.size(), "--vdev-bytes": lambda b: b.size(),
+        "--layouts": lambda b: b.layouts(), "--no-spares": _flag, "--no-draid": _flag,
+        "--ashift": lambda b: b.number(ASHIFTS), "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
+        "--sector-size": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--sector-size"])), **_risk_options(),
+        "--no-risk": _flag, "--disk-model": lambda b: b.disk_model(),
+        "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)), "--no-speed": _flag,
+        "--priority": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--priority"])),
+        "--min-usable": lambda b: b.size(), "--min-failures": lambda b: b.number(["0", "1", "2", "3"]), "--json": _flag,
+        "--csv": _flag,
+    },
+    "capacity": {
+        "--vdev-bytes": lambda b: b.size(), "--disk-size": lambda b: b.size(), "--ashift": lambda b: b.number(ASHIFTS),
+        "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
+        "--created-with": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
+        "--sector-size": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--sector-size"])),
+        "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)), "--file-size": lambda b: b.size(),
+        "--json": _flag,
+    },
+    "risk": {
+        "--disk-size": lambda b: b.size(), **_risk_options(), "--spares": lambda b: b.number(["0", "1", "2", "100"]),
+        "--model": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--model"])),
+        "--engine": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--engine"])),
+        "--trials": lambda b: b.number(["100", "1000", "20000"]), "--target-error": lambda b: b.number(["0.1", "0.001", "1", "0.5"]),
+        "--max-trials": lambda b: b.number(["100", "5000", "100000000"]),
+        "--seed": lambda b: b.number(["0", "1", "42", "9223372036854775807"]), "--weibull-shape": lambda b: b.number(["0.5", "1", "2", "0.1", "20"]),
+        "--afr-by-age": lambda b: b.years(), "--batch-variance": lambda b: b.number(["0", "0.5", "10"]), "--exponential-repair": _flag,
+        "--ashift": lambda b: b.number(ASHIFTS), "--json": _flag,
+    },
+    "layout": {
+        "--from-zpool": lambda b: b.vdevs(), "--devices": lambda b: b.devices(),
+        "--pool": lambda b: b.maybe_hostile(lambda: b.c.pick(POOLS)), "--ashift": lambda b: b.number(ASHIFTS),
+        "--json": _flag,
+    },
+    "validate": {"--ashift": lambda b: b.number(ASHIFTS), "--json": _flag},
+    "report": {
+        "--db": lambda b: b.db(), "--plan": lambda b: b.maybe_hostile(lambda: b.c.pick(DISK_SETS)),
+        "--html": lambda b: b.output(), "--charts": lambda b: b.output(),
+        "--chart-format": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--chart-format"])),
+        "--disk-model": lambda b: b.disk_model(),
+        "--priority": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--priority"])),
+        "--min-usable": lambda b: b.size(), "--min-failures": lambda b: b.number(["0", "1", "2", "3"]),
+        "--ashift": lambda b: b.number(ASHIFTS),
+        "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)), **_risk_options(),
+        "--json": _flag, "--csv": _flag,
+    },
+    # profile-disk: only options whose values can never be taken for the device
+    "profile-disk": {"--seconds": lambda b: b.c.pick(["1", "0", "-1", "3601", "²", "nan", ""]),
+                     "--write-tests": _flag, "--output": lambda b: b.output(), "--json": _flag},
+}
+
+
+def positionals(b: Builder, command: str) -> list[str]:
+    if command == "plan":
+        return [b.maybe_hostile(lambda: b.c.pick(DISK_SETS))] if b.c.integer(0, 2) else []
+    if command in ("capacity", "risk"):
+        return [b.layout()]
+    if command == "layout":
+        return [b.layout()] if b.c.integer(0, 4) else []
+    if command == "validate":
+        return [b.dataset()]
+    if command == "profile-disk":
+        return [b.device()]
+    return []
+
+
+def command_line(c: Chooser, workdir: str) -> Case:
+    """One hostile command line of one of COMMANDS, with its input files made in workdir."""
+    b = Builder(c, workdir)
+    command = c.pick(COMMANDS)
+    argv = [command, *positionals(b, command)]
+    table = OPTIONS[command]
+    names = list(table)
+    for _ in range(c.integer(0, 6)):
+        name = c.pick(names)
+        if command == "layout" and name == "--from-zpool" and len(argv) > 1 and c.integer(0, 3):
+            continue  # the positional layout excludes it: mostly draw something that can run
+        value = table[name](b)
+        argv += [name] if value is None else [name, value]
+    if command == "risk":
+        # a Monte Carlo run stops at --max-seconds (default 5): keep examples short, hostile values included
+        argv += ["--max-seconds", b.maybe_hostile(lambda: c.pick(["0.1", "0.3", "1"]))]
+    if command in ("capacity", "risk") and c.integer(0, 2):
+        argv += ["--disk-size", b.size()]
+    if command != "profile-disk" and c.integer(0, 9) == 0:
+        argv.insert(c.integer(1, len(argv)), b.hostile())  # a stray word anywhere
+    return Case(argv, workdir, b.outputs)
+
+
+def check_safe(case: Case) -> None:
+    """Refuse to run a command line that could touch a disk: the rule the generator keeps."""
+    from zfslab.cli import build_parser
+    assert case.argv[0] in COMMANDS, case.argv
+    if case.argv[0] == "profile-disk":
+        try:
+            args = build_parser().parse_args(case.argv)
+        except Exception:  # noqa: BLE001 - it will not parse, so it will not run either
+            return
+        assert os.path.realpath(args.device).startswith(os.path.realpath(case.workdir) + os.sep), args.device
+        assert not os.path.exists(args.device) or os.path.isfile(args.device), args.device
+
+
+_DB_BYTES: bytes | None = None
+
+
+def zfslab_db_bytes() -> bytes:
+    """A small results database as bench and drill write it (made once, then copied)."""
+    global _DB_BYTES
+    if _DB_BYTES is None:
+        from zfslab.store.schema import connect
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.sqlite")
+            conn = connect(path)
+            conn.execute("INSERT INTO runs (key, started_at, command, suite, repeats, options_json, sandbox, "
+                         "zfs_version, kernel, cpu, ram_bytes) VALUES ('k', '2026-11-22T10:00:00', 'zfslab bench', "
+                         "'quick', 1, '{}', 0, '2.1.11', '6.1.0', 'Xeon x2', 4294967296)")
+            for i in range(4):
+                conn.execute("INSERT INTO run_disks VALUES (1, ?, ?, ?, 'WD', 4000787030016, 1)",
+                             (i, f"/dev/sd{'abcd'[i]}", f"S{i}"))
+            for layout, w, r in (("2xmirror:2", 400.0, 700.0), ("raidz1:4", 600.0, 650.0)):
+                for test, wv, rv in (("seqwrite", w, None), ("seqread", None, r)):
+                    conn.execute("INSERT INTO measurements (run_id, layout, test, repeat, started_at, seconds, "
+                                 "read_mb_s, write_mb_s, read_iops, write_iops, fio_json) "
+                                 "VALUES (1, ?, ?, 1, 'now', 10, ?, ?, 0, 0, '{}')", (layout, test, rv, wv))
+            conn.execute("INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json) "
+                         "VALUES ('raidz1:4', 'degraded', 'now', 12, 'survived', 'survived 1 failed disk', '{}')")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("PRAGMA journal_mode = DELETE")
+            conn.close()
+            with open(path, "rb") as f:
+                _DB_BYTES = f.read()
+    return _DB_BYTES
+
+
+def snapshot(folder: str) -> dict[str, Any]:
+    """Every entry under folder: a file's bytes hash, a folder's mark, a FIFO's mark."""
+    import hashlib
+    import stat as st
+    out: dict[str, Any] = {}
+    for root, dirs, files in os.walk(folder):
+        for d in dirs:
+            out[os.path.join(root, d)] = "dir"
+        for f in files:
+            p = os.path.join(root, f)
+            mode = os.lstat(p).st_mode
+            if st.S_ISREG(mode):
+                with open(p, "rb") as fh:
+                    out[p] = hashlib.sha256(fh.read()).hexdigest()
+            else:
+                out[p] = f"mode {mode:o}"
+    return out
+
+
+def changed_outside_outputs(before: dict[str, Any], after: dict[str, Any], outputs: list[str]) -> list[str]:
+    """Entries created, changed or removed that are not one of the outputs (or inside an output folder)."""
+    folders = [os.path.normpath(o) for o in outputs]
+
+    def allowed(path: str) -> bool:
+        return any(path == o or path.startswith(o + os.sep) for o in folders)
+    changed = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
+    return sorted(p for p in changed if not allowed(p))
