@@ -159,3 +159,13 @@ def test_the_quasi_stationary_law_agrees_with_the_exact_series_where_both_run():
     chain = birth_death(9, 8, 1e-5, 1e3)
     exact = loss_probability(chain, 87600)
     assert _quasi_stationary(chain, 87600) == pytest.approx(exact, rel=1e-6)
+
+
+def test_backblaze_with_short_periods_and_a_wide_vdev():
+    # 6-hour periods: comb(1460, i) * p**i overflowed a float (found by the fuzz test)
+    params = RiskParams(disk_bytes=4 * TB, ber_per_bit=0.0, replace_hours=6.0)
+    r = backblaze_risk(parse_layout("raidz1:12+2xmirror:12+4xraidz2:3"), params)
+    assert all(0 <= p <= 1 and math.isfinite(p) for p in r.p_loss)
+    # where the series and the closed form both work they agree
+    from zfslab.model.reliability.risk import _periods_to_annual
+    assert _periods_to_annual(1e-6, 56) == pytest.approx(-math.expm1(56 * math.log1p(-1e-6)), rel=1e-9)

@@ -224,13 +224,17 @@ def _binomial(k: int, n: int, p: float) -> float:
 
 def _periods_to_annual(period_loss: float, periods: int) -> float:
     """1 - (1 - p)^periods, as durability.py evaluates it (an alternating series for small p)."""
-    if period_loss < 0.1:
-        result, sign = 0.0, 1
-        for i in range(1, periods + 1):
-            result += sign * math.comb(periods, i) * (period_loss**i)
-            sign = -sign
-        return result
-    return 1.0 - (1.0 - period_loss) ** periods
+    if period_loss < 0.1 and periods * period_loss < 1:
+        try:
+            result, sign = 0.0, 1
+            for i in range(1, periods + 1):
+                result += sign * math.comb(periods, i) * (period_loss**i)
+                sign = -sign
+            return result
+        except OverflowError:  # comb(periods, i) beyond a float: the series cannot be summed this way
+            pass
+    # the same quantity without cancellation (the series' terms grow once periods x p >= 1)
+    return -math.expm1(periods * math.log1p(-period_loss)) if period_loss < 1 else 1.0
 
 
 def backblaze_risk(layout: Layout, params: RiskParams) -> RiskResult:
