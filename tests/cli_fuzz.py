@@ -136,7 +136,7 @@ class Builder:
 
     def number(self, valid: Sequence[str] | None = None) -> str:
         """One of the option's plausible values, or any number at all (edges included), or a hostile one."""
-        return self.maybe_hostile(lambda: self.c.pick(valid if valid and self.c.integer(0, 3) else NUMBERS))
+        return self.maybe_hostile(lambda: self.c.pick(valid if valid and self.c.integer(0, 7) else NUMBERS))
 
     def size(self) -> str:
         plausible = ["4TB", "1TB", "12TB", "4000787030016", "3.5TiB", "1PB", "512GB"]
@@ -147,7 +147,7 @@ class Builder:
                                                    for _ in range(self.c.integer(1, 4))))
 
     def token(self) -> str:
-        if self.c.integer(0, 2):  # well formed: a kind and a width that fit together
+        if self.c.integer(0, 5):  # well formed: a kind and a width that fit together
             kind = self.c.pick(["mirror", "raidz1", "raidz2", "raidz3", "disk", "spare", "draid2"])
             count = f"{self.c.pick(['2', '3', '4', '12', '100', '1024'])}x" if self.c.integer(0, 3) == 0 else ""
             if kind == "draid2":
@@ -163,7 +163,7 @@ class Builder:
         return count + kind + width
 
     def layout(self) -> str:
-        return self.maybe_hostile(lambda: "+".join(self.token() for _ in range(self.c.integer(1, 3))))
+        return self.maybe_hostile(lambda: "+".join(self.token() for _ in range(self.c.pick([1, 1, 1, 2, 3]))))
 
     def layouts(self) -> str:
         return ",".join(self.layout() for _ in range(self.c.integer(1, 3)))
@@ -431,8 +431,12 @@ def command_line(c: Chooser, workdir: str) -> Case:
     if command == "risk":
         # a Monte Carlo run stops at --max-seconds (default 5): keep examples short, hostile values included
         argv += ["--max-seconds", b.maybe_hostile(lambda: c.pick(["0.1", "0.3", "1"]))]
-    if command in ("capacity", "risk") and c.integer(0, 2):
+    if command in ("capacity", "risk") and c.integer(0, 4):
         argv += ["--disk-size", b.size()]
+    if command == "report" and c.integer(0, 3):
+        name = c.pick(["--json", "--csv", "--html", "--charts"])
+        value = table[name](b)
+        argv += [name] if value is None else [name, value]
     if command != "profile-disk" and c.integer(0, 9) == 0:
         argv.insert(c.integer(1, len(argv)), b.hostile())  # a stray word anywhere
     return Case(argv, workdir, b.outputs)

@@ -208,6 +208,8 @@ def _check_charts_dir(path: str) -> None:
     """--charts DIR: an existing folder, or a new one in an existing folder (never its parents)."""
     if os.path.isdir(path):
         return
+    if len(os.fsencode(os.path.basename(os.path.normpath(path)))) > 255:
+        raise UsageError(f"--charts {shown(path, 200)}: the name is too long (255 bytes a name)")
     if os.path.exists(path):
         raise UsageError(f"--charts {shown(path, 200)}: exists and is not a folder")
     parent = os.path.dirname(os.path.abspath(path))

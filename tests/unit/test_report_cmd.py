@@ -141,3 +141,10 @@ def test_html_is_written_whole_through_a_temporary_file(run_cli, tmp_path, monke
     monkeypatch.undo()
     r = run_cli("report", "--plan", "4x4TB", "--html", str(page), "--years", "1,2")
     assert r.exit_code == 0 and page.read_text().startswith("<!doctype html>") and "P(loss) 2 y" in page.read_text()
+
+
+def test_names_too_long_are_refused_before_the_work(run_cli, tmp_path):
+    r = run_cli("report", "--html", str(tmp_path / ("a" * 300 + ".html")))
+    assert r.exit_code == 2 and "the name is too long" in r.stderr
+    r = run_cli("report", "--charts", str(tmp_path / ("a" * 300)))
+    assert r.exit_code == 2 and "the name is too long" in r.stderr

@@ -169,3 +169,13 @@ def test_backblaze_with_short_periods_and_a_wide_vdev():
     # where the series and the closed form both work they agree
     from zfslab.model.reliability.risk import _periods_to_annual
     assert _periods_to_annual(1e-6, 56) == pytest.approx(-math.expm1(56 * math.log1p(-1e-6)), rel=1e-9)
+
+
+@pytest.mark.parametrize("layout,overrides", [
+    ("mirror:255", {}), ("mirror:100", {"mtbf_hours": 1.0}), ("mirror:100", {"mtbf_hours": 1e12}),
+    ("4xraidz1:2", {"ber_per_bit": 1e-17}),  # 1 - (1 - 1e-17) ** bits is 0: was a ZeroDivisionError
+])
+def test_wintelguy_on_wide_mirrors_and_tiny_error_rates(layout, overrides):
+    # MTBF ** 255 overflowed a float (found by the fuzz test)
+    r = wintelguy_risk(parse_layout(layout), RiskParams(disk_bytes=4 * TB).with_(**overrides))
+    assert all(0 <= p <= 1 and math.isfinite(p) for p in r.p_loss) and r.mttdl_hours > 0

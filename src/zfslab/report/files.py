@@ -18,6 +18,8 @@ def check_output_path(path: str) -> None:
     """Refuse, before any work, a target that cannot become a file: a directory, a missing folder."""
     if not path:
         raise OutputError("''", "the name is empty")
+    if len(os.fsencode(os.path.basename(path))) > 255 or len(os.fsencode(os.path.abspath(path))) >= 4096:
+        raise OutputError(shown(path, 200), "the name is too long (255 bytes a name, 4095 a path)")
     if os.path.isdir(path):
         raise OutputError(shown(path, 200), "it is a directory")
     if os.path.exists(path) and not os.path.isfile(path):

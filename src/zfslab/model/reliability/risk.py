@@ -201,13 +201,21 @@ def wintelguy_risk(layout: Layout, params: RiskParams) -> RiskResult:
             inverse += 1 / df
             df_total += 1 / df
             continue
-        df = math.factorial(p) * mtbf ** (p + 1) / (math.prod(n - k for k in range(p + 1)) * mttr**p) / groups
+        # 1/MTTDL_DF = groups x prod_{k<=p}(n-k) x MTTR^p / (p! MTBF^(p+1)), in logarithms: a 255-way
+        # mirror's MTBF^255 is beyond a float
+        log_df_rate = (math.log(groups) + sum(math.log(n - k) for k in range(p + 1)) + p * math.log(mttr)
+                       - math.lgamma(p + 1) - (p + 1) * math.log(mtbf))
+        df_rate = _exp_capped(log_df_rate)
         read_error = 1 - (1 - params.ber_per_bit) ** ((n - p) * params.disk_bytes * 8)  # literal double power
-        lse = math.factorial(p - 1) * mtbf**p / (math.prod(n - k for k in range(p)) * mttr ** (p - 1) * read_error) / groups
-        inverse += 1 / df + 1 / lse
-        df_total += 1 / df
-        lse_total += 1 / lse
-    mttdl = 1 / inverse
+        # (1 - ber) rounds to 1 for ber < 1.1e-16 (ssd, nvme): no read error, as the calculator's own
+        # arithmetic has it, so the term's MTTDL is unbounded and its rate 0
+        lse_rate = 0.0 if read_error <= 0 else _exp_capped(
+            math.log(groups) + sum(math.log(n - k) for k in range(p)) + (p - 1) * math.log(mttr)
+            + math.log(read_error) - math.lgamma(p) - p * math.log(mtbf))
+        inverse += df_rate + lse_rate
+        df_total += df_rate
+        lse_total += lse_rate
+    mttdl = 1 / inverse if inverse > 0 else math.inf
     p_loss = tuple(-math.expm1(-y * HOURS_PER_YEAR / mttdl) for y in params.years)
     zeros = tuple(0.0 for _ in params.years)
     extra = {"wintelguy": {"afr": HOURS_PER_YEAR / mtbf, "mttr_hours": mttr,
@@ -216,6 +224,12 @@ def wintelguy_risk(layout: Layout, params: RiskParams) -> RiskResult:
                            "p_read_error_in_rebuild": read_error}}
     return RiskResult("wintelguy", "closed form", params.years, mttdl, p_loss, zeros, zeros, zeros,
                       "as wintelguy computes it: double failures and read errors in rebuilds", (), extra)
+
+
+def _exp_capped(log_value: float) -> float:
+    """exp() of a rate's logarithm, held below a float's overflow (a rate of 1e304 per hour is
+    already 'at once'); underflow to 0 is the honest answer for a rate too small to write."""
+    return math.exp(min(log_value, 700.0))
 
 
 def _binomial(k: int, n: int, p: float) -> float:
