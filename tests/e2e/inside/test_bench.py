@@ -73,6 +73,7 @@ def test_sigkill_mid_test_then_resume_repeats_nothing(zfs, disks, tmp_path):
             busy = subprocess.run(["pgrep", "-x", "fio"], capture_output=True).returncode == 0
             if n >= 3 and busy:
                 break
+        assert proc.poll() is None, "bench ended before it was killed"
         time.sleep(0.2)
     else:
         pytest.fail("bench made no progress")
@@ -100,7 +101,7 @@ def test_disks_holding_data_are_refused_and_left_unchanged(zfs, disks, tmp_path)
                "--repeats", "1", "--db", str(tmp_path / "x.sqlite"), check=False)
     assert r.returncode == 10, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("  ")]
-    assert len(lines) == 3
+    assert len(lines) == 3, r.stderr
     assert "ext4" in next(x for x in lines if ext4 in x)
     assert "gpt" in next(x for x in lines if gpt in x)
     assert "zfs_member" in next(x for x in lines if label in x)

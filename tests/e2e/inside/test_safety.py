@@ -130,4 +130,5 @@ def test_zpool_create_right_after_a_wipe_on_a_busy_host(disks):
             p.wait()
         if zfs.pool_exists("zfslab-e2e-udev"):
             zfs.destroy_pool("zfslab-e2e-udev", force=True)
+        fresh(*used)  # for the tests after this one
     print(f"5 creates right after a wipe under load; retried after udev settled: {len(notes)}")
