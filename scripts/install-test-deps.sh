@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 add_sources() {
   # The stock deb822 entry enables only main; OpenZFS lives in contrib, 2.3 in backports
-  # (real-zfs.md §1). Backports are never installed by default; the guest's cache key reads them.
+  # (docs/test-guest.md#building-the-image). Backports are never installed by default; the guest's cache key reads them.
   [ -f /etc/apt/sources.list.d/debian.sources ] || return 0
   uri=$(awk '$1=="URIs:"{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
   key=/usr/share/keyrings/debian-archive-keyring.gpg

@@ -16,7 +16,6 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "tests", "data")
-SHARED = os.path.join(os.path.dirname(REPO), "shared")
 
 
 @dataclass

@@ -17,7 +17,7 @@ import pytest
 from tests.oracle import harness
 from zfslab.model.layouts import Layout, zpool_vdev_args
 
-# tmpfs takes sparse files above 16 TiB, which ext4 refuses (real-zfs.md §2.3)
+# tmpfs takes sparse files above 16 TiB, which ext4 refuses (docs/test-guest.md#libzpool-oracle)
 SPARSE_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 

@@ -1,7 +1,7 @@
 """zfslab's capacity against the real OpenZFS code (libzpool), to the byte.
 
 SIZE is zpool list -Hp SIZE; USED+AVAIL is zfs list -Hp of the root dataset. USED alone
-moves with txg timing, so only the sum is compared (real-zfs.md §6).
+moves with txg timing, so only the sum is compared (docs/test-guest.md#golden-table).
 """
 
 import pytest

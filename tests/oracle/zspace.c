@@ -1,7 +1,7 @@
 /*
  * zspace: build a pool with the real OpenZFS code (Debian's userspace libzpool)
  * on sparse files and print what `zpool list -Hp` and `zfs list -Hp` would show.
- * It is the capacity oracle of zfslab's tests; see shared/design/real-zfs.md §2.
+ * It is the capacity oracle of zfslab's tests; see docs/test-guest.md#libzpool-oracle.
  *
  * usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...
  *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]|spare
@@ -11,7 +11,7 @@
  *   a layout's write pipeline (benchmarks/write_cpu_cost.py).
  *
  * Only nvlist and exported functions are used: the packaged headers do not match
- * the library's struct layouts (real-zfs.md §2.3), so reaching into structs crashes.
+ * the library's struct layouts (docs/test-guest.md#libzpool-oracle), so reaching into structs crashes.
  */
 #include <sys/zfs_context.h>
 #include <sys/spa.h>

@@ -10,7 +10,7 @@ def group(text):
 
 
 @pytest.mark.parametrize("layout,recordsize,sectors,efficiency,used_per_logical", [
-    # capacity.md §3b/§3c tables, ashift 12
+    # raidz and dRAID at ashift 12, by psize_to_asize and the deflate ratio (docs/capacity.md#allocation)
     ("raidz1:4", 16 * KiB, 6, 0.667, 1.090), ("raidz1:4", 128 * KiB, 44, 0.727, 0.999),
     ("raidz1:4", MiB, 342, 0.749, 0.971), ("raidz2:6", 16 * KiB, 6, 0.667, 0.999),
     ("raidz2:8", 128 * KiB, 45, 0.711, 1.000), ("raidz3:16", MiB, 316, 0.810, 0.897),
@@ -32,7 +32,7 @@ def test_mirror_stores_every_copy():
 
 
 @pytest.mark.parametrize("layout,recordsize,raw,dsize", [
-    # capacity.md §4b: 256 MiB of incompressible data, predicted data allocation (one copy) and dsize
+    # 256 MiB of incompressible data (docs/capacity.md#allocation): predicted data allocation (one copy) and dsize
     ("raidz1:5", 16 * KiB, 402_653_184, 321_650_688), ("raidz2:8", MiB, 358_612_992, 254_951_424),
     ("raidz3:11", 16 * KiB, 536_870_912, 390_070_272), ("mirror:2", 128 * KiB, 268_435_456, 268_435_456),
 ])

@@ -14,7 +14,7 @@ from zfslab.model.units import GiB, MiB
 
 from tests.conftest import DATA
 
-WD4001FYYG = 4_000_787_030_016  # calomel's 24 disks; capacity.md §1 worked example
+WD4001FYYG = 4_000_787_030_016  # calomel's 24 disks; docs/capacity.md#worked-example
 
 
 def _rows(name):
@@ -46,7 +46,7 @@ CALOMEL = _rows("calomel-hdd-24x4tb.csv")
 
 @pytest.mark.parametrize("row", CALOMEL, ids=[r["label"] + f"-{r['disks']}" for r in CALOMEL])
 def test_calomel_published_capacity_exactly(row):
-    # capacity.md §2a: FreeBSD raw disks, ashift 9, illumos-4951 era rules; the page prints
+    # docs/capacity.md#validation: FreeBSD raw disks, ashift 9, illumos-4951 era rules; the page prints
     # AVAIL in bytes / (1024 * 10^9) truncated to one decimal.
     cap = pool_capacity(parse_layout(calomel_layout(row)), WD4001FYYG, ashift=9, rules="0.6.5")
     tenths = cap.usable_bytes * 10 // (1024 * 10**9)
@@ -70,7 +70,7 @@ def test_worked_example_raidz2_6_whole_disks():
 
 
 @pytest.mark.parametrize("layout,size,usable", [
-    # capacity.md §3c pool level, 24 x WD4001FYYG, Linux whole disk, ashift 12, 2.1+
+    # 24 x WD4001FYYG, Linux whole disk, ashift 12, 2.1+ (docs/capacity.md#draid for the dRAID steps)
     ("draid2:8d:24c:1s", 92_015_203_860_480, 73_366_893_817_888),
     ("draid2:10d:24c:2s", 88_012_301_942_784, 58_480_129_332_640),
     ("draid3:8d:24c:2s", 88_012_259_962_880, 63_808_968_675_808),
@@ -83,7 +83,7 @@ def test_draid_and_wide_layouts_on_whole_disks(layout, size, usable):
 
 
 @pytest.mark.parametrize("layout,usable", [
-    # capacity.md §2a column C: current OpenZFS on Linux whole disks, ashift 12
+    # calomel's hardware under current OpenZFS: Linux whole disks, ashift 12 (docs/capacity.md#validation)
     ("disk", 3_861_712_470_016), ("raidz1:3", 7_849_119_842_304), ("raidz2:4", 7_609_876_742_144),
     ("2xraidz1:5", 31_811_480_584_192), ("raidz3:11", 31_829_599_977_472), ("raidz3:23", 73_367_034_003_456),
     ("12xmirror:2", 47_553_877_901_312), ("24xdisk", 95_176_475_279_360), ("raidz3:24", 76_564_670_709_760),
@@ -93,13 +93,13 @@ def test_calomel_hardware_under_current_openzfs(layout, usable):
 
 
 def test_wintelguy_1000gib_disk_size():
-    # capacity.md §2b: ZoL on a 1000 GiB disk shows zpool get -p size = 1,065,151,889,408
+    # docs/capacity.md#validation: ZoL on a 1000 GiB disk shows zpool get -p size = 1,065,151,889,408
     assert linux_whole_disk_osize(1000 * GiB) == 1_073_731_338_240
     assert whole_disk_capacity(parse_layout("disk"), 1000 * GiB).size_bytes == 1_065_151_889_408
 
 
 def test_small_pool_slop_floor():
-    # capacity.md pitfall 10: a 1 GiB disk gives SIZE 960 MiB and USED+AVAIL 832 MiB
+    # docs/capacity.md#worked-example: a 1 GiB disk gives SIZE 960 MiB and USED+AVAIL 832 MiB
     cap = pool_capacity(parse_layout("disk"), GiB)
     assert (cap.size_bytes, cap.usable_bytes, cap.embedded_log_bytes) == (960 * MiB, 832 * MiB, 0)
 

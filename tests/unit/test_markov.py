@@ -1,4 +1,4 @@
-"""Engine A against the reference values of reliability.md §4 (R3, R4, R5, R7, R8, R12)."""
+"""Engine A against exact and published reference values (docs/reliability.md#reference-checks)."""
 
 import math
 
@@ -10,7 +10,7 @@ from zfslab.model.reliability.markov import birth_death, draid, loss_probability
 LAM, MU = 1e-6, 1 / 24
 Y1, Y5 = 8760.0, 43800.0
 
-R7A = [  # (n, p, parallel, MTTDL h, P(1 y), P(5 y)) from R7(a), MTTF 1e6 h, MTTR 24 h
+R7A = [  # (n, p, parallel, MTTDL h, P(1 y), P(5 y)): exact chains in 60-digit mpmath, MTTF 1e6 h, MTTR 24 h
     (1, 0, True, 1.000000e6, 8.72174e-3, 4.28546e-2),
     (4, 0, True, 2.500000e5, 3.44332e-2, 1.60711e-1),
     (2, 1, True, 2.083483e10, 4.19298e-7, 2.10109e-6),
@@ -49,7 +49,7 @@ def test_r7a_pool_of_four_raidz2():
 
 
 @pytest.mark.parametrize("n,p,mtbf,mttr,parallel,mttdl,pv", [
-    # R7(b), T = 43,800 h, given to 10 digits
+    # high failure rates, T = 43,800 h: exact values given to 10 digits
     (2, 1, 10_000, 100, True, 515_000, 0.08137378999),
     (5, 1, 20_000, 200, True, 109_000, 0.3302314692),
     (6, 2, 10_000, 500, False, 56_166.66667, 0.5399753976),

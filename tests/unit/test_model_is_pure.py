@@ -1,4 +1,4 @@
-"""The model only computes: no processes, files, clocks or databases (STYLE.md §1)."""
+"""The model only computes: no processes, files, clocks or databases (docs/design.md#code-map)."""
 
 import ast
 import pathlib

@@ -20,7 +20,7 @@ from zfslab.model.reliability.params import RiskParams
 from zfslab.model.units import MiB
 
 WD4001FYYG = 4_000_787_030_016  # 7 814 037 168 sectors of 512 bytes
-WD4001FYYG_PARTITION = 4_000_776_716_288  # what `zpool create` on the whole disk gives ZFS (capacity.md §1)
+WD4001FYYG_PARTITION = 4_000_776_716_288  # ZFS's share of the whole disk (docs/capacity.md#partitioning)
 
 
 def only(disks: DiskSet, layout: str, **kw) -> PlanRow:
@@ -163,7 +163,7 @@ def test_file_vdevs_match_real_openzfs(layout, ashift, size, usable):
 
 
 def test_the_rules_of_older_openzfs_are_passed_on():
-    # capacity.md §1: the same raidz2:6 before the 2.1 slop rules
+    # docs/capacity.md#worked-example: the same raidz2:6 before the 2.1 slop rules
     assert only(disk_set(6, WD4001FYYG), "raidz2:6", rules="0.8").usable_bytes == 15_485_042_163_712
 
 

@@ -1,4 +1,4 @@
-"""Risk models: ZFS vs classic semantics (R10 method), wintelguy (R1 method), Backblaze (R2 method)."""
+"""Risk models by their definitions: zfs, classic, wintelguy, Backblaze (docs/reliability.md#reference-checks)."""
 
 import math
 
@@ -14,7 +14,7 @@ TB = 10**12
 
 
 def r10(layout, ber, mbps):
-    # reliability.md R10 inputs: 16 TB, AFR 1.5 %, fill 0.7, 128 KiB blocks, 5 y, 48 h, parallel
+    # docs/reliability.md#reference-checks: 16 TB, AFR 1.5 %, fill 0.7, 128 KiB blocks, 5 y, 48 h, parallel
     return RiskParams(disk_bytes=16 * TB, afr=0.015, fill=0.7, replace_hours=48, resilver_mb_s=mbps,
                       ber_per_bit=ber, years=(5.0,))
 
@@ -67,7 +67,7 @@ def test_zfs_read_errors_cost_blocks_classic_costs_the_pool():
 
 
 def test_wintelguy_r1_method():
-    # R1 inputs: RAID 6, 5 groups x 12 drives of 18,000 GB, 70 MB/s x 50 %, MTBF 1.4e6 h, BER 1e-15, 48 h
+    # docs/reliability.md#wintelguy: RAID 6, 5 x 12 drives of 18,000 GB, 70 MB/s x 50 %, MTBF 1.4e6 h, BER 1e-15, 48 h
     params = RiskParams(disk_bytes=18_000 * 10**9, mtbf_hours=1.4e6, ber_per_bit=1e-15, replace_hours=48,
                         resilver_mb_s=35)
     r = wintelguy_risk(parse_layout("5xraidz2:12"), params)

@@ -38,7 +38,7 @@ def test_parse_blocksize_rejects(text):
 
 
 @pytest.mark.parametrize("num,text", [
-    # values and their zfs list rendering from capacity.md §2a (zfs_nicenum_format)
+    # values and their zfs list rendering (zfs_nicenum_format: docs/capacity.md#printing-sizes)
     (3861712470016, "3.51T"), (31811480584192, "28.9T"), (95176475279360, "86.6T"),
     (87 * TiB, "87T"), (24000277250048, "21.8T"), (1024, "1K"), (1000, "1000"), (10239, "10.0K"),
     (832 << 20, "832M"), (5905580032, "5.50G"),

@@ -1,6 +1,6 @@
 """Raw space a block or a file takes on a layout: raidz padding, dRAID full rows, mirror copies.
 
-capacity.md §3: a file above one record is stored as whole records (the tail is zero-padded;
+docs/capacity.md#allocation: a file above one record is stored as whole records (the tail is zero-padded;
 compression is taken as off), and USED is charged at the vdev's 128K deflate ratio.
 """
 

@@ -1,6 +1,6 @@
 """Space accounting exactly as OpenZFS does it: `zpool list` SIZE and `zfs list` USED+AVAIL.
 
-Each step follows shared/design/capacity.md (§1 Steps 1-9), which cites the OpenZFS source;
+Each step follows docs/capacity.md, which names the OpenZFS file and function it repeats;
 all divisions are integer divisions, as in the C code, because the truncations matter.
 """
 
@@ -24,7 +24,7 @@ EMBEDDED_SLOG_MIN_MS = 64  # zfs_embedded_slog_min_ms
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """One generation of OpenZFS space accounting (capacity.md, version legend)."""
+    """One generation of OpenZFS space accounting (docs/capacity.md#rule-sets)."""
 
     key: str
     software: str
@@ -75,7 +75,7 @@ def rules_for(version: str) -> Rules:
     raise VersionError(version, ", ".join(RULES))
 
 
-# ---- Step 1: the size ZFS sees for a whole disk ---------------------------------------------
+# ---- the size ZFS sees of a whole disk (docs/capacity.md#partitioning) ----------------------
 
 def linux_whole_disk_osize(disk_bytes: int, sector_bytes: int = 512) -> int:
     """Bytes of partition 1 that `zpool create pool sdX` makes on Linux (zpool_label_disk)."""
@@ -93,7 +93,7 @@ def linux_whole_disk_osize(disk_bytes: int, sector_bytes: int = 512) -> int:
     return max(slice_blocks, 0) * sector_bytes
 
 
-# ---- Steps 2-3: leaf and top-level asize ----------------------------------------------------
+# ---- leaf and top-level asize (docs/capacity.md#labels, #top-level-asize, #draid) -----------
 
 def leaf_asize(osize: int) -> int:
     """Bytes of a leaf vdev that ZFS may allocate: aligned to 256 KiB, minus 4.5 MiB of labels."""
@@ -115,7 +115,7 @@ def top_asize(group: VdevGroup, leaf: int) -> int:
     return ((child * ndisks) // groupsz) * groupsz
 
 
-# ---- Steps 4-5: metaslabs -----------------------------------------------------------------
+# ---- metaslabs (docs/capacity.md#metaslabs) -----------------------------------------------
 
 def metaslab_shift(asize: int, rules: Rules) -> int:
     """log2 of the metaslab size chosen when the vdev is created (vdev_metaslab_set_size)."""
@@ -151,7 +151,7 @@ def metaslab_sizes(group: VdevGroup, asize: int, ms_shift: int, ashift: int) -> 
     return sizes
 
 
-# ---- Step 6: block allocation and the deflate ratio ---------------------------------------
+# ---- block allocation and the deflate ratio (docs/capacity.md#allocation, #deflate-ratio) ----
 
 def psize_to_asize(group: VdevGroup, psize: int, ashift: int) -> int:
     """Raw bytes one copy of a block of `psize` bytes takes on a vdev of this group."""
@@ -174,7 +174,7 @@ def deflate_ratio(group: VdevGroup, ashift: int) -> int:
     return (1 << 17) // (psize_to_asize(group, 1 << 17, ashift) >> SPA_MINBLOCKSHIFT)
 
 
-# ---- Steps 7-9: classes, slop and the dataset view ----------------------------------------
+# ---- embedded log, slop and the dataset view (docs/capacity.md#embedded-log, #slop, #usable-space) ----
 
 def slop_bytes(space: int, embedded_log: int, rules: Rules) -> int:
     """spa_get_slop_space for these rules, from the normal-class dspace."""

@@ -1,6 +1,6 @@
 """The speed corner: predicted throughput and IOPS of a layout from one disk's profile.
 
-Few parameters, each with a physical meaning (shared/design/benchmarking.md §4-5):
+Few parameters, each with a physical meaning (docs/speed.md gives each rule and its sources):
 - a disk streams S_r / S_w MB/s and serves I_r random reads per second (QD1 and QD8), with a
   sync-write (write + cache flush) latency;
 - streaming scales with the disks that carry data: raidz/dRAID write full stripes, so parity
@@ -107,7 +107,7 @@ class DiskProfile:
 
 
 
-# Presets: physical figures from benchmarking.md §5 (seek + rotation for HDD IOPS; zoned
+# Presets: physical figures from docs/speed.md#presets (seek + rotation for HDD IOPS; zoned
 # recording for the inner zone; SATA 600 MB/s) and vendors' data sheets.
 PRESETS = {
     p.name: p for p in (

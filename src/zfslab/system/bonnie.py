@@ -1,6 +1,6 @@
 """The bonnie++ engine: calomel.org's instrument, run as it ran it, its CSV line parsed.
 
-Two CSV formats exist (bon_csv2html(1); benchmarking.md §2.3). Field 0 names the format:
+Two CSV formats exist (bon_csv2html(1); docs/bench.md#bonnie). Field 0 names the format:
 "1.96"/"1.97" and "1.98" (which bonnie++ 2.00a still prints). 1.98 inserts two fields
 (seeks, seek_proc_count) after chunk_size, shifting every later field by 2. Block rates are
 KiB/s; a rate too fast to time prints as "+++++"; latencies carry a unit ("7252us", "1350ms").

@@ -1,8 +1,8 @@
 """`zfslab profile-disk`: measure one disk's speed with fio for the speed model.
 
 Read-only by default (fio --readonly): streaming reads at the outer and inner zones and 4 KiB
-random reads at QD1 and QD8 over the whole disk (not a short-stroked corner, benchmarking.md
-§5). Write tests run only on a disk that passes the same emptiness checks as bench; without
+random reads at QD1 and QD8 over the whole disk, not a short-stroked corner (docs/bench.md#profiles).
+Write tests run only on a disk that passes the same emptiness checks as bench; without
 them the write figures come from the preset of the disk's class, and the profile says so.
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark suites: the fio tests `bench` runs on each layout (benchmarking.md §2)."""
+"""Benchmark suites: the fio tests `bench` runs on each layout (docs/bench.md#suites)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a bootable Debian 12 guest with the real OpenZFS kernel module (zfs-dkms), zfsutils,
-# fio, bonnie++ and python3 with zfslab's dependencies: shared/design/real-zfs.md §3.
+# fio, bonnie++ and python3 with zfslab's dependencies: docs/test-guest.md#building-the-image.
 #
 # usage: build-image.sh SERIES OUTDIR      SERIES is 2.1 (bookworm contrib) or 2.3 (bookworm-backports)
 # OUTDIR receives vmlinuz, initrd.img, rootfs.img and versions.txt. Needs root.

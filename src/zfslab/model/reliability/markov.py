@@ -62,7 +62,7 @@ def birth_death(n: int, p: int, lam: float, mu: float, *, parallel: bool = True)
 
 def draid(children: int, p: int, spares: int, lam: float, mu_fast: float, mu_slow: float,
           mu_release: float, *, parallel: bool = True) -> Chain:
-    """dRAID with distributed spares (reliability.md §2.3): state (k failed unrebuilt, j spares in use).
+    """dRAID with distributed spares (docs/reliability.md#draid-chain): state (k failed unrebuilt, j spares in use).
 
     A failed child is rebuilt onto a free distributed spare at mu_fast (sequential, spread over
     all children), else healed onto a new disk at mu_slow; a used spare is freed when the dead

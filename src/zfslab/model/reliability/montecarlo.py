@@ -6,7 +6,7 @@ resilver of the allocated bytes, latent sector errors cleared by scrubs, read er
 critical resilvers, and batch-correlated failures (a gamma frailty shared by a vdev's disks).
 
 Rare events: in a degraded vdev the survivors' hazard is scaled by theta (balanced failure
-biasing, reliability.md §2.5) and each path carries its likelihood ratio (F15), so raidz3 and
+biasing, docs/reliability.md#failure-biasing) and each path carries its likelihood ratio, so raidz3 and
 3-way mirrors reach a target relative error in seconds. Randomness comes only from the
 generator passed in.
 
@@ -44,7 +44,7 @@ class Lifetime:
 
     @staticmethod
     def weibull_from_afr(first_year_afr: float, shape: float) -> "Lifetime":
-        """Weibull whose first year has this AFR (F2): eta = 8760 / (-ln(1-a))^(1/beta)."""
+        """Weibull whose first year has this AFR: eta = 8760 / (-ln(1-a))^(1/beta) (docs/reliability.md#lifetimes)."""
         if shape <= 0:
             raise UsageError(f"--weibull-shape {shape:g}: must be more than 0 (1 = constant rate)")
         return Lifetime("weibull", shape=shape, scale_hours=HOURS_PER_YEAR / (-math.log1p(-first_year_afr)) ** (1 / shape))
@@ -207,7 +207,7 @@ class _VdevSimulator:
             t_rep = min(failed.values()) if failed else math.inf
             t_rel = min(releases.values()) if releases else math.inf
             t_next = min(t_fail, t_rep, t_rel)
-            if theta != 1.0:  # likelihood ratio of the biased stretch [t, t_next] (F15)
+            if theta != 1.0:  # likelihood ratio of the biased stretch [t, t_next] (docs/reliability.md#failure-biasing)
                 end = min(t_next, horizon)
                 for i in alive:
                     log_w += (theta - 1.0) * (self.life.cumulative(end - installed[i]) - self.life.cumulative(t - installed[i])) * frailty

@@ -1,6 +1,6 @@
 """Inputs of the risk models, with their conventions and per-disk-class defaults.
 
-Conventions (shared/design/reliability.md §3): an AFR a gives a failure rate
+Conventions (docs/reliability.md#inputs): an AFR a gives a failure rate
 lambda = -ln(1 - a) / 8760 per hour; a year is 8760 h; repair time = replacement delay +
 fill x disk size / resilver rate; failed disks of a vdev resilver in parallel.
 """
@@ -88,7 +88,7 @@ class RiskParams:
         return -math.log1p(-self.afr) / HOURS_PER_YEAR
 
     def healing_mb_s(self, mirror: bool) -> float:
-        """Healing-resilver rate: the user's, or 0.8 (mirror) / 0.5 (raidz) of streaming (F7)."""
+        """The user's resilver rate, or 0.8 (mirror) / 0.5 (raidz) of streaming (docs/reliability.md#repair-time)."""
         if self.resilver_mb_s is not None:
             return self.resilver_mb_s
         return self.streaming_mb_s * (0.8 if mirror else 0.5)

@@ -4,9 +4,9 @@ and two well-known calculators reproduced from their published formulas.
 - `zfs`: a vdev is lost when more of its disks fail than its parity before they are resilvered;
   a read error while a vdev has no redundancy left costs the affected blocks, not the pool.
 - `classic`: as RAID calculators assume, a read error during a critical rebuild of the full
-  disk loses the array (reliability.md R10).
-- `wintelguy`: wintelguy.com's RAID reliability calculator (F8, verified on R1).
-- `backblaze`: Backblaze's erasure-coding durability period model (F11).
+  disk loses the array (docs/reliability.md#loss-semantics).
+- `wintelguy`: wintelguy.com's RAID reliability calculator (docs/reliability.md#wintelguy).
+- `backblaze`: Backblaze's erasure-coding durability period model (docs/reliability.md#backblaze).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _shape(group: VdevGroup) -> tuple[int, int]:
 
 
 def _surviving_read_bytes(group: VdevGroup, params: RiskParams, fill: float) -> float:
-    """Bytes read from the survivors to resilver one disk while no redundancy is left (F9)."""
+    """Bytes read from the survivors in a resilver with no redundancy left (docs/reliability.md#read-errors)."""
     per_disk = fill * params.disk_bytes
     if group.kind is VdevKind.DRAID:
         return group.draid_data * per_disk
@@ -151,7 +151,7 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
             bits = _surviving_read_bytes(g, params, 1.0 if classic else params.fill) * 8
             m = bits * params.ber_per_bit
             if params.lse_per_hour and not classic:
-                # latent errors living until the next scrub (F10), on the allocated part of each survivor
+                # live latent errors on the survivors' allocated parts (docs/reliability.md#latent-sector-errors)
                 m += (g.width - g.parity) * params.lse_per_hour * params.scrub_days * 24 / 2 * params.fill
         if classic and g.parity > 0:
             ure = -math.expm1(-m)  # P(at least one read error in the full-disk rebuild)
@@ -186,7 +186,7 @@ def _dominant(layout: Layout, p_loss, p_damage, classic: bool) -> str:
 
 
 def wintelguy_risk(layout: Layout, params: RiskParams) -> RiskResult:
-    """wintelguy.com/raidmttdl.pl (F8): RAID 6 verified on R1; other parities by the same pattern."""
+    """wintelguy.com/raidmttdl.pl: RAID 6 verified, other parities by its pattern (docs/reliability.md#wintelguy)."""
     mtbf = params.mtbf_hours if params.mtbf_hours is not None else HOURS_PER_YEAR / params.afr
     rate = params.resilver_mb_s if params.resilver_mb_s is not None else params.healing_mb_s(False)
     mttr = params.replace_hours + params.disk_bytes / (rate * 1e6) / 3600
@@ -252,7 +252,7 @@ def _periods_to_annual(period_loss: float, periods: int) -> float:
 
 
 def backblaze_risk(layout: Layout, params: RiskParams) -> RiskResult:
-    """Backblaze erasure-coding-durability (F11): independent failures within one replacement period.
+    """Backblaze erasure-coding-durability (docs/reliability.md#backblaze): failures within one replacement period.
 
     --replace-hours is the whole period to replace and repopulate a disk (its shard_replacement_days x 24)."""
     days = params.replace_hours / 24.0
