@@ -148,7 +148,7 @@ def main() -> int:
         import zfslab.cli  # noqa: F401
         import zfslab.commands  # noqa: F401
         import zfslab.report.charts  # noqa: F401
-        import zfslab.report_cmd  # noqa: F401
+        import zfslab.commands.report  # noqa: F401
         import zfslab.model.validation  # noqa: F401
         import zfslab.model.reliability.montecarlo  # noqa: F401
     run = run_forked if opts.mode == "fork" else run_exec

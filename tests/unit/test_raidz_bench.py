@@ -85,7 +85,7 @@ def test_the_profile_carries_its_host_into_plan(run_cli, tmp_path):
     path = tmp_path / "p.toml"
     path.write_text(profile_toml(profile))
     assert "[host]" in path.read_text()
-    from zfslab.commands import load_disk_model
+    from zfslab.commands._common import load_disk_model
     assert load_disk_model(str(path)) == profile
     rows = {r["layout"]: r for r in __import__("json").loads(
         run_cli("plan", "12x4TB", "--layouts", "raidz3:12,12xdisk", "--json", "--disk-model", str(path)).stdout)}

@@ -1,4 +1,4 @@
-"""`zfslab drill`: argument handling, the safety gate, the verdict."""
+"""`zfslab drill`: fail disks, resilver, corrupt blocks on a pool of one layout, the data verified."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import argparse
 import sys
 import time
 
-from zfslab.argtypes import float_arg, int_arg
+from zfslab.commands._common import float_arg, int_arg
+from zfslab.commands._disks import add_disk_options
 from zfslab.errors import UsageError
 from zfslab.model.layouts import check_pool_name, parse_layout
 from zfslab.report.tables import to_json
@@ -20,9 +21,7 @@ def add_parser(sub) -> None:
                                    "checksummed data, then take disks away, resilver, and corrupt members behind "
                                    "ZFS's back; every byte is verified. --pool NAME --read-only only reports "
                                    "an existing pool's health.")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--disks", metavar="DEV,DEV,...", help="whole disks for the pool")
-    src.add_argument("--sandbox", metavar="DIR", help="sparse files in DIR as vdevs")
+    src = add_disk_options(p, disks_help="whole disks for the pool", sandbox_help="sparse files in DIR as vdevs")
     src.add_argument("--pool", metavar="NAME", help="an existing pool (with --read-only)")
     p.add_argument("--read-only", action="store_true", help="with --pool: status, scrub age and error counters only")
     p.add_argument("--layout", help="e.g. raidz2:6 (default: all given disks in one raidz2, or a mirror of 2)")
@@ -36,15 +35,11 @@ def add_parser(sub) -> None:
     p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="S,S", help="degraded,resilver,corrupt (default all)")
     p.add_argument("--corrupt-mb", type=int_arg("--corrupt-mb", 1, 32), default=4, metavar="MB",
                    help="corruption density: MB/4 overwritten in every 8 MiB of each corrupted disk (default 4: 1 MiB)")
-    p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="pool ashift, 9 to 16 (default 12)")
-    p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database")
-    p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
-    p.add_argument("--confirm-serials", metavar="S,S,...", help="serial numbers of the disks to wipe")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
 
 
-def cmd_drill(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from zfslab.system.runner import Runner
     from zfslab.system.zfs import ZfsCli
 
@@ -67,7 +62,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
 
 
 def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.bench_cmd import _confirm, _inspect, device_list, make_sandbox, sandbox_paths
+    from zfslab.commands._disks import confirm_serials, device_list, inspect, make_sandbox, sandbox_paths
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     from zfslab.system.bench import destroy_own_pool, wipe_devices
@@ -93,14 +88,14 @@ def _run(zfs, runner, args, scenarios) -> int:
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
     zfs.log = log
     destroy_own_pool(zfs, POOL, guids, "drill", log)
-    infos = _inspect(targets, runner, sandbox)
+    infos = inspect(targets, runner, sandbox)
     # a disk is a leftover of an interrupted drill only when its label names a pool a drill made
     foreign = [i for i in infos if i.reasons and not is_leftover_of(i, guids)]
     if sandbox and foreign:
         raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
                            "written):\n  " + "\n  ".join(refusal_lines(foreign))
                            + "\nremove them or choose another --sandbox directory")
-    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=_confirm(foreign, args))
+    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))
     results = Results(connect(args.db))
     if sandbox:
         make_sandbox(paths, sandbox_bytes)

@@ -1,4 +1,4 @@
-"""`zfslab bench`: argument handling, the safety gate, progress and the results table."""
+"""`zfslab bench`: build each layout on the disks, run the suite, store every measurement."""
 
 from __future__ import annotations
 
@@ -7,20 +7,19 @@ import os
 import sys
 from dataclasses import dataclass
 
-from zfslab.argtypes import int_arg
+from zfslab.commands._common import int_arg
+from zfslab.commands._disks import (add_disk_options, confirm_serials, device_list, inspect, make_sandbox, same_size,
+                                    sandbox_paths)
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layouts import Layout, parse_layout
-from zfslab.model.units import format_bytes, parse_blocksize, parse_fio_size
+from zfslab.model.units import parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
-from zfslab.system.disks import (BadDeviceList, DisksRefused, check_wipe_allowed, inspect_disks, inspect_file,
-                                 is_leftover_of, refusal_lines)
+from zfslab.system.disks import DisksRefused, check_wipe_allowed, is_leftover_of, refusal_lines
 
 # Bounds on what the user asks for: beyond them the work (or the dry run's listing) is no
-# longer something a person meant. A sandbox file is sparse, so its size is bounded by what
-# the file system allows rather than by free space.
+# longer something a person meant.
 MAX_SANDBOX_DISKS = 64
-MAX_SANDBOX_BYTES = 16 << 40
 MAX_FIO_BYTES = 1 << 50
 
 
@@ -30,19 +29,16 @@ def add_parser(sub) -> None:
                                    "destroy, next. Refuses disks that hold data unless --wipe and their serial "
                                    "numbers are given. Results go to SQLite, one transaction per measurement; the "
                                    "same command run again resumes where it stopped.")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--disks", metavar="DEV,DEV,...", help="whole disks, e.g. /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B")
-    src.add_argument("--sandbox", metavar="DIR", help="sparse files in DIR as vdevs (results not representative of disks)")
+    add_disk_options(p, disks_help="whole disks, e.g. /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B",
+                     sandbox_help="sparse files in DIR as vdevs (results not representative of disks)")
     p.add_argument("--sandbox-disks", type=int_arg("--sandbox-disks", 1, MAX_SANDBOX_DISKS), default=6, metavar="N",
                    help=f"how many sandbox files (default 6, at most {MAX_SANDBOX_DISKS})")
-    p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--layouts", metavar="L,L,...", help="layouts to run, comma-separated (default: what plan lists)")
     which.add_argument("--all", action="store_true", help="every layout plan lists for these disks (the default)")
     p.add_argument("--suite", default="quick", metavar="S", help="ars, seq, quick (default), bonnie (bonnie++ as calomel ran it) or FILE.fio")
     p.add_argument("--repeats", type=int_arg("--repeats", 1, 100), default=3, metavar="N",
                    help="runs of each test, 1 to 100; the median is kept (default 3)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="pool ashift, 9 to 16 (default 12)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="dataset recordsize (default 128K)")
     p.add_argument("--compression", choices=("off", "lz4"), default="off", help="dataset compression (default off)")
     p.add_argument("--size", metavar="SIZE", help="file size per fio job, or bonnie++'s file (default by suite: quick 1g, ars 4g, seq and bonnie 16g)")
@@ -50,11 +46,9 @@ def add_parser(sub) -> None:
                    help="seconds per time-based test (default by suite)")
     p.add_argument("--ramp", type=int_arg("--ramp", 0, 3600), metavar="S",
                    help="ramp-up seconds not counted (default by suite)")
-    p.add_argument("--db", default="zfslab-results.sqlite", metavar="FILE", help="results database (default zfslab-results.sqlite)")
     p.add_argument("--dry-run", action="store_true", help="print every zpool/zfs/fio command in order and stop")
-    p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
-    p.add_argument("--confirm-serials", metavar="S,S,...", help="the serial numbers of the disks to wipe, for scripts")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=run)
 
 
 def _layouts(args, disks: int) -> list[Layout]:
@@ -88,45 +82,13 @@ def _options(args):
                         args.ramp if args.ramp is not None else ramp, job_file)
 
 
-def sandbox_paths(directory: str, count: int, size_text: str) -> tuple[list[str], int]:
-    """The sandbox's file vdevs and their size, checked; nothing is created (see make_sandbox)."""
-    from zfslab.model.units import parse_size
-    size = parse_size(size_text)
-    if not 64 << 20 <= size <= MAX_SANDBOX_BYTES:
-        raise UsageError(f"--sandbox-size {size_text}: give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(f"--sandbox {directory}: not a directory; give a directory for the file vdevs")
-    return [os.path.join(os.path.abspath(directory), f"vdev{i}") for i in range(count)], size
 
 
-def make_sandbox(paths: list[str], size: int) -> None:
-    """Create the sparse files that do not exist yet (a file already there is an earlier run's)."""
-    try:
-        os.makedirs(os.path.dirname(paths[0]), exist_ok=True)
-        for path in paths:
-            if not os.path.exists(path):
-                with open(path, "wb") as f:
-                    f.truncate(size)
-    except OSError as e:
-        raise UsageError(f"--sandbox {os.path.dirname(paths[0])}: cannot create {size:,}-byte sparse files there "
-                         f"({e.strerror}); choose another directory or a smaller --sandbox-size") from None
 
 
-def _confirm(dirty, args) -> set[str]:
-    if args.confirm_serials is not None:
-        return {s.strip() for s in args.confirm_serials.split(",") if s.strip()}
-    if not args.wipe or not dirty:
-        return set()
-    if not sys.stdin.isatty():
-        raise UsageError("--wipe needs the serial numbers: type them at the prompt, or give --confirm-serials")
-    for d in dirty:
-        print(f"  {d.given}: {d.model or '?'} serial {d.serial or '?'}, {format_bytes(d.size_bytes)}: {'; '.join(d.reasons)}",
-              file=sys.stderr)
-    typed = input("Everything on these disks will be destroyed. Type their serial numbers, separated by spaces: ")
-    return set(typed.split())
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     from zfslab.system.bench import POOL, Bench, destroy_own_pool, format_steps, plan_steps, run_key
@@ -144,9 +106,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ids = devices
     else:
         devices = device_list(args.disks)
-    infos = _inspect(devices, runner, sandbox)
+    infos = inspect(devices, runner, sandbox)
     if not sandbox:
-        _same_size(infos)
+        same_size(infos)
         ids = [i.serial or i.device for i in infos]
     layouts = _layouts(args, len(devices))
     key = run_key(layouts, ids, options)
@@ -167,14 +129,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ToolMissing(engine, PACKAGES.get(engine, engine))
     zfs = ZfsCli(runner, log=log)
     if destroy_own_pool(zfs, POOL, prior.guids, "bench", log):
-        infos = _inspect(devices, runner, sandbox)  # its labels remain, no longer busy
+        infos = inspect(devices, runner, sandbox)  # its labels remain, no longer busy
     # a disk is this run's own leftover only when its label names a pool this run created
     foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
     if sandbox and foreign:
         raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
                            "written):\n  " + "\n  ".join(refusal_lines(foreign))
                            + "\nremove them or choose another --sandbox directory")
-    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=_confirm(foreign, args))
+    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))
 
     results = Results(connect(args.db))
     if sandbox:
@@ -202,24 +164,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def device_list(text: str) -> list[str]:
-    devices = [d.strip() for d in text.split(",") if d.strip()]
-    if not devices:
-        raise UsageError("--disks: name at least one disk, e.g. --disks /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B")
-    return devices
 
 
-def _inspect(devices: list[str], runner, sandbox: bool):
-    """What each disk holds (every check reads only); for a sandbox, the files already there."""
-    if sandbox:
-        return [inspect_file(d, runner) for d in devices if os.path.exists(d)]
-    return inspect_disks(devices, runner)
 
 
-def _same_size(infos) -> None:
-    if len({i.size_bytes for i in infos}) > 1:
-        listing = ", ".join(f"{i.given} {format_bytes(i.size_bytes)}" for i in infos)
-        raise BadDeviceList(f"the disks differ in size ({listing}); bench compares layouts on identical disks")
 
 
 @dataclass(frozen=True)

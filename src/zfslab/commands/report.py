@@ -10,12 +10,13 @@ import sqlite3
 import stat
 import statistics
 
+from zfslab.commands._common import DEFAULT_DISKS, add_risk_options, int_arg, load_disk_model, risk_params, size_arg
 from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.layouts import MAX_POOL_DISKS
 from zfslab.model.units import MAX_SIZE
 
 
-def add_parser(sub, add_risk_options, size_arg, int_arg) -> None:
+def add_parser(sub) -> None:
     p = sub.add_parser("report", help="an HTML page with tables and charts: plan, bench results, drills",
                        description="One self-contained HTML file (no network needed to view it): the summary table, "
                                    "speed relative to one disk, the three corners with the Pareto frontier, measured vs "
@@ -35,6 +36,7 @@ def add_parser(sub, add_risk_options, size_arg, int_arg) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the report's data as JSON")
     out.add_argument("--csv", action="store_true", help="print the summary rows as CSV")
+    p.set_defaults(func=run)
 
 
 class DamagedDatabase(ZfslabError):
@@ -122,8 +124,7 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     return runs, bench, drills, latest
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from zfslab.commands import _risk_params, load_disk_model
+def run(args: argparse.Namespace) -> int:
     from zfslab.model.capacity import rules_for
     from zfslab.model.layouts import parse_layout
     from zfslab.model.performance import predict
@@ -146,10 +147,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif latest:
         count, size = latest["disk_count"], latest["disk_bytes"]
     else:
-        count, size = parse_disk_set("24x4TB")
+        count, size = parse_disk_set(DEFAULT_DISKS)
     disks = disk_set(count, size)
     profile = load_disk_model(args.disk_model)
-    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=_risk_params(args, size), speed=profile)
+    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size), speed=profile)
     rec = recommend(rows, args.priority, min_usable_bytes=args.min_usable or 0, min_failures=args.min_failures)
     records = [r.as_dict() for r in rows]
     pairs = []

@@ -1,0 +1,256 @@
+"""What the commands share: number and size option types, the option groups several commands take
+(ZFS accounting, risk inputs, output format), defaults, and the few helpers that turn their
+values into library inputs. One place for each, so an option means the same everywhere."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+
+from rich.console import Console
+
+from zfslab.errors import UsageError, ZfslabError, clip, shown
+from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
+from zfslab.model.reliability.params import RiskParams, params_for_class
+from zfslab.model.units import FLOAT_RE, parse_number, parse_size
+
+
+DEFAULT_DISKS = "24x4TB"
+DEFAULT_DB = "zfslab-results.sqlite"
+
+
+# ASCII only: int() and float() also take '²', '١٢' or '1_000', and float() takes nan, inf and 1e400
+_INT_RE = re.compile(r"\s*[+-]?[0-9]{1,30}\s*", re.ASCII)
+
+
+def number_arg(name: str, lo: float, hi: float, kind: type = int):
+    """An argparse type: a finite number of `kind` within [lo, hi], with a message naming the option."""
+    what = "a whole number" if kind is int else "a number"
+    shape = _INT_RE if kind is int else FLOAT_RE
+
+    def text_of(v: float) -> str:
+        return str(v) if kind is int else f"{v:g}"
+
+    def parse(text: str):
+        if not shape.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {clip(text)}")
+        value = kind(text)
+        if not (math.isfinite(value) and lo <= value <= hi):
+            raise argparse.ArgumentTypeError(f"{name} must be from {text_of(lo)} to {text_of(hi)}, got {clip(text.strip())[1:-1]}")
+        return value
+    return parse
+
+
+def int_arg(name: str, lo: int, hi: int):
+    return number_arg(name, lo, hi, int)
+
+
+def float_arg(name: str, lo: float, hi: float):
+    return number_arg(name, lo, hi, float)
+
+
+def size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ZfslabError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_zfs_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
+                   help="log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
+    p.add_argument("--zfs-version", default="2.1", metavar="V",
+                   help="OpenZFS version whose accounting to apply: slop64, 0.6.5, 0.7, 0.8-2.0, "
+                        "2.1-2.3, 2.4, or a release such as 2.3.2 (default 2.1)")
+    p.add_argument("--sector-size", type=int_arg("--sector-size", 512, 4096), choices=(512, 4096), default=512,
+                   help="logical sector size of whole disks, for their GPT partitioning (default 512)")
+
+
+def add_risk_options(p: argparse.ArgumentParser) -> None:
+    """Inputs of the risk models; unset ones come from --disk-class (see `zfslab risk --help`)."""
+    p.add_argument("--disk-class", choices=("hdd", "hdd-enterprise", "ssd", "nvme"), default="hdd",
+                   help="defaults for AFR, read-error rate and speed (default hdd: AFR 1.5 %%, BER 1e-14, 150 MB/s)")
+    rate = p.add_mutually_exclusive_group()
+    rate.add_argument("--afr", type=float_arg("--afr", 0.0001, 99.9), metavar="PCT", help="annual failure rate in %%")
+    rate.add_argument("--mtbf-hours", type=float_arg("--mtbf-hours", 1, 1e12), metavar="H", help="MTBF in hours instead of an AFR")
+    p.add_argument("--ber", type=float_arg("--ber", 0, 1e-3), metavar="B", help="unrecoverable read errors per bit read")
+    p.add_argument("--replace-hours", type=float_arg("--replace-hours", 0, 1e6), metavar="H",
+                   help="hours from a failure until a new disk is in (default 48)")
+    p.add_argument("--resilver-mbps", type=float_arg("--resilver-mbps", 0.001, 1e7), metavar="M",
+                   help="resilver rate in MB/s (default: 0.8 x the disk's speed for mirrors, 0.5 x for raidz)")
+    p.add_argument("--fill", type=float_arg("--fill", 0.001, 1), metavar="F", help="allocated fraction of the pool (default 0.7)")
+    p.add_argument("--scrub-days", type=float_arg("--scrub-days", 0.01, 10000), metavar="D", help="days between scrubs (default 30)")
+    p.add_argument("--lse-per-hour", type=float_arg("--lse-per-hour", 0, 1), metavar="R",
+                   help="latent sector errors per drive-hour, cleared by scrubs (default 0: BER stands for read errors)")
+    p.add_argument("--years", default="1,5,10", metavar="Y,Y,...", help="mission times in years (default 1,5,10)")
+    p.add_argument("--repair", choices=("parallel", "serial"), default="parallel",
+                   help="failed disks of a vdev resilver together (parallel, default) or one at a time")
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print a JSON list, one object per row")
+    out.add_argument("--csv", action="store_true", help="print CSV, one line per row")
+
+
+def console() -> Console:
+    # A pipe or a file gets a wide table instead of rich's 80-column default.
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 220)
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f} %" if math.isfinite(x) else "-"
+
+
+MAX_YEARS = 100.0  # mission times: a century is past any disk's life, and keeps exp() in range
+
+
+MAX_HORIZONS = 20
+
+
+def years(text: str) -> tuple[float, ...]:
+    parts = [y for y in text.split(",") if y.strip()]
+    if not parts or len(parts) > MAX_HORIZONS:
+        raise UsageError(f"--years {clip(text)}: give 1 to {MAX_HORIZONS} years separated by commas, e.g. 1,5,10")
+    years = tuple(parse_number(y, "--years", 0.001, MAX_YEARS) for y in parts)
+    if any(y <= 0 for y in years):
+        raise UsageError(f"--years {clip(text)}: give positive years separated by commas, e.g. 1,5,10")
+    return years
+
+
+def afr_by_age(text: str) -> tuple[float, ...]:
+    parts = text.split(",")
+    if len(parts) > MAX_HORIZONS * 5:
+        raise UsageError(f"--afr-by-age {clip(text)}: at most {MAX_HORIZONS * 5} years of age")
+    return tuple(parse_number(a, "--afr-by-age", 0.0001, 99.9) / 100 for a in parts)
+
+
+def risk_params(args: argparse.Namespace, disk_bytes: int) -> RiskParams:
+    return params_for_class(
+        args.disk_class, disk_bytes,
+        afr=args.afr / 100 if args.afr is not None else None, mtbf_hours=args.mtbf_hours, ber_per_bit=args.ber,
+        replace_hours=args.replace_hours, resilver_mb_s=args.resilver_mbps, fill=args.fill,
+        scrub_days=args.scrub_days, lse_per_hour=args.lse_per_hour, years=years(args.years),
+        parallel_repair=args.repair == "parallel",
+    )
+
+
+def sci(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.2e}" if x < 1e-3 else f"{100 * x:.2f} %"
+
+
+def mttdl_text(hours: float | None) -> str:
+    if hours is None:
+        return "-"
+    if not math.isfinite(hours):
+        return "unbounded"
+    years = hours / 8760
+    return f"{years:.3g} y" if years < 1e6 else f"{years:.1e} y"
+
+
+def inputs_text(p: RiskParams) -> str:
+    rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
+    resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else \
+        f"{0.8 * p.streaming_mb_s:g} MB/s mirrors, {0.5 * p.streaming_mb_s:g} MB/s raidz"
+    return (f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h, resilver {resilver}, "
+            f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
+
+
+def risk_caption(p: RiskParams) -> str:
+    return f"P(loss): pool lost (exact Markov chain, ZFS semantics), {inputs_text(p)}; MTTDL is a secondary figure"
+
+
+def load_disk_model(text: str) -> DiskProfile:
+    """A preset name or a PROFILE.toml written by `zfslab profile-disk`."""
+    if text in PRESETS:
+        return PRESETS[text]
+    if not text.endswith(".toml"):
+        raise UsageError(f"--disk-model {clip(text)}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
+    import tomllib
+    if not os.path.exists(text):
+        raise UsageError(f"--disk-model {shown(text, 200)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
+                         "makes one")
+    try:
+        data = tomllib.loads(read_text_file(text, "--disk-model", max_bytes=2**20, kind="TOML"))
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"--disk-model {shown(text, 200)}: not valid TOML ({shown(str(e), 80)})") from None
+    except RecursionError:  # tomllib recurses into nested arrays
+        raise UsageError(f"--disk-model {shown(text, 200)}: nested too deeply to be a disk profile") from None
+    fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data and k != "host"}
+    missing = [k for k in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
+                           "rand_write_iops", "sync_write_ms") if k not in fields]
+    if missing:
+        raise UsageError(f"--disk-model {shown(text, 200)}: missing {', '.join(missing)}")
+    fields.setdefault("name", text)
+    try:
+        host = data.get("host", {})
+        if not isinstance(host, dict):
+            raise ValueError("[host] must be a table")
+        unknown = sorted(set(host) - {"write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus"})
+        if unknown:
+            raise ValueError(f"[host] has unknown key {unknown[0]!r}: use write_mb_s, read_mb_s, parity_mb_s, cpus")
+        if "parity_mb_s" in host:
+            if not isinstance(host["parity_mb_s"], list):
+                raise ValueError("parity_mb_s must be a list of three rates")
+            host = host | {"parity_mb_s": tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                                                for v in host["parity_mb_s"])}
+        return DiskProfile(**fields, host=HostLimits(**host))
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"--disk-model {shown(text, 200)}: {shown(str(e), 120)}") from None
+
+
+MAX_DATASET_BYTES = 10 * 2**20
+
+
+def read_text_file(path: str, what: str, *, max_bytes: int, kind: str = "CSV") -> str:
+    """A small text file's contents: UTF-8 (a BOM is dropped) or UTF-16 with its BOM; a regular
+    file only (a directory, a FIFO or /dev/zero is refused before reading); one-line errors."""
+    import codecs
+    import stat
+
+    name = f"{what} {shown(path, 200)}"
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it has no effect on a regular file)
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UsageError(f"{name}: not a regular file; give a {kind} file")
+            if st.st_size > max_bytes:
+                raise UsageError(f"{name}: {st.st_size:,} bytes; at most {max_bytes:,} are read")
+            data = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{name}: a directory; give a {kind} file") from None
+    except OSError as e:
+        raise UsageError(f"{name}: cannot be read ({e.strerror})") from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"  # Excel's "Unicode text"; the BOM says the byte order
+    else:
+        encoding = "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{name}: not {'UTF-16' if encoding == 'utf-16' else 'UTF-8'} text (byte {e.start:,}); "
+                         f"save it as UTF-8 {kind}") from None
+    if "\x00" in text:
+        raise UsageError(f"{name}: holds NUL characters: a binary file, not {kind} text")
+    return text
+
+
+def plain(value):
+    """numpy numbers to Python ones, for JSON."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value

@@ -1,0 +1,88 @@
+"""What bench and drill share about disks: the options that name them, the safety gate's
+inputs (the disks, the sandbox files, the typed serial numbers) and the sandbox itself."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from zfslab.commands._common import DEFAULT_DB, int_arg
+from zfslab.errors import UsageError
+from zfslab.model.units import format_bytes
+from zfslab.system.disks import BadDeviceList, inspect_disks, inspect_file
+
+# A sandbox file is sparse: its size is bounded by what the file system allows, not by free space
+MAX_SANDBOX_BYTES = 16 << 40
+
+
+def device_list(text: str) -> list[str]:
+    devices = [d.strip() for d in text.split(",") if d.strip()]
+    if not devices:
+        raise UsageError("--disks: name at least one disk, e.g. --disks /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B")
+    return devices
+
+
+def inspect(devices: list[str], runner, sandbox: bool):
+    """What each disk holds (every check reads only); for a sandbox, the files already there."""
+    if sandbox:
+        return [inspect_file(d, runner) for d in devices if os.path.exists(d)]
+    return inspect_disks(devices, runner)
+
+
+def same_size(infos) -> None:
+    if len({i.size_bytes for i in infos}) > 1:
+        listing = ", ".join(f"{i.given} {format_bytes(i.size_bytes)}" for i in infos)
+        raise BadDeviceList(f"the disks differ in size ({listing}); bench compares layouts on identical disks")
+
+
+def sandbox_paths(directory: str, count: int, size_text: str) -> tuple[list[str], int]:
+    """The sandbox's file vdevs and their size, checked; nothing is created (see make_sandbox)."""
+    from zfslab.model.units import parse_size
+    size = parse_size(size_text)
+    if not 64 << 20 <= size <= MAX_SANDBOX_BYTES:
+        raise UsageError(f"--sandbox-size {size_text}: give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"--sandbox {directory}: not a directory; give a directory for the file vdevs")
+    return [os.path.join(os.path.abspath(directory), f"vdev{i}") for i in range(count)], size
+
+
+def make_sandbox(paths: list[str], size: int) -> None:
+    """Create the sparse files that do not exist yet (a file already there is an earlier run's)."""
+    try:
+        os.makedirs(os.path.dirname(paths[0]), exist_ok=True)
+        for path in paths:
+            if not os.path.exists(path):
+                with open(path, "wb") as f:
+                    f.truncate(size)
+    except OSError as e:
+        raise UsageError(f"--sandbox {os.path.dirname(paths[0])}: cannot create {size:,}-byte sparse files there "
+                         f"({e.strerror}); choose another directory or a smaller --sandbox-size") from None
+
+
+def confirm_serials(dirty, args) -> set[str]:
+    if args.confirm_serials is not None:
+        return {s.strip() for s in args.confirm_serials.split(",") if s.strip()}
+    if not args.wipe or not dirty:
+        return set()
+    if not sys.stdin.isatty():
+        raise UsageError("--wipe needs the serial numbers: type them at the prompt, or give --confirm-serials")
+    for d in dirty:
+        print(f"  {d.given}: {d.model or '?'} serial {d.serial or '?'}, {format_bytes(d.size_bytes)}: {'; '.join(d.reasons)}",
+              file=sys.stderr)
+    typed = input("Everything on these disks will be destroyed. Type their serial numbers, separated by spaces: ")
+    return set(typed.split())
+
+
+def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_help: str):
+    """The options bench and drill share; returns the group where --disks and --sandbox exclude
+    each other (drill adds --pool to it)."""
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--disks", metavar="DEV,DEV,...", help=disks_help)
+    src.add_argument("--sandbox", metavar="DIR", help=sandbox_help)
+    p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="pool ashift, 9 to 16 (default 12)")
+    p.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=f"results database (default {DEFAULT_DB})")
+    p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
+    p.add_argument("--confirm-serials", metavar="S,S,...", help="the serial numbers of the disks to wipe, for scripts")
+    return src

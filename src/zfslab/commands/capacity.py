@@ -1,0 +1,108 @@
+"""`zfslab capacity`: the exact SIZE and USED+AVAIL of one layout, step by step."""
+
+from __future__ import annotations
+
+import argparse
+
+from zfslab.commands._common import add_zfs_options, console, size_arg
+from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
+from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
+from zfslab.model.layouts import parse_layout
+from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
+from zfslab.report.tables import to_json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("capacity", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
+                       description="Exact capacity of one layout, step by step as OpenZFS computes it.")
+    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
+                      help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
+    size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
+                      help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
+    add_zfs_options(p)
+    p.add_argument("--created-with", metavar="V",
+                   help="OpenZFS version that created the vdevs, if older (fixes the metaslab size)")
+    p.add_argument("--recordsize", default="128K", metavar="R", help="record size for the efficiency line (default 128K)")
+    p.add_argument("--file-size", type=size_arg, metavar="SIZE",
+                   help="also show the raw space one incompressible file of this size takes")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    layout = parse_layout(args.layout)
+    rules = rules_for(args.zfs_version)
+    created = rules_for(args.created_with) if args.created_with else None
+    recordsize = parse_blocksize(args.recordsize)
+    if args.vdev_bytes:
+        cap = pool_capacity(layout, args.vdev_bytes, ashift=args.ashift, rules=rules, created_with=created)
+    else:
+        osize = linux_whole_disk_osize(args.disk_size, args.sector_size)
+        cap = pool_capacity(layout, osize, ashift=args.ashift, rules=rules, created_with=created,
+                            disk_bytes=args.disk_size)
+    record = _capacity_record(cap, recordsize, args.file_size)
+    if args.json:
+        print(to_json(record))
+        return 0
+    _print_capacity(cap, record, args)
+    return 0
+
+
+def _capacity_record(cap: PoolCapacity, recordsize: int, file_bytes: int | None) -> dict:
+    group = cap.layout.groups[0]
+    record = {
+        "layout": str(cap.layout), "shape": cap.layout.describe(), "zfs_rules": cap.rules.key,
+        "ashift": cap.ashift, "disk_bytes": cap.disk_bytes, "vdev_bytes": cap.vdev_bytes,
+        "size_bytes": cap.size_bytes, "usable_bytes": cap.usable_bytes, "slop_bytes": cap.slop_bytes,
+        "embedded_log_bytes": cap.embedded_log_bytes, "normal_dspace_bytes": cap.normal_dspace_bytes,
+        "raw_bytes": cap.raw_bytes, "efficiency": round(cap.efficiency, 6),
+        "zpool_list_size": zfs_nicenum(cap.size_bytes), "zfs_list_size": zfs_nicenum(cap.usable_bytes),
+        "usable_tb": round(cap.usable_bytes / 1e12, 4), "usable_tib": round(cap.usable_bytes / 2**40, 4),
+        "vdevs": [
+            {"vdev": v.group.token, "asize_bytes": v.asize_bytes, "metaslab_shift": v.ms_shift,
+             "metaslabs": v.ms_count, "size_bytes": v.size_bytes, "deflate_ratio": v.deflate_ratio,
+             "dspace_bytes": v.dspace_bytes, "embedded_log_bytes": v.embedded_log_bytes}
+            for v in cap.vdevs
+        ],
+        "recordsize_bytes": recordsize,
+        "recordsize_efficiency": round(block_allocation(group, recordsize, cap.ashift).efficiency, 6),
+        "efficiency_by_recordsize": {
+            format_recordsize(r.recordsize_bytes): round(r.efficiency, 6) for r in efficiency_table(group, cap.ashift)
+        },
+    }
+    if file_bytes is not None:
+        f = file_allocation(cap.layout, file_bytes, recordsize, cap.ashift)
+        record["file"] = {"file_bytes": f.file_bytes, "recordsize_bytes": f.recordsize_bytes, "blocks": f.blocks,
+                          "physical_bytes": f.physical_bytes, "used_bytes": f.dsize_bytes}
+    return record
+
+
+def _print_capacity(cap: PoolCapacity, record: dict, args: argparse.Namespace) -> None:
+    out = console()
+
+    def line(label: str, n: int, extra: str = "") -> None:
+        out.print(f"{label:<14}{n:>22,} B  {format_tb(n):>12}  {format_tib(n):>13}  {extra}")
+
+    out.print(f"[bold]{cap.layout}[/bold]: {cap.layout.describe()}")
+    out.print(f"accounting    {cap.rules.software} rules, ashift {cap.ashift}")
+    seen = "whole disk, Linux GPT partition 1" if args.disk_size else "exact vdev size"
+    line("each disk", cap.disk_bytes, f"ZFS sees {cap.vdev_bytes:,} B ({seen})")
+    line("raw", cap.raw_bytes, f"{cap.layout.disks} disks")
+    line("zpool SIZE", cap.size_bytes, f"zpool list: {record['zpool_list_size']}")
+    line("usable", cap.usable_bytes, f"zfs list USED+AVAIL: {record['zfs_list_size']} ({100 * cap.efficiency:.1f} % of raw)")
+    line("slop", cap.slop_bytes, "reserved by ZFS (spa_get_slop_space)")
+    line("embedded log", cap.embedded_log_bytes, "metaslabs set aside for the ZIL (2.1+)")
+    for v in cap.vdevs:
+        out.print(f"vdev {v.group.token}: asize {v.asize_bytes:,} B, {v.ms_count} metaslabs of 2^{v.ms_shift} B, "
+                  f"deflate {v.deflate_ratio}/512")
+    rs = record["recordsize_bytes"]
+    out.print(f"{format_recordsize(rs)} records are stored at {100 * record['recordsize_efficiency']:.1f} % "
+              f"efficiency (logical / physical bytes)")
+    out.print("efficiency by recordsize: " + "  ".join(
+        f"{k} {100 * v:.1f}%" for k, v in record["efficiency_by_recordsize"].items()))
+    if "file" in record:
+        f = record["file"]
+        out.print(f"a {f['file_bytes']:,} B file in {f['blocks']:,} blocks of {format_recordsize(f['recordsize_bytes'])} "
+                  f"takes {f['physical_bytes']:,} B of disk; zfs list charges {f['used_bytes']:,} B")
