@@ -45,7 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ZfslabError as e:
         if debug:
             raise
-        print(f"zfslab: error: {_one_line(str(e))}", file=sys.stderr)
+        text = str(e)
+        # a refusal lists one disk a line; every other error is one line whatever its values hold
+        lines = text.split("\n") if getattr(e, "one_line_each", False) else [text]
+        print("zfslab: error: " + "\n".join(_one_line(line) for line in lines), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",

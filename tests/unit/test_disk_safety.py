@@ -175,3 +175,26 @@ def test_engines_on_our_pool_are_ended_and_nothing_else_is(tmp_path):
         for p in (fio, bystander):
             p.kill()
             p.wait()
+
+
+def test_a_refusal_lists_one_disk_a_line_and_nothing_else_breaks_a_line(capsys):
+    from zfslab.cli import main
+    from zfslab.system.disks import DisksRefused, check_wipe_allowed
+
+    def refused(*_):
+        check_wipe_allowed([info(label("222", "tank")), DiskInfo("/dev/y\n\x1b[2J", "/dev/y", 1, "T", "M", True,
+                                                                (Finding("content", "holds data"),))],
+                           wipe=False, confirmed_serials=set())
+    import zfslab.commands.layout as layout_cmd
+    original = layout_cmd.run
+    layout_cmd.run = refused
+    try:
+        code = main(["layout", "mirror:2"])
+    finally:
+        layout_cmd.run = original
+    err = capsys.readouterr().err
+    assert code == DisksRefused.exit_code
+    lines = err.splitlines()
+    assert lines[0] == "zfslab: error: refusing disks that hold data (nothing was written):"
+    assert [line.split(" (")[0] for line in lines[1:3]] == ["  /dev/x", "  /dev/y\\n\\x1b[2J"]
+    assert len(lines) == 4 and lines[3].startswith("to destroy their contents, pass --wipe")

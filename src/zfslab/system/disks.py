@@ -35,6 +35,7 @@ class DisksRefused(ZfslabError):
     """{}"""
 
     exit_code = 10
+    one_line_each = True  # the refused disks, one line each, as the user reviews them
 
 
 class BadDeviceList(ZfslabError):
@@ -297,8 +298,15 @@ def is_leftover_of(info: DiskInfo, pool_guids: set[str] | frozenset[str]) -> boo
                (f.kind in ("partition-table", "signature") and f.detail in _LEFTOVER_TABLES) for f in info.findings)
 
 
+def _printable(text: str) -> str:
+    """A name as typed, with a newline or an escape sequence shown, not obeyed: a refusal is
+    read one disk a line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def refusal_lines(infos: list[DiskInfo]) -> list[str]:
-    return [f"{i.given} ({i.device}, serial {i.serial or '?'}): {'; '.join(i.reasons)}" for i in infos if i.reasons]
+    return [_printable(f"{i.given} ({i.device}, serial {i.serial or '?'}): {'; '.join(i.reasons)}")
+            for i in infos if i.reasons]
 
 
 def check_wipe_allowed(infos: list[DiskInfo], *, wipe: bool, confirmed_serials: set[str]) -> None:
