@@ -23,8 +23,11 @@ MAX_SANDBOX_DISKS = 64
 MAX_FIO_BYTES = 1 << 50
 
 
+EXAMPLE = "zfslab bench --disks /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B --layouts mirror:2 --dry-run"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("bench", help="build each layout on your disks, run fio, store every result",
+    p = sub.add_parser("bench", epilog=f"example: {EXAMPLE}", help="build each layout on your disks, run fio, store every result",
                        description="For each layout: create the pool on the given disks, run the suite, repeat, "
                                    "destroy, next. Refuses disks that hold data unless --wipe and their serial "
                                    "numbers are given. Results go to SQLite, one transaction per measurement; the "

@@ -12,8 +12,11 @@ from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicen
 from zfslab.report.tables import to_json
 
 
+EXAMPLE = "zfslab capacity raidz2:6 --disk-size 4TB --zfs-version 2.3"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("capacity", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
+    p = sub.add_parser("capacity", epilog=f"example: {EXAMPLE}", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
                        description="Exact capacity of one layout, step by step as OpenZFS computes it.")
     p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1")
     size = p.add_mutually_exclusive_group(required=True)

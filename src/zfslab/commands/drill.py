@@ -15,8 +15,11 @@ from zfslab.report.tables import to_json
 SCENARIOS = ("degraded", "resilver", "corrupt")
 
 
+EXAMPLE = "zfslab drill --sandbox /var/tmp/zfslab-drill --layout raidz2:6 --fill 0.2"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("drill", help="fail disks, time resilvers, corrupt blocks: with the data verified",
+    p = sub.add_parser("drill", epilog=f"example: {EXAMPLE}", help="fail disks, time resilvers, corrupt blocks: with the data verified",
                        description="Build a pool of one layout (same safety rules as bench), fill it with "
                                    "checksummed data, then take disks away, resilver, and corrupt members behind "
                                    "ZFS's back; every byte is verified. --pool NAME --read-only only reports "

@@ -11,8 +11,11 @@ from zfslab.model.layouts import Layout, parse_layout, parse_zpool_vdevs, replic
 from zfslab.report.tables import to_json
 
 
+EXAMPLE = "zfslab layout 2xraidz2:6+spare:1 --pool tank"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("layout", help="check a layout, or read one from a zpool create vdev list",
+    p = sub.add_parser("layout", epilog=f"example: {EXAMPLE}", help="check a layout, or read one from a zpool create vdev list",
                        description="Validate a layout, describe it, and print its zpool create command; "
                                    "or read a layout from a zpool create vdev list.")
     src = p.add_mutually_exclusive_group(required=True)

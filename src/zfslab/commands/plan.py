@@ -16,8 +16,11 @@ from zfslab.model.units import parse_blocksize
 from zfslab.report.tables import Column, render_table, to_csv, to_json
 
 
+EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("plan", help="every layout for your disks: usable space and failures survived",
+    p = sub.add_parser("plan", epilog=f"example: {EXAMPLE}", help="every layout for your disks: usable space and failures survived",
                        description="Every sensible layout for a set of identical disks, with its exact usable "
                                    "space (as zfs list shows it) and how many disk failures it survives.")
     p.add_argument("disks", nargs="?", default=None, metavar="COUNTxSIZE",

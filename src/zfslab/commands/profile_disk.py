@@ -8,8 +8,11 @@ from zfslab.commands._common import int_arg
 from zfslab.report.tables import to_json
 
 
+EXAMPLE = "zfslab profile-disk /dev/disk/by-id/ata-EXAMPLE --output disk.toml"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("profile-disk", help="measure one disk's speed with fio (read-only by default)",
+    p = sub.add_parser("profile-disk", epilog=f"example: {EXAMPLE}", help="measure one disk's speed with fio (read-only by default)",
                        description="Measure a disk's streaming and random speed with fio and print a profile for "
                                    "`plan --disk-model`. Read-only unless --write-tests, which needs an empty disk.")
     p.add_argument("device", help="a block device, e.g. /dev/disk/by-id/ata-...")

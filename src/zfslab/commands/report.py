@@ -16,8 +16,11 @@ from zfslab.model.layouts import MAX_POOL_DISKS
 from zfslab.model.units import MAX_SIZE
 
 
+EXAMPLE = "zfslab report --db zfslab-results.sqlite --html report.html"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="an HTML page with tables and charts: plan, bench results, drills",
+    p = sub.add_parser("report", epilog=f"example: {EXAMPLE}", help="an HTML page with tables and charts: plan, bench results, drills",
                        description="One self-contained HTML file (no network needed to view it): the summary table, "
                                    "speed relative to one disk, the three corners with the Pareto frontier, measured vs "
                                    "predicted, drill verdicts and run metadata; charts also as PNG/SVG.")

@@ -16,8 +16,11 @@ from zfslab.model.units import format_bytes
 from zfslab.report.tables import Column, render_table, to_json
 
 
+EXAMPLE = "zfslab risk raidz2:6 --disk-size 16TB --afr 2 --years 1,5,10"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("risk", help="risk of data loss over the years for one layout",
+    p = sub.add_parser("risk", epilog=f"example: {EXAMPLE}", help="risk of data loss over the years for one layout",
                        description="Probability of losing the pool or damaging blocks within 1, 5 and 10 years, "
                                    "expected bytes lost and MTTDL, from an exact Markov chain or a Monte Carlo "
                                    "simulation; or another calculator's number for comparison (--model).")

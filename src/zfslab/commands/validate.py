@@ -12,8 +12,11 @@ from zfslab.errors import UsageError, shown
 from zfslab.report.tables import Column, render_table, to_json
 
 
+EXAMPLE = "zfslab validate tests/data/calomel-calibrated.csv --ashift 9"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("validate", help="check the speed model on a published table of measurements",
+    p = sub.add_parser("validate", epilog=f"example: {EXAMPLE}", help="check the speed model on a published table of measurements",
                        description="Fit the speed model on the rows marked calibration=1, predict the others, and "
                                    "compare with the measured MB/s and with the rule of thumb.")
     p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],calibration")
