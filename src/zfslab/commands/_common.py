@@ -12,7 +12,7 @@ import re
 from rich.console import Console
 
 from zfslab.errors import UsageError, ZfslabError, clip, shown
-from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
+from zfslab.model.performance import PRESETS, DiskProfile
 from zfslab.model.reliability.params import RiskParams, params_for_class
 from zfslab.model.units import FLOAT_RE, parse_number, parse_size
 
@@ -173,36 +173,13 @@ def load_disk_model(text: str) -> DiskProfile:
         return PRESETS[text]
     if not text.endswith(".toml"):
         raise UsageError(f"--disk-model {clip(text)}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
-    import tomllib
+    from zfslab.system.profile import ProfileError, profile_from_toml
     if not os.path.exists(text):
         raise UsageError(f"--disk-model {shown(text, 200)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
                          "makes one")
     try:
-        data = tomllib.loads(read_text_file(text, "--disk-model", max_bytes=2**20, kind="TOML"))
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"--disk-model {shown(text, 200)}: not valid TOML ({shown(str(e), 80)})") from None
-    except RecursionError:  # tomllib recurses into nested arrays
-        raise UsageError(f"--disk-model {shown(text, 200)}: nested too deeply to be a disk profile") from None
-    fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data and k != "host"}
-    missing = [k for k in ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
-                           "rand_write_iops", "sync_write_ms") if k not in fields]
-    if missing:
-        raise UsageError(f"--disk-model {shown(text, 200)}: missing {', '.join(missing)}")
-    fields.setdefault("name", text)
-    try:
-        host = data.get("host", {})
-        if not isinstance(host, dict):
-            raise ValueError("[host] must be a table")
-        unknown = sorted(set(host) - {"write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus"})
-        if unknown:
-            raise ValueError(f"[host] has unknown key {unknown[0]!r}: use write_mb_s, read_mb_s, parity_mb_s, cpus")
-        if "parity_mb_s" in host:
-            if not isinstance(host["parity_mb_s"], list):
-                raise ValueError("parity_mb_s must be a list of three rates")
-            host = host | {"parity_mb_s": tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-                                                for v in host["parity_mb_s"])}
-        return DiskProfile(**fields, host=HostLimits(**host))
-    except (TypeError, ValueError) as e:
+        return profile_from_toml(read_text_file(text, "--disk-model", max_bytes=2**20, kind="TOML"), text)
+    except ProfileError as e:
         raise UsageError(f"--disk-model {shown(text, 200)}: {shown(str(e), 120)}") from None
 
 

@@ -80,6 +80,47 @@ def profile_dict(p: DiskProfile) -> dict:
     return finite(asdict(p))
 
 
+class ProfileError(ValueError):
+    """A disk profile's TOML that is not one: the message says what is wrong in it."""
+
+
+PROFILE_REQUIRED = ("seq_read_mb_s", "seq_write_mb_s", "rand_read_iops_qd1", "rand_read_iops_qd8",
+                    "rand_write_iops", "sync_write_ms")
+HOST_KEYS = ("write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus")
+
+
+def profile_from_toml(text: str, name: str) -> DiskProfile:
+    """The DiskProfile a profile's TOML describes (what profile_toml writes, or a hand-edited
+    copy); `name` when it names none. ProfileError says what is wrong."""
+    import tomllib
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"not valid TOML ({str(e)[:80]})") from None
+    except RecursionError:  # tomllib recurses into nested arrays
+        raise ProfileError("nested too deeply to be a disk profile") from None
+    fields = {k: data[k] for k in DiskProfile.__dataclass_fields__ if k in data and k != "host"}
+    missing = [k for k in PROFILE_REQUIRED if k not in fields]
+    if missing:
+        raise ProfileError(f"missing {', '.join(missing)}")
+    fields.setdefault("name", name)
+    host = data.get("host", {})
+    if not isinstance(host, dict):
+        raise ProfileError("[host] must be a table")
+    unknown = sorted(set(host) - set(HOST_KEYS))
+    if unknown:
+        raise ProfileError(f"[host] has unknown key {unknown[0]!r}: use write_mb_s, read_mb_s, parity_mb_s, cpus")
+    if "parity_mb_s" in host:
+        if not isinstance(host["parity_mb_s"], list):
+            raise ProfileError("parity_mb_s must be a list of three rates")
+        host = host | {"parity_mb_s": tuple(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                                            for v in host["parity_mb_s"])}
+    try:
+        return DiskProfile(**fields, host=HostLimits(**host))
+    except (TypeError, ValueError) as e:
+        raise ProfileError(str(e)) from None
+
+
 def profile_toml(p: DiskProfile) -> str:
     def value(v):
         if isinstance(v, str):
