@@ -157,16 +157,12 @@ def test_values_at_the_edges_are_accepted(changes):
         assert getattr(p, name) == value
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a negative detect_hours is reported as "
-                                       "'--replace-hours 48: must be 0 or more' (wrong field, not the bad value)")
 def test_a_negative_detect_time_names_itself_and_its_value():
     with pytest.raises(UsageError) as e:
         RiskParams(disk_bytes=FOUR_TB, detect_hours=-2.0)
     assert "detect" in str(e.value) and "-2" in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: streaming_mb_s is not checked where RiskParams is built; "
-                                       "0 fails later with ZeroDivisionError in resilver_hours")
 def test_a_streaming_rate_of_zero_is_refused_where_the_object_is_built():
     with pytest.raises(UsageError, match="0"):
         RiskParams(disk_bytes=FOUR_TB, streaming_mb_s=0.0)

@@ -70,8 +70,12 @@ class RiskParams:
             raise UsageError(f"--mtbf-hours {self.mtbf_hours:g}: must be more than 0")
         if not 0 <= self.ber_per_bit < 1e-3:
             raise UsageError(f"--ber {self.ber_per_bit:g}: errors per bit read, e.g. 1e-14 or 1e-15")
-        if self.replace_hours < 0 or self.detect_hours < 0:
+        if not 0 <= self.replace_hours < math.inf:  # written so that NaN fails too
             raise UsageError(f"--replace-hours {self.replace_hours:g}: must be 0 or more")
+        if not 0 <= self.detect_hours < math.inf:
+            raise UsageError(f"detect_hours {self.detect_hours:g}: the hours until a failure is noticed, 0 or more")
+        if not 0 < self.streaming_mb_s < math.inf:
+            raise UsageError(f"streaming_mb_s {self.streaming_mb_s:g}: the disk's sequential MB/s, more than 0")
         if self.resilver_mb_s is not None and self.resilver_mb_s <= 0:
             raise UsageError(f"--resilver-mbps {self.resilver_mb_s:g}: must be more than 0 MB/s")
         if not 0 < self.fill <= 1:
