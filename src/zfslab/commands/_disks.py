@@ -10,7 +10,8 @@ import sys
 from zfslab.commands._common import DEFAULT_DB, int_arg
 from zfslab.errors import UsageError
 from zfslab.model.units import format_bytes
-from zfslab.system.disks import BadDeviceList, inspect_disks, inspect_file
+from zfslab.system.disks import (BadDeviceList, DisksRefused, check_wipe_allowed, inspect_disks, inspect_file,
+                                 is_leftover_of, refusal_lines)
 
 # A sandbox file is sparse: its size is bounded by what the file system allows, not by free space
 MAX_SANDBOX_BYTES = 16 << 40
@@ -86,3 +87,15 @@ def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_hel
     p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
     p.add_argument("--confirm-serials", metavar="S,S,...", help="the serial numbers of the disks to wipe, for scripts")
     return src
+
+
+def gate(infos, own_guids, args: argparse.Namespace, sandbox: bool) -> None:
+    """The safety gate: refuse unless every disk is empty, or holds only what a pool this database
+    recorded (by GUID) left, or --wipe came with the serial numbers of the rest. Sandbox files
+    that zfslab did not leave are refused outright: they have no serial number to confirm."""
+    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, own_guids)]
+    if sandbox and foreign:
+        raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
+                           "written):\n  " + "\n  ".join(refusal_lines(foreign))
+                           + "\nremove them or choose another --sandbox directory")
+    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))

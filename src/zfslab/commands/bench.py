@@ -8,14 +8,14 @@ import sys
 from dataclasses import dataclass
 
 from zfslab.commands._common import int_arg
-from zfslab.commands._disks import (add_disk_options, confirm_serials, device_list, inspect, make_sandbox, same_size,
+from zfslab.commands._disks import (add_disk_options, device_list, gate, inspect, make_sandbox, same_size,
                                     sandbox_paths)
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.units import parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
-from zfslab.system.disks import DisksRefused, check_wipe_allowed, is_leftover_of, refusal_lines
+from zfslab.system.disks import is_leftover_of, refusal_lines
 
 # Bounds on what the user asks for: beyond them the work (or the dry run's listing) is no
 # longer something a person meant.
@@ -133,13 +133,7 @@ def run(args: argparse.Namespace) -> int:
     zfs = ZfsCli(runner, log=log)
     if destroy_own_pool(zfs, POOL, prior.guids, "bench", log):
         infos = inspect(devices, runner, sandbox)  # its labels remain, no longer busy
-    # a disk is this run's own leftover only when its label names a pool this run created
-    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
-    if sandbox and foreign:
-        raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
-                           "written):\n  " + "\n  ".join(refusal_lines(foreign))
-                           + "\nremove them or choose another --sandbox directory")
-    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))
+    gate(infos, prior.guids, args, sandbox)
 
     results = Results(connect(args.db))
     if sandbox:

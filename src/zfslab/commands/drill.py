@@ -65,11 +65,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.commands._disks import confirm_serials, device_list, inspect, make_sandbox, sandbox_paths
+    from zfslab.commands._disks import device_list, gate, inspect, make_sandbox, sandbox_paths
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     from zfslab.system.bench import destroy_own_pool, wipe_devices
-    from zfslab.system.disks import DisksRefused, check_wipe_allowed, is_leftover_of, refusal_lines
     from zfslab.report.verdict import verdict
     from zfslab.system.drill import POOL, Drill
     from zfslab.system.fio import Fio
@@ -92,13 +91,7 @@ def _run(zfs, runner, args, scenarios) -> int:
     zfs.log = log
     destroy_own_pool(zfs, POOL, guids, "drill", log)
     infos = inspect(targets, runner, sandbox)
-    # a disk is a leftover of an interrupted drill only when its label names a pool a drill made
-    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, guids)]
-    if sandbox and foreign:
-        raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
-                           "written):\n  " + "\n  ".join(refusal_lines(foreign))
-                           + "\nremove them or choose another --sandbox directory")
-    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))
+    gate(infos, guids, args, sandbox)
     results = Results(connect(args.db))
     if sandbox:
         make_sandbox(paths, sandbox_bytes)
