@@ -8,8 +8,9 @@ profile-disk with hostile values and malformed files; never bench or drill, and 
 on regular files or missing paths inside the run's own folder). Each runs in its own folder with
 resource limits (CPU seconds, address space, file size) and a wall-clock timeout, and no program
 may be started. The summary counts internal errors, tracebacks, unexpected exit codes, runs over
-10 s, the peak resident memory of any run (wait4's ru_maxrss), and files created, changed or
-removed other than the outputs the command was given (the inputs must stay byte for byte).
+10 s (wall clock, and CPU seconds from wait4, which a busy machine does not inflate), the peak
+resident memory of any run (wait4's ru_maxrss), and files created, changed or removed other than
+the outputs the command was given (the inputs must stay byte for byte).
 Failures go to a JSON-lines file with the command line and the end of stderr.
 """
 
@@ -47,14 +48,14 @@ def _no_programs(*args, **kwargs):
     raise AssertionError(f"the fuzz started a program: {args[0] if args else kwargs.get('args')}")
 
 
-def _wait(pid: int, timeout_s: float) -> tuple[int, int, bool]:
-    """(exit code, peak RSS in KiB, timed out) of a child, killed after timeout_s."""
+def _wait(pid: int, timeout_s: float) -> tuple[int, int, float, bool]:
+    """(exit code, peak RSS in KiB, CPU seconds, timed out) of a child, killed after timeout_s."""
     deadline = time.monotonic() + timeout_s
     timed_out = False
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return os.waitstatus_to_exitcode(status), usage.ru_maxrss, timed_out
+            return os.waitstatus_to_exitcode(status), usage.ru_maxrss, usage.ru_utime + usage.ru_stime, timed_out
         if time.monotonic() > deadline and not timed_out:
             timed_out = True
             os.killpg(pid, signal.SIGKILL) if _is_group(pid) else os.kill(pid, signal.SIGKILL)
@@ -68,7 +69,7 @@ def _is_group(pid: int) -> bool:
         return False
 
 
-def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, bool]:
+def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, float, bool]:
     """zfslab.cli.main(argv) in a forked child of this already-loaded interpreter."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -104,7 +105,7 @@ def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts
     return _wait(pid, opts.timeout)
 
 
-def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, bool]:
+def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, float, bool]:
     """The installed `zfslab` executable (or python -m zfslab), a fresh interpreter per run."""
     exe = shutil.which("zfslab")
     cmd = [exe] if exe else [sys.executable, "-m", "zfslab"]
@@ -161,8 +162,9 @@ def main() -> int:
     codes: collections.Counter = collections.Counter()
     by_command: collections.Counter = collections.Counter()
     counts = collections.Counter()
-    slowest = (0.0, "")
+    slowest = busiest = (0.0, "")
     peak = (0, "")
+    loads = [os.getloadavg()[0]]
     failures = open(opts.failures, "w")
     started = time.monotonic()
 
@@ -183,7 +185,7 @@ def main() -> int:
         before, data_before = snapshot(workdir), snapshot(data)
         out_path, err_path = os.path.join(logs, "out"), os.path.join(logs, "err")
         t0 = time.monotonic()
-        code, rss_kib, timed_out = run(case.argv, workdir, out_path, err_path, opts)
+        code, rss_kib, cpu, timed_out = run(case.argv, workdir, out_path, err_path, opts)
         seconds = time.monotonic() - t0
         with open(out_path, "rb") as f:
             out = f.read().decode(errors="replace")
@@ -201,9 +203,13 @@ def main() -> int:
         if timed_out:
             fail("killed at the timeout", case, code, seconds, err)
         if seconds > opts.slow:
-            fail(f"runs over {opts.slow:g} s", case, code, seconds, err)
+            fail(f"runs over {opts.slow:g} s", case, code, seconds, f"{cpu:.2f} s of CPU; load {os.getloadavg()[0]:.1f}\n{err}")
+        if cpu > opts.slow:
+            fail(f"runs over {opts.slow:g} s of CPU", case, code, seconds, err)
         if seconds > slowest[0]:
             slowest = (seconds, str(case))
+        if cpu > busiest[0]:
+            busiest = (cpu, str(case))
         if rss_kib > peak[0]:
             peak = (rss_kib, str(case))
         changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
@@ -214,6 +220,8 @@ def main() -> int:
         if changed:
             fail("files changed outside the outputs", case, code, seconds, f"changed: {changed}\n{err}")
         shutil.rmtree(workdir, ignore_errors=True)
+        if (i + 1) % 100 == 0:
+            loads.append(os.getloadavg()[0])
         if (i + 1) % 500 == 0:
             print(f"{i + 1:,} runs, {time.monotonic() - started:,.0f} s; "
                   f"problems so far: {sum(v for k, v in counts.items() if k != 'examples run' and not k.startswith('skipped'))}",
@@ -227,12 +235,15 @@ def main() -> int:
     print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in COMMANDS)})")
     print("exit codes: " + ", ".join(f"{k}: {v:,}" for k, v in sorted(codes.items())))
     for kind in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
-                 f"runs over {opts.slow:g} s", "files changed outside the outputs"):
+                 f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU", "files changed outside the outputs"):
         print(f"{kind}: {counts[kind]}")
     for kind, n in counts.items():
         if kind.startswith("skipped"):
             print(f"{kind}: {n}")
     print(f"slowest run: {slowest[0]:.2f} s: {slowest[1][:300]}")
+    print(f"most CPU in one run: {busiest[0]:.2f} s: {busiest[1][:300]}")
+    print(f"load average (1 min) on this machine during the campaign: {min(loads):.1f} to {max(loads):.1f}, "
+          f"on {os.cpu_count()} CPUs (wall times above include waiting for a CPU)")
     print(f"peak memory (max RSS of one run): {peak[0] / 1024:.0f} MiB: {peak[1][:300]}")
     print(f"failing command lines: {opts.failures}")
     problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
