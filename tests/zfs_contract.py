@@ -101,7 +101,9 @@ def test_contract_properties_export_and_import(driver, devices, pool_name):
 
 
 def test_contract_scrub(driver, devices, pool_name):
-    driver.create_pool(pool_name, parse_layout("mirror:2"), devices[:2])
+    # devices[2:4]: a disk replaced out of a pool keeps that pool's label, so the real zpool would
+    # call devices[0] (replaced above) part of a potentially active pool
+    driver.create_pool(pool_name, parse_layout("mirror:2"), devices[2:4])
     try:
         assert driver.status(pool_name).scan.kind is None
         driver.scrub(pool_name, wait=True, timeout_s=600)

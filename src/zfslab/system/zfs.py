@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -182,7 +183,8 @@ class ZfsCli:
         except CommandFailed as e:
             msg = e.stderr_tail
             if "is in use" in msg or "contains a" in msg or "is part of" in msg or "busy" in msg:
-                device = msg.split()[0] if msg.split() else "a device"
+                named = re.search(r"(/dev/\S+) (?:is|contains)", msg)
+                device = named.group(1) if named else "a device"
                 raise DeviceInUse(device, msg) from None
             raise
 
