@@ -198,3 +198,11 @@ def test_a_refusal_lists_one_disk_a_line_and_nothing_else_breaks_a_line(capsys):
     assert lines[0] == "zfslab: error: refusing disks that hold data (nothing was written):"
     assert [line.split(" (")[0] for line in lines[1:3]] == ["  /dev/x", "  /dev/y\\n\\x1b[2J"]
     assert len(lines) == 4 and lines[3].startswith("to destroy their contents, pass --wipe")
+
+
+def test_a_fifo_given_as_a_database_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "results.sqlite"
+    os.mkfifo(fifo)
+    for opener in (connect, open_readonly):
+        with pytest.raises(NotOurDatabase, match="not a regular file"):
+            opener(str(fifo))

@@ -170,6 +170,12 @@ def _file_problem(path: str) -> str | None:
     """Why path cannot be an SQLite file, before SQLite is let near it."""
     if os.path.isdir(path):
         return "a directory, not a results file"
+    import stat
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read below
+            return "not a regular file, not a results file"
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
     try:
         with open(path, "rb") as f:
             head = f.read(16)
@@ -205,6 +211,8 @@ def connect(path: str) -> sqlite3.Connection:
         migrate(conn, path)
     except sqlite3.DatabaseError as e:
         raise _sqlite_error(path, e) from None
+    except UnicodeDecodeError:  # a damaged schema whose names are not UTF-8
+        raise NotOurDatabase(path, "its schema holds text that is not UTF-8") from None
     return conn
 
 
@@ -227,6 +235,8 @@ def open_readonly(path: str) -> sqlite3.Connection:
         version = stored_version(conn, path)
     except sqlite3.DatabaseError as e:
         raise _sqlite_error(path, e) from None
+    except UnicodeDecodeError:  # a damaged schema whose names are not UTF-8
+        raise NotOurDatabase(path, "its schema holds text that is not UTF-8") from None
     if version == 0:
         conn.close()
         raise NotOurDatabase(path, "an empty SQLite database, with no zfslab results in it")
