@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from zfslab import __version__
-from zfslab.errors import UsageError, ZfslabError
+from zfslab.errors import UsageError, ZfslabError, one_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = str(e)
         # a refusal lists one disk a line; every other error is one line whatever its values hold
         lines = text.split("\n") if getattr(e, "one_line_each", False) else [text]
-        print("zfslab: error: " + "\n".join(_one_line(line) for line in lines), file=sys.stderr)
+        print("zfslab: error: " + "\n".join(one_line(line) for line in lines), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
@@ -59,15 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the last line of defence for a one-line error
         if debug:
             raise
-        print(f"zfslab: internal error: {type(e).__name__}: {_one_line(str(e), 500)} (run with --debug for the traceback)",
+        print(f"zfslab: internal error: {type(e).__name__}: {one_line(str(e), 500)} (run with --debug for the traceback)",
               file=sys.stderr)
         return 1
-
-
-def _one_line(message: str, limit: int = 2000) -> str:
-    """An error message as one line: a value with a newline or an escape sequence cannot break it."""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def entry() -> None:

@@ -13,6 +13,12 @@ def shown(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def one_line(message: str, limit: int = 2000) -> str:
+    """Text as one line: a value with a newline or an escape sequence is shown, not obeyed."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class ZfslabError(Exception):
     """{}"""
 

@@ -23,7 +23,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from zfslab.errors import ZfslabError
+from zfslab.errors import ZfslabError, one_line
 from zfslab.system.runner import Runner
 
 SAMPLE_REGIONS = 64
@@ -298,14 +298,9 @@ def is_leftover_of(info: DiskInfo, pool_guids: set[str] | frozenset[str]) -> boo
                (f.kind in ("partition-table", "signature") and f.detail in _LEFTOVER_TABLES) for f in info.findings)
 
 
-def _printable(text: str) -> str:
-    """A name as typed, with a newline or an escape sequence shown, not obeyed: a refusal is
-    read one disk a line."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def refusal_lines(infos: list[DiskInfo]) -> list[str]:
-    return [_printable(f"{i.given} ({i.device}, serial {i.serial or '?'}): {'; '.join(i.reasons)}")
+    # one_line: a typed name with a newline in it cannot fake a line of the refusal
+    return [one_line(f"{i.given} ({i.device}, serial {i.serial or '?'}): {'; '.join(i.reasons)}")
             for i in infos if i.reasons]
 
 
