@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli_fuzz import EXIT_CODES, Case, changed_outside_outputs, check_safe, command_line, snapshot
-from conftest import DATA
+from tests.conftest import DATA
 from zfslab.cli import main
 
 TIME_LIMIT_S = 10.0

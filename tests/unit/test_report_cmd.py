@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from conftest import DATA
+from tests.conftest import DATA
 from zfslab.store.schema import connect
 
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import DATA
+from tests.conftest import DATA
 
 HEADER = "disks,kind,vdevs,width,write_MBps,calibration\n"
 GOOD = open(os.path.join(DATA, "calomel-calibrated.csv"), encoding="utf-8").read()
