@@ -11,7 +11,7 @@ from zfslab.errors import ZfslabError
 from zfslab.model.layouts import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
-from zfslab.system.bench import POOL, Bench, BenchError, BenchOptions, plan_steps, run_key
+from zfslab.system.bench import POOL, Bench, BenchError, BenchOptions, MixedReplication, plan_steps, run_key
 from zfslab.system.bonnie import Bonnie, parse_csv_line
 from zfslab.system.disks import DiskInfo, DisksRefused, Finding, check_wipe_allowed
 from zfslab.system.fio import Fio, parse_fio_json
@@ -122,6 +122,51 @@ def test_dry_run_plan_lists_every_command():
     assert kinds[0] == "create" and kinds.count("test") == 8 and kinds[-4] == "destroy" and kinds[-3:] == ["wipe"] * 3
     assert "zfslab:bench=k" in " ".join(steps[0].argv) and "-f" not in steps[0].argv
     assert steps[0].argv[-4:] == ("raidz1", "/dev/a", "/dev/b", "/dev/c")
+
+
+MIXED = ("layout mirror:2+raidz2:6 mixes replication levels (each mirror vdev survives 1 failed disks, each raidz2 "
+         "vdev 2): zpool create refuses that without -f (\"mismatched replication level\"), and zfslab never passes "
+         "-f; bench its parts as separate layouts: --layouts mirror:2,raidz2:6")
+
+
+def test_a_mixed_replication_layout_is_refused_before_any_zpool_command(tmp_path):
+    zfs, fio = FakeZfs(), FakeFio()
+    opts = BenchOptions("quick", tuple(SUITES["quick"][:2]), 1, 12, "128K", "off", "64m", 1, 0)
+    layouts = [parse_layout("raidz1:3"), parse_layout("mirror:2+raidz2:6")]  # the bad one second: nothing runs
+    devices = [str(tmp_path / f"v{i}") for i in range(8)]
+    results = Results(connect(":memory:"))
+    key = run_key(layouts, devices, opts)
+    run_id = results.start_run(key=key, command="t", suite="quick", repeats=1, options=opts.as_dict(), sandbox=True,
+                               facts={}, disks=[])
+    bench = Bench(zfs, fio, results, Runner(), opts, layouts, devices, key, run_id, sandbox=True)
+    with pytest.raises(MixedReplication) as e:
+        bench.run()
+    assert str(e.value) == MIXED and e.value.exit_code == 2
+    assert zfs.calls == [] and zfs.created == 0 and fio.ran == [] and results.done(run_id) == set()
+    assert not any(os.path.exists(d) for d in devices)  # not even the wipe of a sandbox file ran
+
+
+def test_layouts_of_one_replication_level_are_planned_as_before():
+    opts = BenchOptions("quick", tuple(SUITES["quick"][:1]), 1, 12, "128K", "off", "64m", 1, 0)
+    # zpool accepts a mirror beside raidz when both survive as many failures, and raidz widths that differ
+    for text in ("mirror:3+raidz2:6", "raidz2:6+raidz2:8", "2xmirror:2+spare:1"):
+        steps = plan_steps([parse_layout(text)], [f"/dev/d{i}" for i in range(14)], opts, "k", Fio())
+        assert steps[0].kind == "create" and "-f" not in steps[0].argv, text
+    with pytest.raises(MixedReplication, match="--layouts disk,mirror:2$"):
+        plan_steps([parse_layout("disk+mirror:2")], ["/dev/a", "/dev/b", "/dev/c"], opts, "k", Fio())
+
+
+def test_bench_refuses_a_mixed_layout_in_one_line_before_reading_a_disk(run_cli, tmp_path):
+    sandbox, db = tmp_path / "s", tmp_path / "r.sqlite"
+    for dry in ([], ["--dry-run"]):
+        r = run_cli("bench", "--sandbox", str(sandbox), "--sandbox-disks", "8", "--layouts", "raidz1:3,mirror:2+raidz2:6",
+                    "--db", str(db), *dry)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"zfslab: error: {MIXED}\n")
+    assert not sandbox.exists() and not db.exists()
+    # a whole disk that does not exist is not even looked at: the layout is refused first
+    r = run_cli("bench", "--disks", "/dev/nonexistent-zfslab-a,/dev/nonexistent-zfslab-b,/dev/nonexistent-zfslab-c",
+                "--layouts", "disk+mirror:2", "--dry-run")
+    assert r.exit_code == 2 and "layout disk+mirror:2 mixes replication levels" in r.stderr
 
 
 def disk(serial, reasons=()):

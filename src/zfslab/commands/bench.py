@@ -55,6 +55,8 @@ def add_parser(sub) -> None:
 
 
 def _layouts(args, disks: int) -> list[Layout]:
+    from zfslab.system.bench import check_bench_layouts
+
     if args.layouts:
         layouts = [parse_layout(t) for t in args.layouts.split(",") if t.strip()]
     else:
@@ -62,6 +64,7 @@ def _layouts(args, disks: int) -> list[Layout]:
     for x in layouts:
         if x.disks > disks:
             raise UsageError(f"layout {x} needs {x.disks} disks but only {disks} were given")
+    check_bench_layouts(layouts)  # zpool create would refuse it without -f, after the disks were wiped
     return layouts
 
 
@@ -109,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
         ids = devices
     else:
         devices = device_list(args.disks)
+    layouts = _layouts(args, len(devices))  # a layout zfslab cannot build is refused before any disk is read
     infos = inspect(devices, runner, sandbox)
     if not sandbox:
         same_size(infos)
         ids = [i.serial or i.device for i in infos]
-    layouts = _layouts(args, len(devices))
     key = run_key(layouts, ids, options)
     prior = prior_run(args.db, key)
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere

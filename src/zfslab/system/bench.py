@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from zfslab.errors import ZfslabError
-from zfslab.model.layouts import Layout, zpool_create_argv
+from zfslab.errors import UsageError, ZfslabError
+from zfslab.model.layouts import Layout, replication_mismatch, zpool_create_argv
 from zfslab.model.units import parse_fio_size
 from zfslab.store.results import Measurement, Results
 from zfslab.system.bonnie import Bonnie, BonnieJob, BonnieResult
@@ -39,6 +39,30 @@ class BenchError(ZfslabError):
     """{}"""
 
     exit_code = 2
+
+
+class MixedReplication(UsageError):
+    """layout {} mixes replication levels ({}): zpool create refuses that without -f ("mismatched replication
+    level"), and zfslab never passes -f; {}"""
+
+    def __str__(self) -> str:
+        return " ".join(super().__str__().split())  # one line, whatever the docstring's wrapping
+
+
+def check_replication(layout: Layout, fix: str) -> None:
+    """Refuse, before any disk is touched, a layout that `zpool create` would refuse without -f
+    (model/layouts.py repeats zpool's get_replication()). zfslab does not force it: -f also
+    overrides zpool's own checks that the disks are unused. `fix` is the next step to offer."""
+    why = replication_mismatch(layout)
+    if why is not None:
+        raise MixedReplication(layout, why, fix)
+
+
+def check_bench_layouts(layouts: list[Layout]) -> None:
+    """check_replication for each layout of a bench run, offering its parts as separate layouts."""
+    for layout in layouts:
+        parts = ",".join(g.token for g in layout.groups)
+        check_replication(layout, f"bench its parts as separate layouts: --layouts {parts}")
 
 
 @dataclass(frozen=True)
@@ -112,6 +136,7 @@ def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions,
                done: set[tuple[str, str, int]] | frozenset = frozenset(), mnt: str = f"/{POOL}") -> list[Step]:
     """Every step of the run, in order, leaving out what `done` (an interrupted run's stored
     measurements) already holds: a layout with nothing left is not even created."""
+    check_bench_layouts(layouts)
     steps = []
     for layout in layouts:
         used = tuple(devices[:layout.disks])
