@@ -38,16 +38,25 @@ def test_every_command_has_help(run_cli, capsys, command):
     assert f"example: zfslab {command}" in text
 
 
-def test_plan_table_lists_every_layout(run_cli):
+def test_plan_table_shows_the_short_list_and_all_shows_every_layout(run_cli):
     r = run_cli("plan", "24x4TB")
     assert r.exit_code == 0 and r.stderr == ""
-    assert "47 layouts" in r.stdout
-    assert "2xraidz2:12" in r.stdout and "72.96" in r.stdout  # usable TB of 2 x raidz2(12) on 24 x 4 TB
+    assert "★ Recommended: 4xraidz2:6" in r.stdout and "--all shows them" in r.stdout
+    assert "2xraidz2:12" not in r.stdout.split("★ Recommended")[0]  # wider than OpenZFS advises: not listed
+    every = run_cli("plan", "24x4TB", "--all", "--wide")
+    assert "2xraidz2:12" in every.stdout and "72.96" in every.stdout  # usable TB of 2 x raidz2(12) on 24 x 4 TB
+    table = every.stdout.split("★ Recommended")[0]
+    assert sum(line.lstrip("★◆ ").startswith(("draid", "raidz", "2x", "3x", "4x", "6x", "8x", "11x", "12x", "24x"))
+               for line in table.splitlines()) == 47
 
 
 def test_plan_json_rows_have_self_explaining_keys(run_cli):
-    rows = json.loads(run_cli("plan", "24x4TB", "--json").stdout)
+    out = json.loads(run_cli("plan", "24x4TB", "--json").stdout)
+    rows = out["layouts"]
     assert len(rows) == 47
+    assert out["recommendation"]["layout"] == "4xraidz2:6" and out["recommendation"]["reason"].startswith("4xraidz2:6")
+    assert out["recommendation"]["horizon_years"] == 5 and out["recommendation"]["data"] == "home"
+    assert sum(r["recommended"] for r in rows) == 1
     row = next(r for r in rows if r["layout"] == "raidz2:24")
     # what real OpenZFS 2.1 gives 24 x 4e12-byte vdevs (tests/data/golden_capacity.csv): the few
     # MiB a whole disk's GPT partitioning takes are lost in the 16 GiB metaslab rounding anyway
@@ -59,10 +68,19 @@ def test_plan_json_rows_have_self_explaining_keys(run_cli):
 
 
 def test_plan_csv_equals_json(run_cli):
-    rows = json.loads(run_cli("plan", "8x12TB", "--json").stdout)
+    rows = json.loads(run_cli("plan", "8x12TB", "--json").stdout)["layouts"]
     table = list(csv.DictReader(io.StringIO(run_cli("plan", "8x12TB", "--csv").stdout)))
     assert [r["layout"] for r in table] == [r["layout"] for r in rows]
     assert [int(r["usable_bytes"]) for r in table] == [r["usable_bytes"] for r in rows]
+    # one flat column per figure: risk per horizon, speed per metric; no JSON inside a cell
+    for row, obj in zip(table, rows):
+        assert not any(v.startswith(("{", "[")) for v in row.values())
+        for y in ("1", "5", "10"):
+            assert float(row[f"p_loss_{y}y"]) == pytest.approx(obj["p_loss"][y], rel=1e-12)
+            assert float(row[f"p_damage_{y}y"]) == pytest.approx(obj["p_damage"][y], rel=1e-12)
+        assert float(row["write_mb_s"]) == pytest.approx(obj["speed"]["write_mb_s"])
+        assert float(row["write_mb_s_x"]) == pytest.approx(obj["speed_x_single_disk"]["write_mb_s"])
+    assert [r["recommended"] for r in table].count("True") == 1
 
 
 def test_plan_options_agree_with_the_positional_form(run_cli):
@@ -71,13 +89,14 @@ def test_plan_options_agree_with_the_positional_form(run_cli):
     assert a == b
     # 128 metaslabs of 512 MiB plus the labels: the ~9 MiB the Linux partitioning takes costs one
     size = str(128 * 2**29 + 4608 * 1024)
-    whole = json.loads(run_cli("plan", f"2x{size}", "--json").stdout)
-    exact = json.loads(run_cli("plan", "--disks", "2", "--vdev-bytes", size, "--json").stdout)
+    whole = json.loads(run_cli("plan", f"2x{size}", "--json").stdout)["layouts"]
+    exact = json.loads(run_cli("plan", "--disks", "2", "--vdev-bytes", size, "--json").stdout)["layouts"]
     assert exact[0]["size_bytes"] - whole[0]["size_bytes"] == 2 * 2**29
 
 
 def test_plan_of_chosen_layouts_and_versions(run_cli):
-    rows = json.loads(run_cli("plan", "24x4TB", "--layouts", "2xraidz2:12,4xraidz2:6", "--zfs-version", "0.8", "--json").stdout)
+    rows = json.loads(run_cli("plan", "24x4TB", "--layouts", "2xraidz2:12,4xraidz2:6", "--zfs-version", "0.8",
+                              "--json").stdout)["layouts"]
     assert [r["layout"] for r in rows] == ["2xraidz2:12", "4xraidz2:6"]
 
 

@@ -95,6 +95,45 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     out.add_argument("--csv", action="store_true", help="print CSV, one line per row")
 
 
+def add_goal_options(p: argparse.ArgumentParser) -> None:
+    """What the recommendation weighs: how important the data is, the workload, the priority."""
+    from zfslab.model.recommend import DATA_LEVELS, DEFAULT_DATA, DEFAULT_WORKLOAD, PRIORITIES, WORKLOADS
+    g = p.add_argument_group("recommendation (docs/recommend.md)")
+    g.add_argument("--data", choices=tuple(DATA_LEVELS), default=DEFAULT_DATA,
+                   help="how important the data is; sets the risk budget: "
+                        + "; ".join(f"{d.name}: {d.meaning}" for d in DATA_LEVELS.values()) + f" (default {DEFAULT_DATA})")
+    g.add_argument("--workload", choices=tuple(WORKLOADS), default=DEFAULT_WORKLOAD,
+                   help="which speed figures count: " + "; ".join(f"{w.name}: {w.meaning}" for w in WORKLOADS.values())
+                        + f" (default {DEFAULT_WORKLOAD})")
+    g.add_argument("--priority", choices=PRIORITIES, default="balanced",
+                   help="within the risk budget, what to maximise (default balanced: space and speed alike)")
+    g.add_argument("--max-risk", type=float_arg("--max-risk", 1e-15, 1), metavar="P",
+                   help="most P(pool loss) to accept over --horizon, e.g. 1e-5 (overrides --data's)")
+    g.add_argument("--max-damage", type=float_arg("--max-damage", 1e-15, 1), metavar="P",
+                   help="most P(some files damaged) to accept over --horizon (overrides --data's)")
+    g.add_argument("--horizon", type=float_arg("--horizon", 0.01, MAX_YEARS), metavar="YEARS",
+                   help="years the risk budget and the table's risks refer to (default: 5 if in --years, else its longest)")
+    g.add_argument("--min-usable", type=size_arg, metavar="SIZE", help="at least this much usable space")
+    g.add_argument("--min-failures", type=int_arg("--min-failures", 0, 255), metavar="N",
+                   help="survive at least N failed disks at once (default: --data's; 0 allows a stripe)")
+
+
+def goal_from_args(args: argparse.Namespace):
+    """The Goal and the risk horizons to compute (the goal's horizon among them)."""
+    from zfslab.model.recommend import REFERENCE_YEARS, Goal
+    horizons = years(args.years)
+    if args.horizon is not None:
+        horizon = args.horizon
+    else:  # 5 years when asked for (the budgets' own horizon), else the longest asked for
+        horizon = next((y for y in horizons if math.isclose(y, REFERENCE_YEARS)), max(horizons))
+    if not any(math.isclose(horizon, y, rel_tol=1e-9) for y in horizons):
+        horizons = tuple(sorted(horizons + (horizon,)))
+    goal = Goal(priority=args.priority, data=args.data, workload=args.workload, horizon_years=horizon,
+                max_loss=args.max_risk, max_damage=args.max_damage, min_failures=args.min_failures,
+                min_usable_bytes=args.min_usable or 0)
+    return goal, horizons
+
+
 def console() -> Console:
     # A pipe or a file gets a wide table instead of rich's 80-column default.
     probe = Console()
@@ -128,12 +167,12 @@ def afr_by_age(text: str) -> tuple[float, ...]:
     return tuple(parse_number(a, "--afr-by-age", 0.0001, 99.9) / 100 for a in parts)
 
 
-def risk_params(args: argparse.Namespace, disk_bytes: int) -> RiskParams:
+def risk_params(args: argparse.Namespace, disk_bytes: int, horizons: tuple[float, ...] | None = None) -> RiskParams:
     return params_for_class(
         args.disk_class, disk_bytes,
         afr=args.afr / 100 if args.afr is not None else None, mtbf_hours=args.mtbf_hours, ber_per_bit=args.ber,
         replace_hours=args.replace_hours, resilver_mb_s=args.resilver_mbps, fill=args.fill,
-        scrub_days=args.scrub_days, lse_per_hour=args.lse_per_hour, years=years(args.years),
+        scrub_days=args.scrub_days, lse_per_hour=args.lse_per_hour, years=horizons or years(args.years),
         parallel_repair=args.repair == "parallel",
     )
 

@@ -4,25 +4,32 @@ from __future__ import annotations
 
 import argparse
 
-from rich.markup import escape
+import os
 
-from zfslab.commands._common import (DEFAULT_DISKS, add_output_options, add_risk_options, add_zfs_options, int_arg,
-                                     load_disk_model, mttdl_text, console, pct, risk_caption, risk_params, sci, size_arg)
-from zfslab.errors import UsageError
+from rich.console import Console
+from rich.text import Text
+
+from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
+                                     add_zfs_options, console, goal_from_args, inputs_text, int_arg, load_disk_model,
+                                     risk_params, size_arg)
+from zfslab.errors import UsageError, clip
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
+from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
-from zfslab.report.tables import Column, render_table, to_csv, to_json
+from zfslab.report.plan_table import column_keys, fit_table
+from zfslab.report.tables import to_csv, to_json
 
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plan", epilog=f"example: {EXAMPLE}", help="every layout for your disks: usable space and failures survived",
-                       description="Every sensible layout for a set of identical disks, with its exact usable "
-                                   "space (as zfs list shows it) and how many disk failures it survives.")
+    p = sub.add_parser("plan", epilog=f"example: {EXAMPLE}", help="every layout for your disks, and the one to build",
+                       description="Every sensible layout for a set of identical disks: its exact usable space (as "
+                                   "zfs list shows it), the failures it survives, its risks of losing the pool and "
+                                   "damaging files, its predicted speed, and the layout to build for your data.")
     p.add_argument("disks", nargs="?", default=None, metavar="COUNTxSIZE",
                    help=f"the disks, e.g. 24x4TB or 8x12TB (default {DEFAULT_DISKS})")
     p.add_argument("--disks", dest="disk_count", type=int_arg("--disks", 1, 1024), metavar="N",
@@ -37,16 +44,17 @@ def add_parser(sub) -> None:
     p.add_argument("--no-draid", action="store_true", help="leave out dRAID layouts")
     add_zfs_options(p)
     add_risk_options(p)
-    p.add_argument("--no-risk", action="store_true", help="leave out the risk columns")
+    p.add_argument("--no-risk", action="store_true", help="leave out the risk columns (and the risk budget)")
     p.add_argument("--disk-model", default="hdd7200", metavar="MODEL",
                    help="speed profile for the speed columns: hdd7200, hdd5400, ssd, nvme or PROFILE.toml (default hdd7200)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="recordsize for the speed model (default 128K)")
     p.add_argument("--no-speed", action="store_true", help="leave out the speed columns")
-    p.add_argument("--priority", choices=("speed", "space", "safety", "balanced"),
-                   help="mark the Pareto frontier and recommend a layout for this priority")
-    p.add_argument("--min-usable", type=size_arg, metavar="SIZE", help="with --priority: at least this much usable space")
-    p.add_argument("--min-failures", type=int_arg("--min-failures", 0, 255), default=0, metavar="N",
-                   help="with --priority: survive at least N failed disks at once")
+    add_goal_options(p)
+    shown_ = p.add_argument_group("what the table shows")
+    shown_.add_argument("--all", action="store_true",
+                        help="every layout, not only the recommended one and those worth considering")
+    shown_.add_argument("--wide", action="store_true", help="every column, however wide the terminal")
+    shown_.add_argument("--columns", metavar="K,K", help="exactly these columns: " + ", ".join(column_keys(Goal())))
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -69,75 +77,94 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
     return disk_set(count, size, sector_bytes=args.sector_size)
 
 
-def _speed(row, key: str) -> str:
-    return f"{row.speed[key]:,.0f} ({row.speed_x[key]:.1f})"
+def _columns(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    known = column_keys(Goal())
+    bad = [k for k in keys if k not in known]
+    if bad or not keys:
+        raise UsageError(f"--columns {clip(text)}: {'unknown ' + ', '.join(map(repr, bad)) if bad else 'none given'}; "
+                         f"choose from {', '.join(known)}")
+    return keys
+
+
+def _table_width() -> int:
+    """The terminal's width; for a pipe, $COLUMNS or 100."""
+    probe = Console()
+    if probe.is_terminal:
+        return probe.width
+    text = os.environ.get("COLUMNS", "")
+    return int(text) if text.isdigit() and 40 <= int(text) <= 1000 else 100
 
 
 def run(args: argparse.Namespace) -> int:
     disks = _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
-    risk = None if args.no_risk else risk_params(args, disks.disk_bytes)
+    keys = _columns(args.columns)
+    goal, horizons = goal_from_args(args)
+    risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons)
     speed = None if args.no_speed else load_disk_model(args.disk_model)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=parse_blocksize(args.recordsize))
-    rec = None
-    if args.priority or args.min_usable or args.min_failures:
-        from zfslab.model.recommend import recommend
-        rec = recommend(rows, args.priority or "balanced", min_usable_bytes=args.min_usable or 0,
-                        min_failures=args.min_failures)
-    records = [r.as_dict() for r in rows]
-    if rec is not None:
-        for rec_row in records:
-            rec_row["on_frontier"] = rec_row["layout"] in rec.frontier
-            rec_row["recommended"] = rec_row["layout"] == rec.layout
-    if args.json:
-        print(to_json(records))
+    rec = recommend(rows, goal)
+    why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
+    if args.json or args.csv:
+        records = [r.flat() if args.csv else r.as_dict() for r in rows]
+        for row, record in zip(rows, records):
+            record["recommended"] = row.layout == rec.layout
+            record["shortlisted"] = row.layout in rec.shortlist
+            record["left_out_because"] = "; ".join(why_out.get(row.layout, ())) if args.csv else \
+                list(why_out.get(row.layout, ()))
+        if args.csv:
+            print(to_csv(records), end="")
+        else:
+            print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
+                           "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
+                           "disk_model": None if speed is None else speed.name,
+                           "risk_inputs": None if risk is None else inputs_text(risk),
+                           "recommendation": rec.as_dict(), "layouts": records}))
         return 0
-    if args.csv:
-        print(to_csv(records), end="")
-        return 0
-    how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
-    number = {id(r): i for i, r in enumerate(rows, 1)}
-    columns = [
-        Column("#", lambda r: str(number[id(r)])),
-        Column("layout", lambda r: r.layout, "left", no_wrap=True),
-        Column("shape", lambda r: r.shape, "left"),
-        Column("usable TB", lambda r: f"{r.usable_tb:,.2f}"),
-        Column("usable TiB", lambda r: f"{r.usable_tib:,.2f}"),
-        Column("zfs list", lambda r: r.zfs_list_size),
-        Column("of raw", lambda r: pct(r.efficiency)),
-        Column("fail ok", lambda r: str(r.failures_guaranteed)),
-        Column("best case", lambda r: str(r.failures_best_case)),
-    ]
-    if speed is not None:
-        columns += [
-            Column("write MB/s (×1)", lambda r: _speed(r, "write_mb_s")),
-            Column("read MB/s (×1)", lambda r: _speed(r, "read_mb_s")),
-            Column("4K read IOPS QD8 (×1)", lambda r: _speed(r, "rand_read_iops_qd8")),
-            Column("sync write IOPS (×1)", lambda r: _speed(r, "sync_write_iops_qd8")),
-        ]
-    if risk is not None:
-        horizon = min(risk.years, key=lambda y: abs(y - 5))
-        columns += [
-            Column(f"P(loss) {horizon:g} y", lambda r: sci(r.p_loss_at(horizon))),
-            Column("MTTDL", lambda r: mttdl_text(r.mttdl_hours)),
-        ]
-    if rec is not None:
-        columns.insert(1, Column("", lambda r: "★" if r.layout == rec.layout else ("◆" if r.layout in rec.frontier else "")))
     out = console()
-    render_table(
-        rows, columns, console=out, highlight=(lambda r: r.layout in rec.frontier) if rec else None,
-        title=f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting: {len(rows)} layouts",
-        caption="usable = zfs list USED+AVAIL of the empty pool; fail ok = disks that may fail at once, "
-                "whichever they are; best case = if they fall in different vdevs"
-                + ("" if risk is None else "\n" + risk_caption(risk))
-                + ("" if speed is None else f"\nspeed: predicted for {escape(speed.name)} disks ({speed.seq_write_mb_s:g}/"
-                   f"{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS); ×1 = times one disk, "
-                   "as Ars Technica charts it; no host limit")
-                + ("" if rec is None else "\n◆ on the Pareto frontier of space, speed and safety; ★ recommended"),
-    )
-    if rec is not None:
-        out.print(f"[bold]Recommended for {rec.priority}:[/bold] {rec.reason}")
+    width = None if args.wide else _table_width()
+    shown_rows = rows if args.all else [r for r in rows if r.layout in rec.shortlist]
+    if not args.all:
+        shown_rows.sort(key=lambda r: -r.usable_bytes)
+    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set())
+    fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys)
+    if width is not None:
+        out = Console(highlight=False, width=width, force_terminal=out.is_terminal, no_color=not out.is_terminal)
+    how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
+    out.print(Text(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", style="bold"))
+    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {goal.workload} workload, priority {goal.priority}:"))
+    out.print(fitted.table)
+    out.print()
+    out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
+    for line in _footer(rows, shown_rows, rec, goal, fitted, risk, speed, args):
+        out.print(Text(line, style="dim"))
     return 0
+
+
+def _footer(rows, shown_rows, rec, goal: Goal, fitted, risk, speed, args) -> list[str]:
+    h = f"{goal.horizon_years:g} year{'s' * (goal.horizon_years != 1)}"
+    out = len(rec.over_budget)
+    if args.all:
+        lines = [f"◆ worth considering. {out} of {len(rows)} layouts are outside the budget or against OpenZFS practice."]
+    else:
+        hidden = len(rows) - len(shown_rows)
+        lines = [f"◆ worth considering. {hidden} more layouts: {out} outside the budget or against OpenZFS practice, "
+                 f"{hidden - out} beaten on both space and speed by one shown (--all shows them)."]
+    if fitted.left_out:
+        lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
+    lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")
+    if risk is not None:
+        lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
+                     f"Inputs: {inputs_text(risk)}.")
+    if speed is not None:
+        metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
+        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one {speed.name} disk "
+                     f"({speed.seq_write_mb_s:g}/{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS), "
+                     "predicted; no host limit.")
+    return lines

@@ -10,7 +10,8 @@ import sqlite3
 import stat
 import statistics
 
-from zfslab.commands._common import DEFAULT_DISKS, add_risk_options, int_arg, load_disk_model, risk_params, size_arg
+from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_risk_options, goal_from_args, int_arg,
+                                     load_disk_model, risk_params)
 from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.layouts import MAX_POOL_DISKS
 from zfslab.model.units import MAX_SIZE
@@ -30,12 +31,10 @@ def add_parser(sub) -> None:
     p.add_argument("--charts", metavar="DIR", help="also write each chart to DIR")
     p.add_argument("--chart-format", choices=("png", "svg"), default="png", help="format of --charts files (default png)")
     p.add_argument("--disk-model", default="hdd7200", metavar="MODEL", help="speed profile (see plan --help)")
-    p.add_argument("--priority", choices=("speed", "space", "safety", "balanced"), default="balanced")
-    p.add_argument("--min-usable", type=size_arg, metavar="SIZE")
-    p.add_argument("--min-failures", type=int_arg("--min-failures", 0, 255), default=0, metavar="N")
     p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12)
     p.add_argument("--zfs-version", default="2.1", metavar="V")
     add_risk_options(p)
+    add_goal_options(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the report's data as JSON")
     out.add_argument("--csv", action="store_true", help="print the summary rows as CSV")
@@ -153,8 +152,10 @@ def run(args: argparse.Namespace) -> int:
         count, size = parse_disk_set(DEFAULT_DISKS)
     disks = disk_set(count, size)
     profile = load_disk_model(args.disk_model)
-    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size), speed=profile)
-    rec = recommend(rows, args.priority, min_usable_bytes=args.min_usable or 0, min_failures=args.min_failures)
+    goal, horizons = goal_from_args(args)
+    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size, horizons),
+                speed=profile)
+    rec = recommend(rows, goal)
     records = [r.as_dict() for r in rows]
     pairs = []
     for b in bench:
@@ -169,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
             value = b["write_mb_s"] if "write" in metric else b["read_mb_s"]
             if value and value > 0:
                 pairs.append((b["layout"], b["test"], getattr(p, metric), value))
-    data = {"disks": disks.label, "disk_model": profile.name, "recommendation": rec.__dict__ | {"frontier": list(rec.frontier)},
+    data = {"disks": disks.label, "disk_model": profile.name, "recommendation": rec.as_dict() | {"frontier": list(rec.shortlist)},
             "layouts": records, "bench": bench, "drills": drills, "runs": runs,
             "measured_vs_predicted": [{"layout": a, "test": b, "predicted_mb_s": c, "measured_mb_s": d} for a, b, c, d in pairs]}
     if args.json:

@@ -91,6 +91,18 @@ class PlanRow:
     def zfs_list_size(self) -> str:
         return zfs_nicenum(self.usable_bytes)
 
+    def flat(self) -> dict:
+        """One scalar per figure (for CSV): risk per horizon, speed per metric and as ×one disk."""
+        out = {k: v for k, v in self.as_dict().items() if not isinstance(v, dict)}
+        for name, values in (("p_loss", self.p_loss), ("p_damage", self.p_damage)):
+            for y, v in zip(self.years, values or ()):
+                out[f"{name}_{y:g}y"] = v
+        for k, v in (self.speed or {}).items():
+            out[k] = v
+        for k, v in (self.speed_x or {}).items():
+            out[f"{k}_x"] = v
+        return out
+
     def as_dict(self) -> dict:
         risk = {} if self.p_loss is None else {
             "p_loss": {f"{y:g}": v for y, v in zip(self.years, self.p_loss)},

@@ -105,3 +105,24 @@ def format_bytes(num: float) -> str:
         if abs(num) >= factor:
             return f"{num / factor:.2f} {unit}"
     return f"{num:.0f} B"
+
+
+def odds(p: float | None) -> str:
+    """A probability as a person reads it: '1 in 5,900', '1 in 3.2', '1 in 12M'; '0' and '-' for none.
+
+    Two significant figures: the inputs (AFR, BER) are known to one or two at best."""
+    if p is None or not math.isfinite(p) or p < 0:
+        return "-"
+    if p == 0:
+        return "0"
+    n = 1 / p
+    if n < 10:
+        return f"1 in {n:.1f}"
+    digits = math.floor(math.log10(n))
+    n = round(n, 1 - digits)  # two significant figures
+    for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if n >= limit:
+            if n >= 1000 * limit and suffix == "T":
+                return "1 in >1000T"
+            return f"1 in {n / limit:.2g}{suffix}"
+    return f"1 in {n:,.0f}"

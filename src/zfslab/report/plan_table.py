@@ -1,0 +1,142 @@
+"""`plan`'s table in a terminal: the columns that fit its width, never a number cut.
+
+Columns have a fixed order on screen and a priority: the essential ones (layout, usable TB and
+TiB, failures survived, both risks, speed) always show; the others join in priority order while
+the table still fits, and the footer names the ones left out. A cell is never wrapped or cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from zfslab.model.plan import PlanRow
+from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
+from zfslab.model.units import odds
+
+
+@dataclass(frozen=True, slots=True)
+class PlanColumn:
+    key: str  # the name --columns takes
+    header: str  # one or two lines
+    text: Callable[[PlanRow], str]
+    essential: bool = False
+    left: bool = False
+    needs: str = ""  # "risk" or "speed": shown only when the plan has those figures
+
+
+def _years(h: float) -> str:
+    return f"{h:g} y"
+
+
+def _speed(key: str) -> Callable[[PlanRow], str]:
+    return lambda r: "-" if r.speed is None else f"{r.speed[key]:,.0f}"
+
+
+SPEED_COLUMNS = {  # metric: (key, header)
+    "write_mb_s": ("write", "write\nMB/s"),
+    "read_mb_s": ("read", "read\nMB/s"),
+    "rewrite_mb_s": ("rewrite", "rewrite\nMB/s"),
+    "rand_read_iops_qd8": ("rand_read", "4K read\nIOPS"),
+    "rand_write_iops_qd8": ("rand_write", "4K write\nIOPS"),
+    "sync_write_iops_qd8": ("sync_write", "sync wr\nIOPS"),
+}
+
+
+def plan_columns(goal: Goal, rec: Recommendation | None) -> list[PlanColumn]:
+    """Every column in screen order."""
+    h = goal.horizon_years
+    mark = (lambda r: "★" if r.layout == rec.layout else "◆" if r.layout in rec.shortlist else "") if rec else (lambda r: "")
+    cols = [
+        PlanColumn("mark", "", mark, essential=True),
+        PlanColumn("layout", "layout", lambda r: r.layout, essential=True, left=True),
+        PlanColumn("tb", "usable\nTB", lambda r: f"{r.usable_tb:,.2f}", essential=True),
+        PlanColumn("tib", "usable\nTiB", lambda r: f"{r.usable_tib:,.2f}", essential=True),
+        PlanColumn("zfs_list", "zfs\nlist", lambda r: r.zfs_list_size),
+        PlanColumn("raw_pct", "of\nraw", lambda r: f"{100 * r.efficiency:.0f} %"),
+        PlanColumn("fails", "disks\ncan fail", lambda r: str(r.failures_guaranteed), essential=True),
+        PlanColumn("best_case", "best\ncase", lambda r: str(r.failures_best_case)),
+        PlanColumn("loss", f"P(loss)\n{_years(h)}", lambda r: odds(loss(r, h)), essential=True, needs="risk"),
+        PlanColumn("damage", f"P(damage)\n{_years(h)}", lambda r: odds(damage(r, h)), essential=True, needs="risk"),
+        PlanColumn("mttdl", "MTTDL\nyears", lambda r: _mttdl(r.mttdl_hours), needs="risk"),
+        PlanColumn("speed", "speed\n×disk",
+                   lambda r: f"{speed_score(r, goal.metrics):.1f}", essential=True, needs="speed"),
+    ]
+    workload_first = list(goal.metrics) + [m for m in SPEED_COLUMNS if m not in goal.metrics]
+    for metric in workload_first:
+        key, header = SPEED_COLUMNS[metric]
+        cols.append(PlanColumn(key, header, _speed(metric), needs="speed"))
+    cols.append(PlanColumn("shape", "shape", lambda r: r.shape, left=True))
+    return cols
+
+
+def _mttdl(hours: float | None) -> str:
+    if hours is None:
+        return "-"
+    years = hours / 8760
+    if years == float("inf"):
+        return "∞"
+    return f"{years:,.0f}" if years < 1e5 else f"{years:.1e}".replace("e+0", "e").replace("e+", "e")
+
+
+def column_keys(goal: Goal) -> list[str]:
+    return [c.key for c in plan_columns(goal, None) if c.key != "mark"]
+
+
+def _table(rows: Sequence[PlanRow], columns: Sequence[PlanColumn], highlight: Callable[[PlanRow], bool]) -> Table:
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold", show_edge=False)
+    for c in columns:
+        table.add_column(Text(c.header), justify="left" if c.left else "right", no_wrap=True)
+    for r in rows:
+        table.add_row(*(c.text(r) for c in columns), style="bold green" if highlight(r) else None)
+    return table
+
+
+def _width(table: Table) -> int:
+    return Console(width=10_000, color_system=None).measure(table).maximum
+
+
+@dataclass(frozen=True)
+class Fitted:
+    table: Table
+    shown: tuple[str, ...]
+    left_out: tuple[str, ...]  # headers of the columns dropped for width, in priority order
+
+
+def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *, width: int | None,
+              have: set[str], keys: Sequence[str] | None = None) -> Fitted:
+    """The table for `width` columns (None: every column). `keys` (--columns) chooses exactly."""
+    cols = [c for c in plan_columns(goal, rec) if not c.needs or c.needs in have]
+    highlight = (lambda r: r.layout == rec.layout) if rec else (lambda r: False)
+    if keys is not None:
+        chosen = [c for c in cols if c.key == "mark" or c.key in keys]
+        return Fitted(_table(rows, chosen, highlight), tuple(c.key for c in chosen), ())
+    if width is None:
+        return Fitted(_table(rows, cols, highlight), tuple(c.key for c in cols), ())
+    essential = [c.key for c in cols if c.essential]
+    # narrower than the essentials (under 80 columns): the least needed of them go first
+    for key in ("tib", "speed", "damage", "fails", "tb", "loss"):
+        if _width(_table(rows, [c for c in cols if c.key in essential], highlight)) <= width:
+            break
+        if key in essential:
+            essential.remove(key)
+    chosen = set(essential)
+    order = [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["raw_pct", "mttdl", "best_case"] + \
+        [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
+    by_key = {c.key: c for c in cols}
+    left_out = [by_key[k].header.replace("\n", " ") for k in ("tib", "speed", "damage", "fails", "tb", "loss")
+                if k in by_key and by_key[k].essential and k not in chosen]
+    for key in order:  # then the others, most useful first, while the table fits
+        if key not in by_key:
+            continue
+        trial = [c for c in cols if c.key in chosen or c.key == key]
+        if _width(_table(rows, trial, highlight)) <= width:
+            chosen.add(key)
+        else:
+            left_out.append(by_key[key].header.replace("\n", " "))
+    shown = [c for c in cols if c.key in chosen]
+    return Fitted(_table(rows, shown, highlight), tuple(c.key for c in shown), tuple(left_out))

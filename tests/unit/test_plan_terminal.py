@@ -1,0 +1,77 @@
+"""`zfslab plan` as a person sees it: run in a real pseudo-terminal of 80, 100 and 120 columns, it
+fits the width and no number is cut."""
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+
+import pytest
+from rich.cells import cell_len
+
+from tests.conftest import REPO
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def in_terminal(args: list[str], columns: int, rows: int = 50) -> str:
+    """What the program writes to a terminal `columns` wide, escape codes removed."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    env |= {"TERM": "xterm-256color", "PYTHONPATH": os.path.join(REPO, "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "zfslab", *args], stdin=slave, stdout=slave, stderr=slave,
+                            env=env, close_fds=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    return ANSI.sub("", b"".join(chunks).decode()).replace("\r\n", "\n")
+
+
+def plan_json(*args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "zfslab", "plan", *args, "--json"], capture_output=True, text=True,
+                         env=os.environ | {"PYTHONPATH": os.path.join(REPO, "src")}, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+@pytest.mark.parametrize("disks", ["24x4TB", "8x12TB"])
+def test_plan_fits_the_terminal_and_cuts_no_number(disks, columns):
+    screen = in_terminal(["plan", disks], columns)
+    lines = screen.splitlines()
+    assert max(cell_len(line) for line in lines) <= columns
+    assert "…" not in screen
+    expected = plan_json(disks)
+    rec = expected["recommendation"]
+    assert f"★ Recommended: {rec['layout']}" in screen
+    by_layout = {r["layout"]: r for r in expected["layouts"]}
+    table = [line for line in lines if line[:1] in ("★", "◆") and not line.startswith(("★ Recommended", "◆ worth"))]
+    assert sorted(line.split()[1] for line in table) == sorted(rec["shortlist"])
+    for line in table:  # every figure whole: usable TB and TiB, failures, both risks
+        cells = line.split()
+        row = by_layout[cells[1]]
+        assert cells[2] == f"{row['usable_tb']:,.2f}" and cells[3] == f"{row['usable_tib']:,.2f}"
+        assert re.search(rf"\b{row['failures_guaranteed']}\s+(\d+\s+)?1 in [0-9.,]+[MBT]?\s+1 in [0-9.,]+[MBT]?", line), line
+
+
+def test_a_wide_terminal_shows_more_columns_and_a_narrow_one_says_what_it_left_out():
+    narrow = in_terminal(["plan", "24x4TB"], 80)
+    wide = in_terminal(["plan", "24x4TB"], 160)
+    assert "Left out for width:" in narrow and "read MB/s" in narrow.split("Left out for width:")[1]
+    assert "read MB/s" not in wide.split("Left out for width:")[1] and "MTTDL" not in wide.split("Left out")[1]
+    every = in_terminal(["plan", "24x4TB", "--wide"], 80)  # asked for: every column, wider than the terminal
+    assert "Left out for width:" not in every and "(4 data + 2 parity)" in every
