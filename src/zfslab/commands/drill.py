@@ -12,7 +12,7 @@ from zfslab.errors import UsageError
 from zfslab.model.layouts import check_pool_name, parse_layout
 from zfslab.report.tables import to_json
 
-SCENARIOS = ("degraded", "resilver", "corrupt")
+SCENARIOS = ("degraded", "resilver", "corrupt")  # as system/drill.py runs them, in this order
 
 
 EXAMPLE = "zfslab drill --sandbox /var/tmp/zfslab-drill --layout raidz2:6 --fill 0.2"
@@ -22,8 +22,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("drill", epilog=f"example: {EXAMPLE}", help="fail disks, time resilvers, corrupt blocks: with the data verified",
                        description="Build a pool of one layout (same safety rules as bench), fill it with "
                                    "checksummed data, then take disks away, resilver, and corrupt members behind "
-                                   "ZFS's back; every byte is verified. --pool NAME --read-only only reports "
-                                   "an existing pool's health.")
+                                   "ZFS's back; every byte is verified. --dry-run prints every step first. "
+                                   "--pool NAME --read-only only reports an existing pool's health.")
     src = add_disk_options(p, disks_help="whole disks for the pool", sandbox_help="sparse files in DIR as vdevs")
     src.add_argument("--pool", metavar="NAME", help="an existing pool (with --read-only)")
     p.add_argument("--read-only", action="store_true", help="with --pool: status, scrub age and error counters only")
@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="S,S", help="degraded,resilver,corrupt (default all)")
     p.add_argument("--corrupt-mb", type=int_arg("--corrupt-mb", 1, 32), default=4, metavar="MB",
                    help="corruption density: MB/4 overwritten in every 8 MiB of each corrupted disk (default 4: 1 MiB)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print every step in order (zpool, fio, and what zfslab writes itself) and stop; "
+                        "nothing is written")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -49,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     runner = Runner()
     zfs = ZfsCli(runner)
     if args.pool is not None:
+        if args.dry_run:
+            raise UsageError("--dry-run plans a drill on disks zfslab builds its pool on; --pool NAME --read-only "
+                             "only reads, so drop --dry-run")
         if not args.read_only:
             raise UsageError("--pool works only with --read-only: zfslab drills only pools it builds itself")
         check_pool_name(args.pool)
@@ -66,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(zfs, runner, args, scenarios) -> int:
     from zfslab.commands._disks import device_list, gate, inspect, make_sandbox, sandbox_paths
+    from zfslab.report.verdict import verdict
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
-    from zfslab.system.bench import destroy_own_pool, wipe_devices
-    from zfslab.report.verdict import verdict
-    from zfslab.system.drill import POOL, Drill
+    from zfslab.system.bench import check_replication, destroy_own_pool
+    from zfslab.system.disks import is_leftover_of, refusal_lines
+    from zfslab.system.drill import POOL, Drill, format_steps, plan_drill
     from zfslab.system.fio import Fio
 
     sandbox = bool(args.sandbox)
@@ -85,36 +92,44 @@ def _run(zfs, runner, args, scenarios) -> int:
         if layout.disks != len(devices):
             raise UsageError(f"layout {layout} needs {layout.disks} disks, {len(devices)} were given")
         spare = args.spare_disk
+    # zpool create would refuse it without -f, after the disks were wiped
+    check_replication(layout, f"drill one of its parts, e.g. --layout {layout.groups[0].token}")
     targets = devices + ([spare] if spare else [])
     guids = _drill_guids(args.db)
+
+    def plan_for(infos):
+        """The whole drill, computed before its first write; the fill from the smallest vdev."""
+        sizes = {i.given: i.size_bytes for i in infos}
+        vdev_bytes = min(sizes.get(d, sandbox_bytes) for d in devices) if sandbox else min(sizes[d] for d in devices)
+        return plan_drill(layout, devices, spare, scenarios=scenarios, fill=args.fill, vdev_bytes=vdev_bytes,
+                          sandbox=sandbox, ashift=args.ashift, corrupt_mb=args.corrupt_mb,
+                          sequential_rebuild=args.sequential_rebuild, dirty=[i.given for i in infos if i.reasons],
+                          fio=Fio(runner))
+
+    if args.dry_run:  # reads the disks and the database if there is one; writes nothing anywhere
+        infos = inspect(targets, runner, sandbox)
+        print("\n".join(format_steps(plan_for(infos))))
+        lines = refusal_lines([i for i in infos if i.reasons and not is_leftover_of(i, guids)])
+        if lines:
+            print("these disks would be refused (nothing was written):\n  " + "\n  ".join(lines), file=sys.stderr)
+            return 10
+        return 0
+
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
     zfs.log = log
     destroy_own_pool(zfs, POOL, guids, "drill", log)
     infos = inspect(targets, runner, sandbox)
     gate(infos, guids, args, sandbox)
+    plan = plan_for(infos)
     results = Results(connect(args.db))
     if sandbox:
         make_sandbox(paths, sandbox_bytes)
-    dirty = [i.given for i in infos if i.reasons]
-    if dirty:
-        log(f"wiping {', '.join(dirty)}")
-        wipe_devices(runner, dirty, sandbox=sandbox)
     drill = Drill(zfs, Fio(runner), layout, devices, spare, args.fill, args.ashift,
                   log=log, corrupt_mb=args.corrupt_mb, sequential_rebuild=args.sequential_rebuild,
-                  on_created=lambda guid: results.record_pool(guid, POOL, "drill", str(layout)))
+                  on_created=lambda guid: results.record_pool(guid, POOL, "drill", str(layout)),
+                  sandbox=sandbox, runner=runner)
     t0 = time.monotonic()
-    try:
-        drill.create()
-        if "degraded" in scenarios:
-            drill.degraded()
-        if "resilver" in scenarios:
-            drill.resilver()
-        if "corrupt" in scenarios:
-            drill.corrupt()
-    finally:
-        if zfs.pool_exists(POOL):
-            zfs.destroy_pool(POOL, force=True)
-        wipe_devices(runner, devices + ([spare] if spare else []), sandbox=sandbox)
+    drill.run(plan)
     line = verdict(str(layout), args.fill, drill.results)
     version = zfs.version().kernel
     results.add_drill(str(layout), drill.results, line, version, sandbox)

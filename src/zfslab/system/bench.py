@@ -126,10 +126,17 @@ class Step:
 
     @property
     def line(self) -> str:
-        if self.kind == "wipe":  # several commands, and some of it is done by zfslab itself
-            return (f"# wipe {self.devices[0]}: zpool labelclear -f and wipefs --all on each partition and the "
-                    f"disk, then zero the 64 sampled 1 MiB regions (docs/safety.md)")
+        if self.kind == "wipe":
+            return wipe_line(self.devices[0])
         return shlex.join(self.argv)
+
+
+def wipe_line(device: str, *, sandbox: bool = False) -> str:
+    """How a plan shows a wipe (wipe_devices): several commands, some of it done by zfslab itself."""
+    if sandbox:
+        return f"# wipe {device}: truncate the file to nothing and back to its size (sparse and empty again)"
+    return (f"# wipe {device}: zpool labelclear -f and wipefs --all on each partition and the "
+            f"disk, then zero the 64 sampled 1 MiB regions (docs/safety.md)")
 
 
 def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio,
