@@ -88,7 +88,7 @@ def _references():
                         yield f"{rel}:{number}", file, anchor or None
 
 
-REFERENCES = sorted(set(_references()))
+REFERENCES = sorted(set(_references()), key=lambda r: (r[0], r[1], r[2] or ""))
 
 
 def test_there_are_references_to_check():

@@ -88,7 +88,7 @@ def test_the_profile_carries_its_host_into_plan(run_cli, tmp_path):
     from zfslab.commands._common import load_disk_model
     assert load_disk_model(str(path)) == profile
     rows = {r["layout"]: r for r in __import__("json").loads(
-        run_cli("plan", "12x4TB", "--layouts", "raidz3:12,12xdisk", "--json", "--disk-model", str(path)).stdout)}
+        run_cli("plan", "12x4TB", "--layouts", "raidz3:12,12xdisk", "--json", "--disk-type", str(path)).stdout)["layouts"]}
     assert rows["raidz3:12"]["speed"]["write_mb_s"] == pytest.approx(600)
     assert rows["12xdisk"]["speed"]["write_mb_s"] == pytest.approx(12 * 2500)
 

@@ -96,8 +96,9 @@ def test_with_returns_a_changed_copy_and_checks_it():
 
 
 @pytest.mark.parametrize("name,afr,ber,mb_s", [
-    ("hdd", 0.015, 1e-14, 150.0), ("hdd-enterprise", 0.015, 1e-15, 200.0),
-    ("ssd", 0.01, 1e-17, 500.0), ("nvme", 0.01, 1e-17, 2000.0),
+    # streaming = the speed preset's write rate averaged from the outer zone to the inner (0.55 of it)
+    ("hdd", 0.015, 1e-14, 220 * 1.55 / 2), ("hdd5400", 0.015, 1e-14, 180 * 1.55 / 2),
+    ("hdd-enterprise", 0.015, 1e-15, 270 * 1.55 / 2), ("ssd", 0.01, 1e-17, 500.0), ("nvme", 0.01, 1e-17, 2500.0),
 ])
 def test_params_for_class_takes_the_class_defaults(name, afr, ber, mb_s):
     p = params_for_class(name, FOUR_TB)
@@ -117,7 +118,7 @@ def test_params_for_class_overrides_and_none_means_default():
 def test_params_for_an_unknown_class_names_the_known_ones():
     with pytest.raises(UsageError) as e:
         params_for_class("tape", FOUR_TB)
-    assert str(e.value) == "disk class 'tape': use one of hdd, hdd-enterprise, ssd, nvme"
+    assert str(e.value) == "disk class 'tape': use one of hdd, hdd5400, hdd-enterprise, ssd, nvme"
     assert e.value.exit_code == 2
 
 

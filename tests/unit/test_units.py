@@ -82,3 +82,13 @@ def test_parse_number_refuses_what_is_not_a_finite_decimal_in_range(text):
 
 def test_parse_number_takes_plain_decimals():
     assert parse_number(" 2.5 ", "--x", 0, 10) == 2.5 and parse_number("1e1", "--x", 0, 10) == 10.0
+
+
+@pytest.mark.parametrize("p,text", [
+    (0.837, "1 in 1.2"), (0.0417, "1 in 24"), (1 / 5882, "1 in 5,900"), (5.5e-8, "1 in 18M"),
+    (1 / 1.3e11, "1 in 130B"), (6.7e-13, "1 in 1.5T"), (1e-16, "1 in >1000T"), (0.0, "0"), (None, "-"),
+    (float("nan"), "-"), (1.0, "1 in 1.0"),
+])
+def test_odds_reads_as_one_in_n_with_two_figures(p, text):
+    from zfslab.model.units import odds
+    assert odds(p) == text

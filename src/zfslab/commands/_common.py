@@ -12,8 +12,9 @@ import re
 from rich.console import Console
 
 from zfslab.errors import UsageError, ZfslabError, clip, shown
-from zfslab.model.performance import PRESETS, DiskProfile
-from zfslab.model.reliability.params import RiskParams, params_for_class
+from zfslab.model.performance import DiskProfile
+from zfslab.model.disk_types import DiskType
+from zfslab.model.reliability.params import RiskParams
 from zfslab.model.units import FLOAT_RE, parse_number, parse_size
 
 
@@ -69,9 +70,13 @@ def add_zfs_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_risk_options(p: argparse.ArgumentParser) -> None:
-    """Inputs of the risk models; unset ones come from --disk-class (see `zfslab risk --help`)."""
-    p.add_argument("--disk-class", choices=("hdd", "hdd-enterprise", "ssd", "nvme"), default="hdd",
-                   help="defaults for AFR, read-error rate and speed (default hdd: AFR 1.5 %%, BER 1e-14, 150 MB/s)")
+    """The disk (speed and failure figures) and the risk inputs; unset ones come from --disk-type."""
+    from zfslab.model.disk_types import DEFAULT_DISK_TYPE, DISK_TYPES
+    p.add_argument("--disk-type", "--disk-class", "--disk-model", dest="disk_type", default=DEFAULT_DISK_TYPE,
+                   metavar="TYPE",
+                   help="the disks, for speed and risk alike: " + ", ".join(DISK_TYPES)
+                        + f" or a PROFILE.toml from profile-disk (default {DEFAULT_DISK_TYPE}; "
+                          "--disk-class and --disk-model are older names)")
     rate = p.add_mutually_exclusive_group()
     rate.add_argument("--afr", type=float_arg("--afr", 0.0001, 99.9), metavar="PCT", help="annual failure rate in %%")
     rate.add_argument("--mtbf-hours", type=float_arg("--mtbf-hours", 1, 1e12), metavar="H", help="MTBF in hours instead of an AFR")
@@ -167,14 +172,18 @@ def afr_by_age(text: str) -> tuple[float, ...]:
     return tuple(parse_number(a, "--afr-by-age", 0.0001, 99.9) / 100 for a in parts)
 
 
-def risk_params(args: argparse.Namespace, disk_bytes: int, horizons: tuple[float, ...] | None = None) -> RiskParams:
-    return params_for_class(
-        args.disk_class, disk_bytes,
+def risk_params(args: argparse.Namespace, disk_bytes: int, horizons: tuple[float, ...] | None = None,
+                disk: DiskType | None = None) -> RiskParams:
+    disk = disk or load_disk_type(args.disk_type)
+    base = RiskParams(disk_bytes=disk_bytes, afr=disk.afr, ber_per_bit=disk.ber_per_bit,
+                      streaming_mb_s=disk.streaming_mb_s)
+    overrides = dict(
         afr=args.afr / 100 if args.afr is not None else None, mtbf_hours=args.mtbf_hours, ber_per_bit=args.ber,
         replace_hours=args.replace_hours, resilver_mb_s=args.resilver_mbps, fill=args.fill,
         scrub_days=args.scrub_days, lse_per_hour=args.lse_per_hour, years=horizons or years(args.years),
         parallel_repair=args.repair == "parallel",
     )
+    return base.with_(**{k: v for k, v in overrides.items() if v is not None})
 
 
 def sci(x: float | None) -> str:
@@ -197,7 +206,7 @@ def mttdl_text(hours: float | None) -> str:
 def inputs_text(p: RiskParams) -> str:
     rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
     resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else \
-        f"{0.8 * p.streaming_mb_s:g} MB/s mirrors, {0.5 * p.streaming_mb_s:g} MB/s raidz"
+        f"{0.8 * p.streaming_mb_s:.0f} MB/s mirrors, {0.5 * p.streaming_mb_s:.0f} MB/s raidz"
     return (f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h, resilver {resilver}, "
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 
@@ -206,20 +215,38 @@ def risk_caption(p: RiskParams) -> str:
     return f"P(loss): pool lost (exact Markov chain, ZFS semantics), {inputs_text(p)}; MTTDL is a secondary figure"
 
 
-def load_disk_model(text: str) -> DiskProfile:
-    """A preset name or a PROFILE.toml written by `zfslab profile-disk`."""
-    if text in PRESETS:
-        return PRESETS[text]
+def load_disk_type(text: str) -> DiskType:
+    """A preset name or a PROFILE.toml written by `zfslab profile-disk` (its optional afr_pct and
+    ber_per_bit keys give the failure figures)."""
+    from zfslab.model.disk_types import ALIASES, DISK_TYPES, from_profile
+    name = ALIASES.get(text, text)
+    if name in DISK_TYPES:
+        return DISK_TYPES[name]
     if not text.endswith(".toml"):
-        raise UsageError(f"--disk-model {clip(text)}: use one of {', '.join(PRESETS)} or a PROFILE.toml file")
+        raise UsageError(f"--disk-type {clip(text)}: use one of {', '.join(DISK_TYPES)} or a PROFILE.toml file")
     from zfslab.system.profile import ProfileError, profile_from_toml
     if not os.path.exists(text):
-        raise UsageError(f"--disk-model {shown(text, 200)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
+        raise UsageError(f"--disk-type {shown(text, 200)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
                          "makes one")
+    body = read_text_file(text, "--disk-type", max_bytes=2**20, kind="TOML")
     try:
-        return profile_from_toml(read_text_file(text, "--disk-model", max_bytes=2**20, kind="TOML"), text)
+        speed = profile_from_toml(body, text)
     except ProfileError as e:
-        raise UsageError(f"--disk-model {shown(text, 200)}: {shown(str(e), 120)}") from None
+        raise UsageError(f"--disk-type {shown(text, 200)}: {shown(str(e), 120)}") from None
+    import tomllib
+    data = tomllib.loads(body)
+    afr, ber = data.get("afr_pct"), data.get("ber_per_bit")
+    for key, value, lo, hi in (("afr_pct", afr, 0.0001, 99.9), ("ber_per_bit", ber, 0.0, 1e-3)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or not lo <= value <= hi):
+            raise UsageError(f"--disk-type {shown(text, 200)}: {key} = {shown(str(value), 40)}: give a number from "
+                             f"{lo:g} to {hi:g}")
+    return from_profile(speed, afr=None if afr is None else afr / 100, ber_per_bit=ber)
+
+
+def load_disk_model(text: str) -> DiskProfile:
+    """The speed half of a disk type (for commands that model speed only)."""
+    return load_disk_type(text).speed
 
 
 MAX_DATASET_BYTES = 10 * 2**20

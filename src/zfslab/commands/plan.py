@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
-                                     add_zfs_options, console, goal_from_args, inputs_text, int_arg, load_disk_model,
+                                     add_zfs_options, console, goal_from_args, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
 from zfslab.errors import UsageError, clip
 from zfslab.model.capacity import rules_for
@@ -45,8 +45,6 @@ def add_parser(sub) -> None:
     add_zfs_options(p)
     add_risk_options(p)
     p.add_argument("--no-risk", action="store_true", help="leave out the risk columns (and the risk budget)")
-    p.add_argument("--disk-model", default="hdd7200", metavar="MODEL",
-                   help="speed profile for the speed columns: hdd7200, hdd5400, ssd, nvme or PROFILE.toml (default hdd7200)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="recordsize for the speed model (default 128K)")
     p.add_argument("--no-speed", action="store_true", help="leave out the speed columns")
     add_goal_options(p)
@@ -104,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
-    risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons)
-    speed = None if args.no_speed else load_disk_model(args.disk_model)
+    disk = load_disk_type(args.disk_type)
+    risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons, disk)
+    speed = None if args.no_speed else disk.speed
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=parse_blocksize(args.recordsize))
@@ -123,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                            "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
-                           "disk_model": None if speed is None else speed.name,
+                           "disk_type": disk.name,
                            "risk_inputs": None if risk is None else inputs_text(risk),
                            "recommendation": rec.as_dict(), "layouts": records}))
         return 0
@@ -142,12 +141,12 @@ def run(args: argparse.Namespace) -> int:
     out.print(fitted.table)
     out.print()
     out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
-    for line in _footer(rows, shown_rows, rec, goal, fitted, risk, speed, args):
+    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args):
         out.print(Text(line, style="dim"))
     return 0
 
 
-def _footer(rows, shown_rows, rec, goal: Goal, fitted, risk, speed, args) -> list[str]:
+def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args) -> list[str]:
     h = f"{goal.horizon_years:g} year{'s' * (goal.horizon_years != 1)}"
     out = len(rec.over_budget)
     if args.all:
@@ -159,12 +158,13 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, risk, speed, args) -> lis
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
     lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")
+    lines.append(f"disks: {disk.name} ({disk.source}).")
     if risk is not None:
         lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
                      f"Inputs: {inputs_text(risk)}.")
     if speed is not None:
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
-        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one {speed.name} disk "
+        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
                      f"({speed.seq_write_mb_s:g}/{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS), "
                      "predicted; no host limit.")
     return lines

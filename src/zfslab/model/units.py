@@ -124,5 +124,6 @@ def odds(p: float | None) -> str:
         if n >= limit:
             if n >= 1000 * limit and suffix == "T":
                 return "1 in >1000T"
-            return f"1 in {n / limit:.2g}{suffix}"
+            v = n / limit
+            return f"1 in {v:,.0f}{suffix}" if v >= 10 else f"1 in {v:.2g}{suffix}"
     return f"1 in {n:,.0f}"

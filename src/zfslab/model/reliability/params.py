@@ -28,18 +28,13 @@ class DiskClass:
     source: str
 
 
-DISK_CLASSES = {
-    c.name: c
-    for c in (
-        # Backblaze Drive Stats: fleet AFR 1.57 % in 2024, 1.55 % in Q3 2025; BER 1e-14 is the
-        # consumer-drive datasheet figure (Elling).
-        DiskClass("hdd", 0.015, 1e-14, 150.0, "Backblaze fleet AFR 2024-25; consumer BER 1e-14; 150 MB/s"),
-        DiskClass("hdd-enterprise", 0.015, 1e-15, 200.0, "Backblaze fleet AFR; enterprise BER 1e-15; 200 MB/s"),
-        # Flash: Backblaze's SSD boot drives ran near 1 % AFR; datasheets give 1e-17 UBER.
-        DiskClass("ssd", 0.01, 1e-17, 500.0, "Backblaze SSD reports (~1 % AFR, an assumption); datasheet UBER 1e-17"),
-        DiskClass("nvme", 0.01, 1e-17, 2000.0, "as ssd; 2000 MB/s sustained (an assumption)"),
-    )
-}
+def _classes() -> dict[str, DiskClass]:
+    # one description of each disk: the risk figures and the speed come from the same DiskType
+    from zfslab.model.disk_types import DISK_TYPES
+    return {t.name: DiskClass(t.name, t.afr, t.ber_per_bit, t.streaming_mb_s, t.source) for t in DISK_TYPES.values()}
+
+
+DISK_CLASSES = _classes()
 
 
 @dataclass(frozen=True, slots=True)
