@@ -1,6 +1,8 @@
 """Bench ordering, resume and safety logic, with a fake ZFS and fio (the real ones run in tests/e2e)."""
 
+import json
 import os
+import shlex
 import shutil
 
 import pytest
@@ -209,6 +211,17 @@ def test_bench_cli_errors(run_cli, tmp_path):
     assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("zpool create -o ashift=12")
     r = run_cli("bench", "--disks", "/dev/nonexistent-zfslab", "--dry-run")
     assert r.exit_code == 2 and "/dev/nonexistent-zfslab: no such device" in r.stderr
+
+
+def test_bench_dry_run_as_json_holds_the_same_commands(run_cli, tmp_path):
+    argv = ["bench", "--sandbox", str(tmp_path / "s"), "--layouts", "mirror:2,raidz1:3", "--repeats", "1",
+            "--db", str(tmp_path / "r.sqlite"), "--dry-run"]
+    text = run_cli(*argv).stdout.splitlines()
+    data = json.loads(run_cli(*argv, "--json").stdout)
+    assert [shlex.join(s["command"]) for s in data["steps"] if s["command"]] == [x for x in text if x[0] != "#"]
+    assert [s["line"] for s in data["steps"]] == text
+    assert [s["kind"] for s in data["steps"]].count("wipe") == 5 and data["layouts"] == ["mirror:2", "raidz1:3"]
+    assert not (tmp_path / "s").exists() and not (tmp_path / "r.sqlite").exists()
 
 
 class FakeZfsAt(FakeZfs):

@@ -4,6 +4,7 @@ FakeZfs keeps the pool's state; every change is also given to the real ZfsCli, w
 records. The disks are sparse files in tmp_path: the corruption and the wipes really write them."""
 
 import dataclasses
+import json
 import os
 import shlex
 
@@ -243,6 +244,18 @@ def test_drill_dry_run_prints_the_plan_and_writes_nothing(run_cli, tmp_path):
                       fill=0.2, vdev_bytes=1 << 30, sandbox=True)
     assert r.stdout.splitlines() == format_steps(plan)
     assert not sandbox.exists() and not db.exists()
+
+
+def test_drill_dry_run_as_json_holds_the_same_steps(run_cli, tmp_path):
+    argv = ["drill", "--sandbox", str(tmp_path / "s"), "--layout", "2xmirror:2", "--db", str(tmp_path / "d.sqlite"),
+            "--dry-run"]
+    text = run_cli(*argv).stdout.splitlines()
+    data = json.loads(run_cli(*argv, "--json").stdout)
+    assert [shlex.join(s["command"]) for s in data["steps"] if s["command"]] == commands(text)
+    headings = {text[0]} | {f"# {s['scenario']}: {s['title']}" for s in data["steps"] if s["title"]}
+    assert [s["line"] for s in data["steps"]] == [x for x in text if x not in headings]
+    assert [s["kind"] for s in data["steps"] if s["command"] is None] == ["corrupt", "corrupt"] + ["wipe"] * 5
+    assert not (tmp_path / "s").exists() and not (tmp_path / "d.sqlite").exists()
 
 
 def test_drill_refuses_what_it_cannot_plan_in_one_line(run_cli, tmp_path):

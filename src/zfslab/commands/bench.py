@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
     p.add_argument("--ramp", type=int_arg("--ramp", 0, 3600), metavar="S",
                    help="ramp-up seconds not counted (default by suite)")
     p.add_argument("--dry-run", action="store_true", help="print every zpool/zfs/fio command in order and stop")
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--json", action="store_true", help="print the results (with --dry-run: the steps) as JSON")
     p.set_defaults(func=run)
 
 
@@ -121,7 +121,15 @@ def run(args: argparse.Namespace) -> int:
     prior = prior_run(args.db, key)
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
         steps = plan_steps(layouts, devices, options, key, Fio(runner), prior.done if prior.resuming else frozenset())
-        print("\n".join(format_steps(steps, len(prior.done) if prior.resuming else 0)))
+        skipped = len(prior.done) if prior.resuming else 0
+        if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
+            print(to_json({"dry_run": True, "layouts": [str(x) for x in layouts], "measurements_stored": skipped,
+                           "steps": [{"kind": s.kind, "layout": s.layout, "test": s.test or None,
+                                      "repeat": s.repeat or None, "devices": list(s.devices),
+                                      "command": list(s.argv) if s.kind != "wipe" else None, "line": s.line}
+                                     for s in steps]}))
+        else:
+            print("\n".join(format_steps(steps, skipped)))
         foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
         lines = refusal_lines(foreign)
         if lines:

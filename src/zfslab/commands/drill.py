@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print every step in order (zpool, fio, and what zfslab writes itself) and stop; "
                         "nothing is written")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help="print one JSON object (with --dry-run: the steps)")
     p.set_defaults(func=run)
 
 
@@ -108,7 +108,14 @@ def _run(zfs, runner, args, scenarios) -> int:
 
     if args.dry_run:  # reads the disks and the database if there is one; writes nothing anywhere
         infos = inspect(targets, runner, sandbox)
-        print("\n".join(format_steps(plan_for(infos))))
+        plan = plan_for(infos)
+        if args.json:  # the same steps as data: what zfslab does itself (wipe, corrupt) has no command
+            print(to_json({"dry_run": True, "layout": str(layout), "fill": args.fill, "fill_bytes": plan.fill_bytes,
+                           "steps": [{"kind": s.kind, "scenario": s.scenario, "title": s.title or None,
+                                      "devices": list(s.devices), "command": list(s.argv) or None, "line": s.line}
+                                     for s in plan.steps]}))
+        else:
+            print("\n".join(format_steps(plan)))
         lines = refusal_lines([i for i in infos if i.reasons and not is_leftover_of(i, guids)])
         if lines:
             print("these disks would be refused (nothing was written):\n  " + "\n  ".join(lines), file=sys.stderr)
