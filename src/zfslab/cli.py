@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from zfslab import __version__
-from zfslab.errors import UsageError, ZfslabError, one_line
+from zfslab.errors import ParamError, UsageError, ZfslabError, one_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,7 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ZfslabError as e:
         if debug:
             raise
-        text = str(e)
+        if isinstance(e, ParamError):
+            from zfslab.commands._common import PARAM_FLAGS
+            text = e.worded(PARAM_FLAGS)
+        else:
+            text = str(e)
         # a refusal lists one disk a line; every other error is one line whatever its values hold
         lines = text.split("\n") if getattr(e, "one_line_each", False) else [text]
         print("zfslab: error: " + "\n".join(one_line(line) for line in lines), file=sys.stderr)

@@ -43,3 +43,18 @@ class VersionError(ZfslabError, ValueError):
 
 class UsageError(ZfslabError, ValueError):
     """{}"""
+
+
+class ParamError(ZfslabError, ValueError):
+    """A model input outside its range. `param` is the model's own name for it (afr, fill, years);
+    the command layer words it with the flag the user typed (commands/_common.py PARAM_FLAGS)."""
+
+    def __init__(self, param: str, value: str, rule: str) -> None:
+        super().__init__(param, value, rule)
+        self.param, self.value, self.rule = param, value, rule
+
+    def __str__(self) -> str:
+        return self.worded({})
+
+    def worded(self, flags: dict[str, str]) -> str:
+        return f"{flags.get(self.param, self.param)} {self.value}: {self.rule}"

@@ -264,3 +264,10 @@ def test_layout_prints_a_quoted_command_and_force_with_its_reason(run_cli):
     assert obj["zpool_create"][:3] == ["zpool", "create", "-f"] and obj["force_reason"]
     r = run_cli("layout", "mirror:2", "--devices", "[/],:smile:")  # rich would read these as markup
     assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "zpool create tank mirror '[/]' :smile:"
+
+
+def test_a_model_error_is_worded_with_the_flag_the_user_typed(run_cli):
+    # the model raises ParamError("replace_hours", ...); the command layer names --replace-hours
+    r = run_cli("risk", "mirror:2", "--disk-size", "4TB", "--model", "backblaze", "--replace-hours", "20000")
+    assert r.exit_code == 2
+    assert r.stderr == "zfslab: error: --replace-hours 20000: the backblaze model needs 1 hour to 1 year\n"

@@ -6,9 +6,9 @@ import pytest
 
 from zfslab.model.layouts import parse_layout
 from zfslab.model.reliability.markov import birth_death, loss_probability
+from zfslab.errors import ParamError
 from zfslab.model.reliability.params import RiskParams, params_for_class
 from zfslab.model.reliability.risk import backblaze_risk, compute_risk, markov_risk, wintelguy_risk
-from zfslab.errors import UsageError
 
 TB = 10**12
 
@@ -109,11 +109,11 @@ def test_mttdl_and_monotone_years():
 
 
 def test_params_errors_name_the_value():
-    with pytest.raises(UsageError, match=r"--fill 1.5: the allocated fraction"):
+    with pytest.raises(ParamError, match=r"^fill 1.5: the allocated fraction"):
         RiskParams(disk_bytes=TB, fill=1.5)
-    with pytest.raises(UsageError, match=r"disk class 'tape'"):
+    with pytest.raises(ParamError, match=r"disk_class 'tape'"):
         params_for_class("tape", TB)
-    with pytest.raises(UsageError, match=r"--model xyz"):
+    with pytest.raises(ParamError, match=r"^model xyz"):
         compute_risk(parse_layout("mirror:2"), RiskParams(disk_bytes=TB), usable_bytes=1, model="xyz")
 
 

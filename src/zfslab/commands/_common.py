@@ -19,6 +19,13 @@ from zfslab.model.units import FLOAT_RE, parse_number, parse_size
 
 
 DEFAULT_DISKS = "24x4TB"
+# the flag that sets each model input, for errors the model raises in its own words (errors.ParamError)
+PARAM_FLAGS = {
+    "afr_pct": "--afr", "mtbf_hours": "--mtbf-hours", "ber_per_bit": "--ber", "replace_hours": "--replace-hours",
+    "resilver_mb_s": "--resilver-mbps", "fill": "--fill", "scrub_days": "--scrub-days", "years": "--years",
+    "weibull_shape": "--weibull-shape", "afr_by_age": "--afr-by-age", "model": "--model", "trials": "--trials",
+    "disk_bytes": "disk size", "disk_class": "--disk-type",
+}
 DEFAULT_DB = "zfslab-results.sqlite"
 
 

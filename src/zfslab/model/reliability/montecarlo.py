@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zfslab.errors import UsageError
+from zfslab.errors import ParamError
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.reliability.params import HOURS_PER_YEAR, RiskParams
 from zfslab.model.reliability.risk import MTTDL_CAVEAT, RiskResult, _spare_availability, _surviving_read_bytes
@@ -46,13 +46,14 @@ class Lifetime:
     def weibull_from_afr(first_year_afr: float, shape: float) -> "Lifetime":
         """Weibull whose first year has this AFR: eta = 8760 / (-ln(1-a))^(1/beta) (docs/reliability.md#lifetimes)."""
         if shape <= 0:
-            raise UsageError(f"--weibull-shape {shape:g}: must be more than 0 (1 = constant rate)")
+            raise ParamError("weibull_shape", f"{shape:g}", "must be more than 0 (1 = constant rate)")
         return Lifetime("weibull", shape=shape, scale_hours=HOURS_PER_YEAR / (-math.log1p(-first_year_afr)) ** (1 / shape))
 
     @staticmethod
     def table(afr_by_year: tuple[float, ...]) -> "Lifetime":
         if not afr_by_year or any(not 0 < a < 1 for a in afr_by_year):
-            raise UsageError("--afr-by-age: give percentages above 0 and below 100, one per year of age, e.g. 1.3,1.5,2.1")
+            raise ParamError("afr_by_age", ",".join(f"{100 * a:g}" for a in afr_by_year),
+                             "give percentages above 0 and below 100, one per year of age, e.g. 1.3,1.5,2.1")
         return Lifetime("table", afr_by_year=tuple(afr_by_year))
 
     def _table_rates(self) -> list[float]:
@@ -281,7 +282,7 @@ def simulate(layout: Layout, params: RiskParams, *, usable_bytes: int, rng: np.r
     relative error, seconds) is called after each batch. extra["stopped_by"] says which of
     STOPPED_BY ended the run."""
     if trials < 1 or max_trials < 1:
-        raise UsageError(f"trials(={trials}) and max_trials(={max_trials}) must be at least 1")
+        raise ParamError("trials", f"{trials} (max {max_trials})", "at least 1 trial")
     life = lifetime or Lifetime.exponential(params.failure_rate_per_hour)
     hours = tuple(y * HOURS_PER_YEAR for y in params.years)
     sims = [(g, _VdevSimulator(g, layout, params, life, rng, classic=classic, exponential_repair=exponential_repair,

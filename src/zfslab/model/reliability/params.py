@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from zfslab.errors import UsageError
+from zfslab.errors import ParamError
 
 HOURS_PER_YEAR = 8760.0
 DEFAULT_YEARS = (1.0, 5.0, 10.0)
@@ -58,27 +58,27 @@ class RiskParams:
 
     def __post_init__(self) -> None:
         if self.disk_bytes <= 0:
-            raise UsageError(f"disk size {self.disk_bytes}: must be more than 0 bytes")
+            raise ParamError("disk_bytes", str(self.disk_bytes), "must be more than 0 bytes")
         if not 0 < self.afr < 1:
-            raise UsageError(f"--afr {100 * self.afr:g}: an annual failure rate is between 0 and 100 %")
+            raise ParamError("afr_pct", f"{100 * self.afr:g}", "an annual failure rate is between 0 and 100 %")
         if self.mtbf_hours is not None and self.mtbf_hours <= 0:
-            raise UsageError(f"--mtbf-hours {self.mtbf_hours:g}: must be more than 0")
+            raise ParamError("mtbf_hours", f"{self.mtbf_hours:g}", "must be more than 0")
         if not 0 <= self.ber_per_bit < 1e-3:
-            raise UsageError(f"--ber {self.ber_per_bit:g}: errors per bit read, e.g. 1e-14 or 1e-15")
+            raise ParamError("ber_per_bit", f"{self.ber_per_bit:g}", "errors per bit read, e.g. 1e-14 or 1e-15")
         if not 0 <= self.replace_hours < math.inf:  # written so that NaN fails too
-            raise UsageError(f"--replace-hours {self.replace_hours:g}: must be 0 or more")
+            raise ParamError("replace_hours", f"{self.replace_hours:g}", "must be 0 or more")
         if not 0 <= self.detect_hours < math.inf:
-            raise UsageError(f"detect_hours {self.detect_hours:g}: the hours until a failure is noticed, 0 or more")
+            raise ParamError("detect_hours", f"{self.detect_hours:g}", "the hours until a failure is noticed, 0 or more")
         if not 0 < self.streaming_mb_s < math.inf:
-            raise UsageError(f"streaming_mb_s {self.streaming_mb_s:g}: the disk's sequential MB/s, more than 0")
+            raise ParamError("streaming_mb_s", f"{self.streaming_mb_s:g}", "the disk's sequential MB/s, more than 0")
         if self.resilver_mb_s is not None and self.resilver_mb_s <= 0:
-            raise UsageError(f"--resilver-mbps {self.resilver_mb_s:g}: must be more than 0 MB/s")
+            raise ParamError("resilver_mb_s", f"{self.resilver_mb_s:g}", "must be more than 0 MB/s")
         if not 0 < self.fill <= 1:
-            raise UsageError(f"--fill {self.fill:g}: the allocated fraction is above 0 and at most 1")
+            raise ParamError("fill", f"{self.fill:g}", "the allocated fraction is above 0 and at most 1")
         if self.scrub_days <= 0:
-            raise UsageError(f"--scrub-days {self.scrub_days:g}: must be more than 0")
+            raise ParamError("scrub_days", f"{self.scrub_days:g}", "must be more than 0")
         if not self.years or any(y <= 0 for y in self.years):
-            raise UsageError(f"--years {','.join(f'{y:g}' for y in self.years)}: give positive years, e.g. 1,5,10")
+            raise ParamError("years", ",".join(f"{y:g}" for y in self.years), "give positive years, e.g. 1,5,10")
 
     @property
     def failure_rate_per_hour(self) -> float:
@@ -103,7 +103,7 @@ class RiskParams:
 def params_for_class(disk_class: str, disk_bytes: int, **overrides) -> RiskParams:
     """RiskParams with a disk class's defaults, then the user's overrides (None means default)."""
     if disk_class not in DISK_CLASSES:
-        raise UsageError(f"disk class {disk_class!r}: use one of {', '.join(DISK_CLASSES)}")
+        raise ParamError("disk_class", repr(disk_class), f"use one of {', '.join(DISK_CLASSES)}")
     c = DISK_CLASSES[disk_class]
     base = RiskParams(disk_bytes=disk_bytes, afr=c.afr, ber_per_bit=c.ber_per_bit, streaming_mb_s=c.streaming_mb_s)
     return base.with_(**{k: v for k, v in overrides.items() if v is not None})

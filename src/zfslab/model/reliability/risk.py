@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from zfslab.errors import UsageError
+from zfslab.errors import ParamError
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.reliability import markov
 from zfslab.model.reliability.params import HOURS_PER_YEAR, RiskParams
@@ -133,7 +133,7 @@ def _critical_flux(group: VdevGroup, lam: float, mttr: float, parallel: bool) ->
 def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model: str = "zfs") -> RiskResult:
     """Engine A under `zfs` or `classic` semantics."""
     if model not in ("zfs", "classic"):
-        raise UsageError(f"model {model!r}: the Markov engine computes zfs or classic")
+        raise ParamError("model", model, "the Markov engine computes zfs or classic")
     classic = model == "classic"
     lam = params.failure_rate_per_hour
     hours = [y * HOURS_PER_YEAR for y in params.years]
@@ -257,7 +257,7 @@ def backblaze_risk(layout: Layout, params: RiskParams) -> RiskResult:
     --replace-hours is the whole period to replace and repopulate a disk (its shard_replacement_days x 24)."""
     days = params.replace_hours / 24.0
     if days <= 0 or days > 365:
-        raise UsageError(f"--replace-hours {params.replace_hours:g}: the backblaze model needs 1 hour to 1 year")
+        raise ParamError("replace_hours", f"{params.replace_hours:g}", "the backblaze model needs 1 hour to 1 year")
     periods = int(365.0 / days)
     per_period = params.afr / periods
     annual_by_group = []
@@ -286,4 +286,4 @@ def compute_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model
         return wintelguy_risk(layout, params)
     if model == "backblaze":
         return backblaze_risk(layout, params)
-    raise UsageError(f"--model {model}: use one of {', '.join(MODELS)}")
+    raise ParamError("model", model, f"use one of {', '.join(MODELS)}")
