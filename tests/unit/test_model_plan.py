@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zfslab.errors import SizeError, UsageError
+from zfslab.errors import LayoutError, ParamError, SizeError, UsageError
 from zfslab.model.layouts import parse_layout
 from zfslab.model.performance import PRESETS, SpeedPrediction
-from zfslab.model.plan import MAX_DISKS, DiskSet, PlanRow, disk_set, parse_disk_set, plan
+from zfslab.commands._common import PARAM_FLAGS, parse_disk_set
+from zfslab.model.plan import MAX_DISKS, DiskSet, PlanRow, disk_set, plan
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.units import MiB
 
@@ -59,9 +60,9 @@ def test_a_whole_disk_partition_is_aligned_and_leaves_the_reserve(disk_bytes, se
 
 @pytest.mark.parametrize("count", [0, -1, MAX_DISKS + 1])
 def test_disk_counts_outside_what_is_planned_are_refused(count):
-    with pytest.raises(UsageError) as e:
+    with pytest.raises(ParamError) as e:
         disk_set(count, WD4001FYYG)
-    assert str(e.value) == f"disk count {count}: zfslab plans for 1 to 1024 disks"
+    assert e.value.worded(PARAM_FLAGS) == f"disk count {count}: zfslab plans for 1 to 1024 disks"
     assert e.value.exit_code == 2
 
 
@@ -168,7 +169,7 @@ def test_the_rules_of_older_openzfs_are_passed_on():
 
 
 def test_a_layout_of_another_disk_count_is_refused():
-    with pytest.raises(UsageError) as e:
+    with pytest.raises(LayoutError) as e:
         plan(disk_set(6, WD4001FYYG), layouts=[parse_layout("raidz2:6"), parse_layout("mirror:2")])
     assert str(e.value) == "layout mirror:2 uses 2 disks but the plan has 6"
 

@@ -24,9 +24,17 @@ PARAM_FLAGS = {
     "afr_pct": "--afr", "mtbf_hours": "--mtbf-hours", "ber_per_bit": "--ber", "replace_hours": "--replace-hours",
     "resilver_mb_s": "--resilver-mbps", "fill": "--fill", "scrub_days": "--scrub-days", "years": "--years",
     "weibull_shape": "--weibull-shape", "afr_by_age": "--afr-by-age", "model": "--model", "trials": "--trials",
-    "disk_bytes": "disk size", "disk_class": "--disk-type",
+    "disk_bytes": "disk size", "disk_class": "--disk-type", "disk_count": "disk count",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
+
+
+def parse_disk_set(text: str) -> tuple[int, int]:
+    """(count, bytes) from '24x4TB' or '8 x 12TB'."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
+    if not m:
+        raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+    return int(m.group(1)), parse_size(m.group(2))
 
 
 # ASCII only: int() and float() also take '²', '١٢' or '1_000', and float() takes nan, inf and 1e400

@@ -10,12 +10,12 @@ from rich.console import Console
 from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
-                                     add_zfs_options, console, goal_from_args, inputs_text, int_arg, load_disk_type,
+                                     add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
 from zfslab.errors import UsageError, clip
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
-from zfslab.model.plan import DiskSet, disk_set, parse_disk_set, plan
+from zfslab.model.plan import DiskSet, disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
 from zfslab.report.plan_table import column_keys, fit_table
@@ -71,7 +71,7 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
         return disk_set(args.disk_count, args.disk_size, sector_bytes=args.sector_size)
     if args.disk_count:
         raise UsageError("say the size of each disk with --disk-size SIZE, e.g. --disk-size 4TB")
-    count, size = parse_disk_set("24x4TB")
+    count, size = parse_disk_set(DEFAULT_DISKS)
     return disk_set(count, size, sector_bytes=args.sector_size)
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError
+from zfslab.errors import LayoutError, ParamError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, pool_capacity
 from zfslab.model.layouts import Layout
@@ -13,7 +12,7 @@ from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.reliability.risk import markov_risk
-from zfslab.model.units import TB, TiB, format_bytes, parse_size, zfs_nicenum
+from zfslab.model.units import TB, TiB, format_bytes, zfs_nicenum
 
 MAX_DISKS = 1024
 
@@ -29,19 +28,11 @@ class DiskSet:
 
     def __post_init__(self) -> None:
         if not 1 <= self.count <= MAX_DISKS:
-            raise UsageError(f"disk count {self.count}: zfslab plans for 1 to {MAX_DISKS} disks")
+            raise ParamError("disk_count", str(self.count), f"zfslab plans for 1 to {MAX_DISKS} disks")
 
     @property
     def label(self) -> str:
         return f"{self.count} × {format_bytes(self.disk_bytes)}"
-
-
-def parse_disk_set(text: str) -> tuple[int, int]:
-    """(count, bytes) from '24x4TB' or '8 x 12TB'."""
-    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
-    if not m:
-        raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
-    return int(m.group(1)), parse_size(m.group(2))
 
 
 def disk_set(count: int, size_bytes: int, *, exact_vdev: bool = False, sector_bytes: int = 512) -> DiskSet:
@@ -153,7 +144,7 @@ def plan(
     rows = []
     for layout in chosen:
         if layout.disks != disks.count:
-            raise UsageError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
+            raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
         cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
         rows.append(plan_row(cap, risk, speed, recordsize))
     return rows
