@@ -4,8 +4,9 @@
     python3 benchmarks/fuzz_cli.py --mode exec -n 500   # the real executable, a fresh interpreter each time
 
 Command lines come from tests/cli_fuzz.py (plan, capacity, risk, layout, validate, report,
-profile-disk with hostile values and malformed files; never bench or drill, and profile-disk only
-on regular files or missing paths inside the run's own folder). Each runs in its own folder with
+profile-disk, bench and drill with hostile values and malformed files; profile-disk only on
+regular files or missing paths inside the run's own folder, bench and drill only as dry runs
+whose disks, sandbox and database are names inside it: check_safe refuses any other line). Each runs in its own folder with
 resource limits (CPU seconds, address space, file size) and a wall-clock timeout, and no program
 may be started. The summary counts internal errors, tracebacks, unexpected exit codes, runs over
 10 s (wall clock, and CPU seconds from wait4, which a busy machine does not inflate), the peak

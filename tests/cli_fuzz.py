@@ -5,8 +5,12 @@ The generator draws through a Chooser, so hypothesis can shrink what it finds wh
 draws from a seeded random.Random. Each command line comes with the files it reads (made here,
 in the run's own folder) and the outputs it may write; everything else must stay as it was.
 
-Safety (this runs as root): bench and drill are never generated, and profile-disk only ever gets
-a path inside the run's folder that is a regular file or does not exist, never a device.
+Safety (this runs as root): profile-disk only ever gets a path inside the run's folder that is
+a regular file or does not exist, never a device. bench and drill come only as dry runs
+(--dry-run first, before anything hostile), their disks only as names inside the run's folder
+(files, folders, FIFOs or nothing: never a device, so the disk check refuses them before any
+program could run), their --sandbox and --db inside it too; check_safe holds every generated
+line to that before it runs.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
-COMMANDS = ("plan", "capacity", "risk", "layout", "validate", "report", "profile-disk")
+COMMANDS = ("plan", "capacity", "risk", "layout", "validate", "report", "profile-disk", "bench", "drill")
+DISK_COMMANDS = ("bench", "drill")  # dry runs only, on names inside the run's folder (check_safe)
 EXIT_CODES = {0, 2, 10}
 
 # Values a hostile tester types: unicode digits, huge/negative/nan/inf numbers, empty and long
@@ -68,6 +73,12 @@ TOML_VALUES = ["100", "0", "-1", "nan", "inf", "-inf", '"x"', '"[/]"', "[1, 2, 3
 HOST_KEYS = ["write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus", "bogus"]
 CSV_COLUMNS = ["disks", "kind", "vdevs", "width", "write_MBps", "rewrite_MBps", "read_MBps", "calibration", "label"]
 CSV_KINDS = ["stripe", "mirror", "raidz1", "raidz2", "raidz3", "raid5", ""]
+DISK_NAMES = ["sda", "sdb", "nvme0n1", "vdev0", "disk.img", "ata-WDC_WD40-X", "a b", "[x]", "-f", "$(reboot)", "é",
+              "x\ny", "sd%s", "..x", " sdc", "z" * 300]
+SUITES = ["quick", "ars", "seq", "bonnie", "nope", "QUICK", "", "job.fio"]
+FIO_SIZES = ["1g", "4g", "64m", "16g", "1", "0", "1x", "2p", "1t", "4G", "512k", "1e3", "-1g"]
+SCENARIO_SETS = ["degraded,resilver,corrupt", "degraded", "resilver", "corrupt", "corrupt,degraded", ",", "",
+                 "degraded,nope", "DEGRADED", "resilver,,corrupt"]
 # names an output may get, all inside the run's folder: a missing folder, an existing folder or file, odd names
 OUTPUT_NAMES = ["out.html", "report.html", "missing/out.html", "existing_dir", "existing_file", "", ".",
                 "out dir/x.html", "[x].html", "-x.html", "new.toml", "é.html", "a" * 300 + ".html"]
@@ -320,6 +331,65 @@ class Builder:
             pass
         conn.close()
 
+    def inside_name(self, name: str) -> str:
+        """A name that stays one entry of the run's folder: no '/' to leave it, no ',' to split a
+        disk list into other names, not '.' or '..'."""
+        name = name.replace("/", "_").replace(",", "_")
+        return name if name.strip() not in ("", ".", "..") else f"x{name}"
+
+    def disk(self) -> str:
+        """A disk for bench or drill: a regular file, a folder, a FIFO or nothing, in the run's
+        folder, by absolute path or (now and then) relative to it. Never a device."""
+        name = self.inside_name(self.maybe_hostile(lambda: self.c.pick(DISK_NAMES)))
+        path = os.path.join(self.dir, f"{self.serial}-{name}")
+        self.serial += 1
+        what = self.c.integer(0, 5)
+        try:
+            if what == 0:
+                self.write(path, b"\x00" * self.c.integer(0, 4096))
+            elif what == 1:
+                self.write(path, self.c.binary(4096))
+            elif what == 2:
+                os.mkdir(path)
+            elif what == 3:
+                os.mkfifo(path)
+        except (OSError, ValueError):  # a name the file system refuses (too long, a NUL): given all the same
+            pass
+        return os.path.basename(path) if self.c.integer(0, 4) == 0 else path
+
+    def disks(self) -> str:
+        names = [self.disk() for _ in range(self.c.integer(1, 8))]
+        if self.c.integer(0, 5) == 0:
+            names.append(self.c.pick(names))  # one disk named twice
+        if self.c.integer(0, 7) == 0:
+            names.insert(self.c.integer(0, len(names)), "")  # an empty element
+        return ",".join(names)
+
+    def sandbox(self) -> str:
+        """A sandbox folder in the run's folder: missing, empty, nested and missing, or a file.
+        Never one holding files: judging those (wipefs, blkid) starts programs."""
+        path = os.path.join(self.dir, self.inside_name(self.maybe_hostile(lambda: self.c.pick(["sandbox", "s b", "[s]"]))))
+        what = self.c.integer(0, 4)
+        try:
+            if what == 1:
+                os.makedirs(path, exist_ok=True)
+            elif what == 2:
+                path = os.path.join(path, "deeper")
+            elif what == 3 and not os.path.exists(path):
+                self.write(path, b"not a folder\n")
+        except (OSError, ValueError):
+            pass
+        return path
+
+    def suite(self) -> str:
+        name = self.maybe_hostile(lambda: self.c.pick(SUITES))
+        if name == "job.fio":
+            path = self.path("job.fio")
+            if not self.special(path):
+                self.write(path, self.encode("[global]\nrw=read\n[job]\nsize=1m\n"))
+            return path
+        return name
+
     def device(self) -> str:
         """profile-disk's device: a regular file in the run's folder, or a missing path. Never a device."""
         path = self.path(self.c.pick(["disk.img", "sdz", "nvme9n1"]))
@@ -395,6 +465,31 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)), **_risk_options(),
         "--json": _flag, "--csv": _flag,
     },
+    # bench and drill: --dry-run, the disks (or --sandbox) and --db are added by command_line
+    "bench": {
+        "--sandbox-size": lambda b: b.size() if b.c.integer(0, 1) else b.maybe_hostile(
+            lambda: b.c.pick(["64MiB", "1GiB", "63MiB", "16TiB", "17TiB"])),
+        "--sandbox-disks": lambda b: b.number(["1", "2", "6", "8", "64", "65"]),
+        "--ashift": lambda b: b.number(ASHIFTS), "--wipe": _flag,
+        "--confirm-serials": lambda b: b.maybe_hostile(lambda: b.c.pick(["S1,S2", "", "WD-1"])),
+        "--layouts": lambda b: b.layouts(), "--all": _flag, "--suite": lambda b: b.suite(),
+        "--repeats": lambda b: b.number(["1", "3", "100", "101"]),
+        "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)),
+        "--compression": lambda b: b.maybe_hostile(lambda: b.c.pick(["off", "lz4"])),
+        "--size": lambda b: b.maybe_hostile(lambda: b.c.pick(FIO_SIZES)),
+        "--runtime": lambda b: b.number(["1", "10", "60", "86400", "86401"]),
+        "--ramp": lambda b: b.number(["0", "2", "10", "3600", "3601"]), "--json": _flag,
+    },
+    "drill": {
+        "--sandbox-size": lambda b: b.size() if b.c.integer(0, 1) else b.maybe_hostile(
+            lambda: b.c.pick(["64MiB", "1GiB", "63MiB", "16TiB", "17TiB"])),
+        "--ashift": lambda b: b.number(ASHIFTS), "--wipe": _flag,
+        "--confirm-serials": lambda b: b.maybe_hostile(lambda: b.c.pick(["S1,S2", "", "WD-1"])),
+        "--layout": lambda b: b.layout(), "--sequential-rebuild": _flag,
+        "--fill": lambda b: b.number(["0.5", "0.01", "0.9", "0.91", "0.2"]),
+        "--scenarios": lambda b: b.maybe_hostile(lambda: b.c.pick(SCENARIO_SETS)),
+        "--corrupt-mb": lambda b: b.number(["1", "4", "32", "33"]), "--json": _flag,
+    },
     # profile-disk: only options whose values can never be taken for the device
     "profile-disk": {"--seconds": lambda b: b.c.pick(["1", "0", "-1", "3601", "²", "nan", ""]),
                      "--write-tests": _flag, "--output": lambda b: b.output(), "--json": _flag},
@@ -420,6 +515,19 @@ def command_line(c: Chooser, workdir: str) -> Case:
     b = Builder(c, workdir)
     command = c.pick(COMMANDS)
     argv = [command, *positionals(b, command)]
+    if command in DISK_COMMANDS:  # a dry run, whatever follows; its disks and files in the run's folder
+        argv.append("--dry-run")
+        source = c.integer(0, 19)
+        if source <= 13 or source == 16:
+            argv += ["--sandbox", b.sandbox()]
+        if 14 <= source <= 16:  # 16: both, which argparse refuses
+            argv += ["--disks", b.disks()]
+            if command == "drill" and c.integer(0, 1):
+                argv += ["--spare-disk", b.disk()]
+        if source >= 17 and command == "drill" and c.integer(0, 2):  # an existing pool: no plan to print
+            argv += ["--pool", b.maybe_hostile(lambda: c.pick(POOLS))] + (["--read-only"] if c.integer(0, 3) else [])
+        # a new database most of the time: the plan is printed only after the database is read
+        argv += ["--db", b.db() if c.integer(0, 2) == 0 else b.path("new.sqlite")]
     table = OPTIONS[command]
     names = list(table)
     for _ in range(c.integer(0, 6)):
@@ -437,22 +545,49 @@ def command_line(c: Chooser, workdir: str) -> Case:
         name = c.pick(["--json", "--csv", "--html", "--charts"])
         value = table[name](b)
         argv += [name] if value is None else [name, value]
-    if command != "profile-disk" and c.integer(0, 9) == 0:
+    if command not in ("profile-disk", *DISK_COMMANDS) and c.integer(0, 9) == 0:
         argv.insert(c.integer(1, len(argv)), b.hostile())  # a stray word anywhere
     return Case(argv, workdir, b.outputs)
 
 
 def check_safe(case: Case) -> None:
     """Refuse to run a command line that could touch a disk: the rule the generator keeps."""
+    import contextlib
+    import io
+
     from zfslab.cli import build_parser
     assert case.argv[0] in COMMANDS, case.argv
-    if case.argv[0] == "profile-disk":
-        try:
+    if case.argv[0] not in ("profile-disk", *DISK_COMMANDS):
+        return
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             args = build_parser().parse_args(case.argv)
-        except Exception:  # noqa: BLE001 - it will not parse, so it will not run either
-            return
-        assert os.path.realpath(args.device).startswith(os.path.realpath(case.workdir) + os.sep), args.device
+    except (Exception, SystemExit):  # noqa: BLE001 - it will not parse (or only shows help), so it will not run
+        return
+    if case.argv[0] == "profile-disk":
+        _assert_inside(case.workdir, args.device)
         assert not os.path.exists(args.device) or os.path.isfile(args.device), args.device
+        return
+    assert args.dry_run, case.argv
+    _assert_inside(case.workdir, args.db)
+    if args.sandbox is not None:
+        _assert_inside(case.workdir, args.sandbox)
+    for disk in [*(args.disks or "").split(","), getattr(args, "spare_disk", None) or ""]:
+        if disk.strip():
+            _assert_inside(case.workdir, disk.strip())
+
+
+def _assert_inside(workdir: str, path: str) -> None:
+    """`path` (relative to the run's folder, where the command runs) names an entry inside that
+    folder, and no block device."""
+    import stat
+    joined = os.path.normpath(os.path.join(workdir, path))
+    assert joined.startswith(os.path.normpath(workdir) + os.sep), path
+    if "\x00" in joined:  # no system call takes it: it names nothing
+        return
+    real = os.path.realpath(joined)
+    assert real.startswith(os.path.realpath(workdir) + os.sep), path
+    assert not os.path.exists(real) or not stat.S_ISBLK(os.stat(real).st_mode), path
 
 
 _DB_BYTES: bytes | None = None

@@ -1,7 +1,8 @@
 """Fuzz: hostile command lines and malformed files through the real entry point, in-process (issue 19).
 
 Each example runs `zfslab.cli.main` on a command line from tests/cli_fuzz.py (plan, capacity, risk,
-layout, validate, report, profile-disk; never bench or drill) in a folder of its own, and asserts:
+layout, validate, report, profile-disk; bench and drill only as dry runs on names inside the
+example's folder, which tests/cli_fuzz.py's check_safe holds them to) in a folder of its own, and asserts:
 an exit code of 0, 2 or 10; no "internal error" and no traceback; strict JSON whenever --json
 succeeds; under 10 s (a guard, not a benchmark); no program started; and no file changed except
 the outputs the command was given. The example budget comes from the hypothesis profile in
@@ -139,7 +140,18 @@ ISSUE_19 = [
 ]
 
 
-@pytest.mark.parametrize("argv", ISSUE_19, ids=[" ".join(a)[:50] for a in ISSUE_19])
+# bench and drill dry runs, relative names landing in the example's folder: nothing may appear there
+DRY_RUNS = [
+    ["bench", "--dry-run", "--sandbox", "s", "--sandbox-disks", "8", "--layouts", "mirror:2+raidz2:6", "--db", "r.sqlite"],
+    ["bench", "--dry-run", "--sandbox", "s", "--layouts", "mirror:2", "--repeats", "1", "--db", "r.sqlite", "--json"],
+    ["drill", "--dry-run", "--sandbox", "s", "--layout", "draid2:4d:8c:1s", "--db", "r.sqlite"],
+    ["drill", "--dry-run", "--sandbox", "s", "--layout", "2xmirror:2+spare:1", "--db", "r.sqlite", "--json"],
+    ["drill", "--dry-run", "--disks", "a,b", "--spare-disk", "c", "--db", "r.sqlite"],
+    ["drill", "--dry-run", "--pool", "tank", "--read-only", "--db", "r.sqlite"],
+]
+
+
+@pytest.mark.parametrize("argv", ISSUE_19 + DRY_RUNS, ids=[" ".join(a)[:50] for a in ISSUE_19 + DRY_RUNS])
 def test_the_issues_command_lines(tmp_path, argv):
     case = Case(list(argv), str(tmp_path))
     before = snapshot(str(tmp_path))
