@@ -18,7 +18,7 @@ from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
-from zfslab.report.plan_table import column_keys, fit_table
+from zfslab.report.plan_table import column_keys, fit_table, table_width
 from zfslab.report.tables import to_csv, to_json
 
 
@@ -133,8 +133,9 @@ def run(args: argparse.Namespace) -> int:
         shown_rows.sort(key=lambda r: -r.usable_bytes)
     have = ({"risk"} if risk else set()) | ({"speed"} if speed else set())
     fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys)
-    if width is not None:
-        out = Console(highlight=False, width=width, force_terminal=out.is_terminal, no_color=not out.is_terminal)
+    # --wide: as wide as the table, whatever the terminal (the user asked for every column)
+    page = width if width is not None else max(table_width(fitted.table), _table_width())
+    out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     out.print(Text(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", style="bold"))
     out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {goal.workload} workload, priority {goal.priority}:"))

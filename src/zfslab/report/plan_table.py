@@ -71,6 +71,9 @@ def plan_columns(goal: Goal, rec: Recommendation | None) -> list[PlanColumn]:
         key, header = SPEED_COLUMNS[metric]
         cols.append(PlanColumn(key, header, _speed(metric), needs="speed"))
     cols.append(PlanColumn("shape", "shape", lambda r: r.shape, left=True))
+    if rec is not None:
+        why = {v.layout: "; ".join(v.why_out or v.advice) for v in rec.over_budget}
+        cols.append(PlanColumn("why_not", "left out because", lambda r: why.get(r.layout, ""), left=True))
     return cols
 
 
@@ -84,7 +87,7 @@ def _mttdl(hours: float | None) -> str:
 
 
 def column_keys(goal: Goal) -> list[str]:
-    return [c.key for c in plan_columns(goal, None) if c.key != "mark"]
+    return [c.key for c in plan_columns(goal, None) if c.key != "mark"] + ["why_not"]
 
 
 def _table(rows: Sequence[PlanRow], columns: Sequence[PlanColumn], highlight: Callable[[PlanRow], bool]) -> Table:
@@ -96,7 +99,7 @@ def _table(rows: Sequence[PlanRow], columns: Sequence[PlanColumn], highlight: Ca
     return table
 
 
-def _width(table: Table) -> int:
+def table_width(table: Table) -> int:
     return Console(width=10_000, color_system=None).measure(table).maximum
 
 
@@ -110,7 +113,8 @@ class Fitted:
 def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *, width: int | None,
               have: set[str], keys: Sequence[str] | None = None) -> Fitted:
     """The table for `width` columns (None: every column). `keys` (--columns) chooses exactly."""
-    cols = [c for c in plan_columns(goal, rec) if not c.needs or c.needs in have]
+    cols = [c for c in plan_columns(goal, rec) if (not c.needs or c.needs in have)
+            and (c.key != "why_not" or any(r.layout not in rec.shortlist for r in rows))]
     highlight = (lambda r: r.layout == rec.layout) if rec else (lambda r: False)
     if keys is not None:
         chosen = [c for c in cols if c.key == "mark" or c.key in keys]
@@ -120,12 +124,12 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
     essential = [c.key for c in cols if c.essential]
     # narrower than the essentials (under 80 columns): the least needed of them go first
     for key in ("tib", "speed", "damage", "fails", "tb", "loss"):
-        if _width(_table(rows, [c for c in cols if c.key in essential], highlight)) <= width:
+        if table_width(_table(rows, [c for c in cols if c.key in essential], highlight)) <= width:
             break
         if key in essential:
             essential.remove(key)
     chosen = set(essential)
-    order = [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["raw_pct", "mttdl", "best_case"] + \
+    order = [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     by_key = {c.key: c for c in cols}
     left_out = [by_key[k].header.replace("\n", " ") for k in ("tib", "speed", "damage", "fails", "tb", "loss")
@@ -134,7 +138,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if key not in by_key:
             continue
         trial = [c for c in cols if c.key in chosen or c.key == key]
-        if _width(_table(rows, trial, highlight)) <= width:
+        if table_width(_table(rows, trial, highlight)) <= width:
             chosen.add(key)
         else:
             left_out.append(by_key[key].header.replace("\n", " "))
