@@ -211,10 +211,15 @@ class MountedElsewhere(RecordingZfs):
 
 
 def test_a_pool_that_is_not_where_the_plan_put_it_stops_the_drill_before_any_data(tmp_path):
+    layout, paths, runner = parse_layout("mirror:2"), files(tmp_path, 3), RecordingRunner()
+    zfs = MountedElsewhere(runner)
+    plan = plan_drill(layout, paths[:2], paths[2], scenarios=("degraded",), fill=0.5, vdev_bytes=FILE_BYTES,
+                      sandbox=True, fio=Fio(runner))
     with pytest.raises(DrillError, match=f"mounted at /mnt/zfslab-drill, not at {MOUNTPOINT} where the plan runs fio"):
-        drill_on(tmp_path, "mirror:2", zfs_class=MountedElsewhere)
-    # the clean-up steps ran: the pool is gone and the files read as empty
-    assert not any(os.path.getsize(tmp_path / f"vdev{i}") != FILE_BYTES for i in range(3))
+        Drill(zfs, Fio(runner), layout, paths[:2], paths[2], sandbox=True, runner=runner).run(plan)
+    # the create, then straight to the clean-up: no fill, no failure, the pool gone
+    assert [shlex.join(a) for a in runner.calls] == [commands(format_steps(plan))[0], f"zpool destroy -f {POOL}"]
+    assert not zfs.pools
 
 
 def test_zpool_names_files_by_path_and_disks_by_name():
