@@ -28,6 +28,27 @@
 
 extern char *spa_config_path;
 
+/*
+ * API differences between the libraries the oracle builds against; tests/oracle/harness.py
+ * reads the headers and sets: -DZFS_23 when spa_prop_get() fills a caller's nvlist (2.3+),
+ * -DZFS_DMU_TX_WAIT when dmu_tx_assign() takes DMU_TX_WAIT instead of TXG_WAIT (2.3.9, 2.4),
+ * -DZFS_DMU_WRITE_FLAGS when dmu_write() takes a dmu_flags_t (2.4).
+ */
+#ifdef ZFS_DMU_TX_WAIT
+#define	ZS_TX_WAIT	DMU_TX_WAIT
+#else
+#define	ZS_TX_WAIT	TXG_WAIT
+#endif
+#ifdef ZFS_DMU_WRITE_FLAGS
+#define	ZS_DMU_WRITE(os, obj, off, len, buf, tx)	\
+	dmu_write(os, obj, off, len, buf, tx, 0)
+#else
+#define	ZS_DMU_WRITE(os, obj, off, len, buf, tx)	\
+	dmu_write(os, obj, off, len, buf, tx)
+#endif
+/* 2.3+ declare nvlist arrays `const nvlist_t * const *`, 2.1 `nvlist_t **`; gcc 14 errs on a mismatch */
+#define	NVLIST_ARRAY(a)	((void *)(a))
+
 #define MAXTOP 256
 #define MAXLEAF 256
 
@@ -58,7 +79,7 @@ write_records(const char *pool, spa_t *spa, long mib)
 	}
 	dmu_tx_t *tx = dmu_tx_create(os);
 	dmu_tx_hold_bonus(tx, DMU_NEW_OBJECT);
-	VERIFY0(dmu_tx_assign(tx, TXG_WAIT));
+	VERIFY0(dmu_tx_assign(tx, ZS_TX_WAIT));
 	uint64_t obj = dmu_object_alloc(os, DMU_OT_UINT64_OTHER, bs,
 	    DMU_OT_NONE, 0, tx);
 	dmu_tx_commit(tx);
@@ -68,8 +89,8 @@ write_records(const char *pool, spa_t *spa, long mib)
 		memcpy(buf, &off, sizeof (off));	/* no two records alike */
 		tx = dmu_tx_create(os);
 		dmu_tx_hold_write(tx, obj, off, bs);
-		VERIFY0(dmu_tx_assign(tx, TXG_WAIT));
-		dmu_write(os, obj, off, bs, buf, tx);
+		VERIFY0(dmu_tx_assign(tx, ZS_TX_WAIT));
+		ZS_DMU_WRITE(os, obj, off, bs, buf, tx);
 		dmu_tx_commit(tx);
 	}
 	txg_wait_synced(spa_get_dsl(spa), 0);
@@ -197,7 +218,7 @@ main(int argc, char **argv)
 			fnvlist_add_uint64(top, ZPOOL_CONFIG_DRAID_NGROUPS, ngroups);
 		}
 		fnvlist_add_nvlist_array(top, ZPOOL_CONFIG_CHILDREN,
-		    leaves, nleaf);
+		    NVLIST_ARRAY(leaves), nleaf);
 		for (int j = 0; j < nleaf; j++)
 			fnvlist_free(leaves[j]);
 		tops[ntop++] = top;
@@ -205,10 +226,10 @@ main(int argc, char **argv)
 	nvlist_t *root = fnvlist_alloc();
 	fnvlist_add_string(root, ZPOOL_CONFIG_TYPE, VDEV_TYPE_ROOT);
 	fnvlist_add_nvlist_array(root, ZPOOL_CONFIG_CHILDREN,
-	    tops, ntop);
+	    NVLIST_ARRAY(tops), ntop);
 	if (nspare > 0)
 		fnvlist_add_nvlist_array(root, ZPOOL_CONFIG_SPARES,
-		    spares, nspare);
+		    NVLIST_ARRAY(spares), nspare);
 
 	/* A private cache file: the default would overwrite the host's zpool.cache. */
 	char cfg[] = "/tmp/zspace-cache-XXXXXX";
