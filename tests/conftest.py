@@ -32,3 +32,15 @@ def run_cli(capsys):
         out, err = capsys.readouterr()
         return Result(code, out, err)
     return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """The e2e guest tests run last, and their guests boot as soon as collection ends: each TCG
+    guest keeps about one core busy for many minutes, and the host's own tests run meanwhile."""
+    e2e = [item for item in items if item.get_closest_marker("e2e")]
+    if not e2e or config.option.collectonly:
+        return
+    items[:] = [item for item in items if not item.get_closest_marker("e2e")] + e2e
+    from tests.e2e.test_guest import guest_can_run, start_guest_suites
+    if guest_can_run():
+        start_guest_suites()
