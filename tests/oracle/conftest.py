@@ -1,12 +1,16 @@
-"""Builds the libzpool harness (real OpenZFS code in userspace) once per test session.
+"""Builds the libzpool harness (real OpenZFS code in userspace) once per test session and OpenZFS
+version: the host's 2.1 (Debian 12), and 2.4 and 2.3 in the trixie chroot (tests/oracle/chroot.py).
 
-Skips with a reason when the headers are missing (Debian contrib: libzfslinux-dev), unless
-ZFSLAB_TEST_REQUIRE_ORACLE=1, as in CI, where a skip is a failure.
+`zspace` is parametrized by where the library comes from (harness.TARGETS), so every oracle test
+runs against each version. A version that cannot run skips with a reason, unless
+ZFSLAB_TEST_REQUIRE_ORACLE=1, as in CI, where a skip is a failure. As root, a missing chroot is
+built first (about 80 s), as the e2e fixture builds a missing guest image.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -14,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle import harness
+from tests.oracle import chroot, harness
 from zfslab.model.layouts import Layout, zpool_vdev_args
 
 # tmpfs takes sparse files above 16 TiB, which ext4 refuses (docs/test-guest.md#libzpool-oracle)
-SPARSE_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
+SPARSE_DIR = harness.SHARED_DIR if os.path.isdir(harness.SHARED_DIR) else None
 
 
 @dataclass(frozen=True)
@@ -36,31 +40,21 @@ class OracleResult:
         return self.used_bytes + self.avail_bytes
 
 
-def _skip_or_fail(reason: str) -> None:
-    if os.environ.get("ZFSLAB_TEST_REQUIRE_ORACLE") == "1":
-        pytest.fail(f"ZFSLAB_TEST_REQUIRE_ORACLE=1 but {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def zspace_binary(tmp_path_factory) -> Path:
-    reason = harness.missing()
-    if reason:
-        _skip_or_fail(reason)
-    out = tmp_path_factory.mktemp("oracle") / "zspace"
-    error = harness.build(out)
-    if error:
-        _skip_or_fail(f"the harness does not build: {error}")
-    return out
-
-
-@pytest.fixture(scope="session")
-def zspace(zspace_binary):
-    """Run the harness on sparse files: (layout, vdev_bytes, ashift[, write_mib]) -> OracleResult.
+@dataclass(frozen=True)
+class Oracle:
+    """The harness built against one libzpool: oracle(layout, vdev_bytes, ashift[, write_mib]).
 
     write_mib > 0 first writes that many MiB of incompressible 128 KiB records."""
 
-    def run(layout: Layout, vdev_bytes: int, ashift: int, write_mib: int = 0) -> OracleResult:
+    target: harness.Target
+    binary: Path
+
+    @property
+    def version(self) -> str:
+        """The OpenZFS release it runs, e.g. 2.4.4."""
+        return self.target.version
+
+    def __call__(self, layout: Layout, vdev_bytes: int, ashift: int, write_mib: int = 0) -> OracleResult:
         with tempfile.TemporaryDirectory(dir=SPARSE_DIR, prefix="zfslab-oracle-") as d:
             files = []
             for i in range(layout.disks):
@@ -68,12 +62,61 @@ def zspace(zspace_binary):
                 with open(path, "wb") as f:
                     f.truncate(vdev_bytes)
                 files.append(path)
-            argv = [str(zspace_binary), "-a", str(ashift), "-w", str(write_mib), f"zo{os.getpid()}",
+            argv = [str(self.binary), "-a", str(ashift), "-w", str(write_mib), f"zo{os.getpid()}",
                     *zpool_vdev_args(layout, files)]
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, f"zspace failed for {layout}: {p.stderr[-1000:]}"
+            p = subprocess.run(harness.wrap(self.target, argv), capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, f"zspace {self.version} failed for {layout}: {p.stderr[-1000:]}"
         kv = dict(word.split("=", 1) for word in p.stdout.split() if "=" in word)
         return OracleResult(int(kv["SIZE"]), int(kv["USED"]), int(kv["AVAIL"]), int(kv["slop"]),
-                            int(kv["embedded_log_space"]), int(kv["ALLOC"]), p.stdout)
+                            int(kv["embedded_log_space"]), int(kv["ALLOC"]), f"OpenZFS {self.version}\n{p.stdout}")
 
-    return run
+
+def _skip_or_fail(reason: str) -> None:
+    if os.environ.get("ZFSLAB_TEST_REQUIRE_ORACLE") == "1":
+        pytest.fail(f"ZFSLAB_TEST_REQUIRE_ORACLE=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def oracle_chroot() -> Path:
+    """The trixie chroot with OpenZFS 2.4 and 2.3; built first when missing and we are root."""
+    if SPARSE_DIR is None:
+        _skip_or_fail(f"the chroot oracle needs a tmpfs at {harness.SHARED_DIR} to share files with the chroot")
+    if shutil.which("unshare") is None:
+        _skip_or_fail("unshare (util-linux) is not installed")
+    root = chroot.find_chroot()
+    if root is None and os.geteuid() == 0:
+        try:
+            root = chroot.ensure_chroot()
+        except (chroot.ChrootError, OSError, subprocess.SubprocessError) as e:
+            _skip_or_fail(f"the oracle chroot for OpenZFS 2.3/2.4 cannot be built: {e}")
+    if root is None:
+        _skip_or_fail(f"no oracle chroot for OpenZFS 2.3/2.4 in {chroot.CACHE}; "
+                      "build it as root: python3 tests/oracle/chroot.py --build")
+    return root
+
+
+@pytest.fixture(scope="session")
+def shared_tmp() -> Path:
+    """A directory under /dev/shm, which the chroot sees at the same path."""
+    d = Path(tempfile.mkdtemp(dir=SPARSE_DIR, prefix="zfslab-oracle-bin-"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", params=harness.TARGETS)
+def zspace(request, tmp_path_factory) -> Oracle:
+    """The harness for one OpenZFS version, built once per session."""
+    if request.param == harness.HOST:
+        target = harness.host_target()
+        if isinstance(target, str):
+            _skip_or_fail(target)
+        out = tmp_path_factory.mktemp("oracle") / "zspace"
+    else:
+        root = request.getfixturevalue("oracle_chroot")
+        target = harness.chroot_target(request.param, root, chroot.versions(root)[request.param])
+        out = request.getfixturevalue("shared_tmp") / f"zspace-{request.param}"
+    error = harness.build_target(target, out)
+    if error:
+        _skip_or_fail(f"the harness does not build against OpenZFS {target.version} ({target.name}): {error}")
+    return Oracle(target, out)
