@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what it needs, then runs pytest.
-# The libzpool oracle and, as root, the e2e guest (real OpenZFS 2.1 and 2.3 kernel modules)
-# must run here: a skip of either fails the run.
+# The libzpool oracle (OpenZFS 2.1 on the host, 2.3 and 2.4 in a trixie chroot) and, as root, the
+# e2e guest (real OpenZFS 2.1 and 2.3 kernel modules) must run here: a skip of either fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
 bash scripts/install-test-deps.sh
 t1=$(date +%s)
 export ZFSLAB_TEST_REQUIRE_ORACLE=1 ZFSLAB_TEST_REQUIRE_BROWSER=1 ZFSLAB_TEST_REQUIRE_TOOLS=1
+# The oracle's trixie chroot (OpenZFS 2.4 and 2.3; tests/oracle/chroot.py, about 2 min when cold,
+# mostly download and unpack) builds in the background, beside the guest images.
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+oracle_log=$(mktemp)
+$SUDO python3 tests/oracle/chroot.py --build >"$oracle_log" 2>&1 &
+oracle_pid=$!
 if [ "$(id -u)" = 0 ]; then
   export ZFSLAB_TEST_REQUIRE_E2E=1
   # Build (or find in the cache) both guest images first, so that their cost is reported apart.
   python3 tests/e2e/guest/guest.py --build 2.1 2.3
 fi
+wait "$oracle_pid" || { cat "$oracle_log" >&2; echo "test.sh: the oracle chroot did not build" >&2; exit 1; }
+cat "$oracle_log" >&2
 t2=$(date +%s)
 status=0
 python3 -m pytest "$@" || status=$?
