@@ -42,6 +42,9 @@ RULES: dict[str, Rules] = {
         Rules("0.7", "ZoL 0.7", False, "floor128m", False),
         Rules("0.8", "ZoL 0.8 and OpenZFS 2.0", True, "floor128m", False),
         Rules("2.1", "OpenZFS 2.1 to 2.3", True, "capped", True),
+        # 2.4 adds an embedded log on special vdevs (counted in SIZE and taken off the slop);
+        # without them its arithmetic is 2.1's, byte for byte against libzpool 2.4.4
+        # (docs/capacity.md#what-24-changed)
         Rules("2.4", "OpenZFS 2.4", True, "capped", True),
     )
 }
