@@ -6,11 +6,16 @@ Few parameters, each with a physical meaning (docs/speed.md gives each rule and 
 - streaming scales with the disks that carry data: raidz/dRAID write full stripes, so parity
   and padding cost bandwidth (the exact allocation of capacity.py); mirrors write one copy per
   vdev's worth of bandwidth but read from every child;
-- the host caps the pool: a write ceiling (C_w) reached as a hard limit (the disks are fed
-  in parallel by the txg sync), a read ceiling (C_r) in series with the disks (a sequential
-  reader waits for each block, then spends host time on it: 1/T = 1/D + 1/C_r);
+- each top-level vdev has its own write pipeline: per record it moves the allocated bytes at
+  V MB/s and spends t_child microseconds per child I/O, so a vdev writes at most
+  recordsize / (asize / V + children x t_child), whatever its disks could take;
+- the host caps the pool: per MB written it spends 1/C_w plus t_parity microseconds per parity
+  column (the disks are fed in parallel by the txg sync, so this is a hard limit); reads are a
+  closed loop of Q records in flight between the disks (D MB/s) and the host (C_r MB/s): Q = 1
+  puts them in series (1/T = 1/D + 1/C_r), many records in flight approach min(D, C_r);
 - a rewrite (read a block, then write it back) keeps only a fraction rho of each added data
-  disk busy: T = R_1 (1 + (n_data - 1) rho), Gustafson's law with serial fraction 1 - rho;
+  disk busy: T = R_1 (1 + (n_data - 1) rho), Gustafson's law with serial fraction 1 - rho,
+  and never beats the pool's read and write done in turn (1/T = 1/read + 1/write);
 - random reads: a raidz block read occupies min(d, N-p) disks, so a vdev serves
   I_r N / min(d, N-p) at depth, a mirror N I_r, dRAID floor((c-s)/(d+p)) I_r; no more reads
   are served at once than are in flight (1 at QD1; 64 at the "QD8" point, 8 jobs x depth 8);
@@ -42,7 +47,7 @@ def _is_rate(value: object, *, unbounded: bool = False) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class HostLimits:
-    """What the machine around the disks allows (inf: no limit)."""
+    """What the machine around the disks allows (inf, or 0 for a time: no limit)."""
 
     write_mb_s: float = math.inf  # HBA/expander/link or per-process ceiling on streaming writes
     read_mb_s: float = math.inf  # host time per byte read, as a rate
@@ -50,6 +55,10 @@ class HostLimits:
     # data MB/s one core protects with raidz1, raidz2, raidz3 parity (fastest implementation)
     parity_mb_s: tuple[float, float, float] = (math.inf, math.inf, math.inf)
     cpus: int = 1  # cores the write issue threads (z_wr_iss) spread parity work over
+    vdev_pipeline_mb_s: float = math.inf  # allocated (raw) MB/s one top-level vdev's write pipeline moves
+    child_io_us: float = 0.0  # microseconds a vdev's pipeline spends per child I/O of a written record
+    parity_us_per_mb: float = 0.0  # host microseconds per MB of data written, per parity column
+    reads_in_flight: float = 1.0  # Q: records a streaming read keeps between the disks and the host
 
     def __post_init__(self) -> None:
         if len(self.parity_mb_s) != 3 or not all(_is_rate(v, unbounded=True) for v in self.parity_mb_s):
@@ -59,9 +68,15 @@ class HostLimits:
         if not 1 <= self.cpus <= 65536:
             raise ValueError(f"cpus(={self.cpus}) must be at least 1" if self.cpus < 1 else
                              f"cpus(={self.cpus}) must be at most 65536")
-        for name in ("write_mb_s", "read_mb_s"):
+        for name in ("write_mb_s", "read_mb_s", "vdev_pipeline_mb_s"):
             if not _is_rate(getattr(self, name), unbounded=True):
                 raise ValueError(f"{name}(={getattr(self, name)!r}) must be > 0")
+        for name in ("child_io_us", "parity_us_per_mb"):
+            value = getattr(self, name)
+            if not (value == 0 or _is_rate(value)):
+                raise ValueError(f"{name}(={value!r}) must be a finite number >= 0")
+        if not (_is_rate(self.reads_in_flight, unbounded=True) and self.reads_in_flight >= 1):
+            raise ValueError(f"reads_in_flight(={self.reads_in_flight!r}) must be at least 1")
         if not (_is_rate(self.rewrite_parallel) and self.rewrite_parallel <= 1):
             raise ValueError(f"rewrite_parallel(={self.rewrite_parallel!r}) must be above 0 and at most 1")
 
@@ -147,12 +162,132 @@ def _read_share(g: VdevGroup) -> float:
     return (g.width - g.draid_spares) * g.draid_data / (g.draid_data + g.parity)
 
 
+def _read_children(g: VdevGroup) -> float:
+    """Children a long sequential read keeps busy: all of them, as raidz parity rotates with the
+    block's offset (vdev_raidz_map_alloc) and each child skips the parity it holds."""
+    if g.kind is VdevKind.DISK:
+        return 1.0
+    if g.kind is VdevKind.DRAID:
+        return float(g.width - g.draid_spares)
+    return float(g.width)
+
+
+def _write_children(g: VdevGroup, recordsize: int, ashift: int) -> int:
+    """Child I/Os one record costs a vdev: one per copy, one per raidz column the record reaches."""
+    if g.kind is VdevKind.DISK:
+        return 1
+    if g.kind is VdevKind.MIRROR:
+        return g.width
+    sectors = -(-recordsize // (1 << ashift))
+    if g.kind is VdevKind.RAIDZ:
+        return min(g.width, sectors + g.parity)
+    return g.draid_data + g.parity  # a dRAID block fills rows of one redundancy group
+
+
+def _asize(g: VdevGroup, recordsize: int, ashift: int) -> int:
+    """Raw bytes one record takes on a vdev, every mirror copy included."""
+    copies = g.width if g.kind is VdevKind.MIRROR else 1
+    return copies * psize_to_asize(g, recordsize, ashift)
+
+
 def data_disks(layout: Layout, recordsize: int = 128 * KiB, ashift: int = 12) -> float:
     return sum(g.count * _data_share(g, recordsize, ashift) for g in layout.groups)
 
 
 def read_disks(layout: Layout) -> float:
     return sum(g.count * _read_share(g) for g in layout.groups)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupShape:
+    """What the streaming model needs of one vdev group, for one recordsize and ashift."""
+
+    count: int  # top-level vdevs like this one
+    data_share: float  # disks' worth of write bandwidth that carries data
+    asize_bytes: int  # raw bytes a record takes, copies, parity and padding included
+    write_children: int  # child I/Os per record
+    parity: int  # parity columns per row (0: none)
+    read_children: float  # children a streaming read keeps busy
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutShape:
+    """A layout reduced to the numbers streaming speed depends on (computed once, used often)."""
+
+    groups: tuple[GroupShape, ...]
+    recordsize: int
+
+    @property
+    def data_disks(self) -> float:
+        return sum(g.count * g.data_share for g in self.groups)
+
+    @property
+    def read_children(self) -> float:
+        return sum(g.count * g.read_children for g in self.groups)
+
+    @property
+    def mean_parity(self) -> float:
+        """Parity columns per record, averaged over the data (which spreads by data share)."""
+        total = self.data_disks
+        return sum(g.count * g.data_share * g.parity for g in self.groups) / total
+
+
+def layout_shape(layout: Layout, recordsize: int = 128 * KiB, ashift: int = 12) -> LayoutShape:
+    """The layout's streaming shape for records of `recordsize` bytes at this ashift."""
+    groups = []
+    for g in layout.groups:
+        parity = g.parity if g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) else 0
+        groups.append(GroupShape(g.count, _data_share(g, recordsize, ashift), _asize(g, recordsize, ashift),
+                                 _write_children(g, recordsize, ashift), parity, _read_children(g)))
+    return LayoutShape(tuple(groups), recordsize)
+
+
+def closed_loop_mb_s(disks_mb_s: float, host_mb_s: float, in_flight: float) -> float:
+    """Throughput of Q records circulating between two stations (the disks, then the host).
+
+    The exact product-form result for a closed network of two exponential servers:
+    X = m (1 - u^Q) / (1 - u^(Q+1)), m the slower rate, u = slower / faster. Q = 1 gives the
+    two in series; Q -> inf gives min(disks, host).
+    """
+    slow, fast = min(disks_mb_s, host_mb_s), max(disks_mb_s, host_mb_s)
+    if math.isinf(fast) or math.isinf(in_flight):
+        return slow
+    u = slow / fast
+    if u >= 1.0 - 1e-12:
+        return slow * in_flight / (in_flight + 1.0)
+    log_u = math.log(u)
+    return slow * math.expm1(in_flight * log_u) / math.expm1((in_flight + 1.0) * log_u)
+
+
+@dataclass(frozen=True, slots=True)
+class Streaming:
+    """Streaming MB/s of one layout."""
+
+    write_mb_s: float
+    rewrite_mb_s: float
+    read_mb_s: float
+
+
+def streaming_mb_s(shape: LayoutShape, *, disk_write_mb_s: float, disk_read_mb_s: float,
+                   disk_rewrite_mb_s: float, host_write_mb_s: float, host_read_mb_s: float,
+                   reads_in_flight: float, rewrite_parallel: float, vdev_pipeline_mb_s: float,
+                   child_io_us: float, parity_us_per_mb: float, parity_ceiling_mb_s: float = math.inf) -> Streaming:
+    """Streaming write, rewrite and read MB/s of a layout (docs/speed.md gives each rule)."""
+    write_disks = 0.0
+    for g in shape.groups:
+        # MB/s = bytes per microsecond: one record through the vdev's own pipeline
+        pipeline_us = g.asize_bytes / vdev_pipeline_mb_s + g.write_children * child_io_us
+        vdev = g.data_share * disk_write_mb_s
+        if pipeline_us > 0:
+            vdev = min(vdev, shape.recordsize / pipeline_us)
+        write_disks += g.count * vdev
+    host_s_per_mb = 1.0 / host_write_mb_s + shape.mean_parity * parity_us_per_mb * 1e-6
+    host = math.inf if host_s_per_mb == 0 else 1.0 / host_s_per_mb
+    write = min(write_disks, host, parity_ceiling_mb_s)
+    read = closed_loop_mb_s(shape.read_children * disk_read_mb_s, host_read_mb_s, reads_in_flight)
+    rewrite = disk_rewrite_mb_s * (1.0 + (shape.data_disks - 1.0) * rewrite_parallel)
+    rewrite = min(rewrite, 1.0 / (1.0 / read + 1.0 / write))
+    return Streaming(write, rewrite, read)
 
 
 def _random_read_servers(g: VdevGroup, recordsize: int, ashift: int) -> float:
@@ -209,12 +344,14 @@ def predict(layout: Layout, disk: DiskProfile, host: HostLimits | None = None, *
             ashift: int = 12, block_size: int = 4 * KiB) -> SpeedPrediction:
     """Predicted speed of `layout` built from disks like `disk` in `host` (default: the profile's host)."""
     host = disk.host if host is None else host
-    n_write = data_disks(layout, recordsize, ashift)
-    write = min(n_write * disk.seq_write_mb_s, host.write_mb_s, parity_ceiling_mb_s(layout, host, recordsize, ashift))
-    read_disk = read_disks(layout) * disk.seq_read_mb_s
-    read = 1.0 / (1.0 / read_disk + 1.0 / host.read_mb_s)
-    rewrite = disk.single_rewrite_mb_s * (1.0 + (n_write - 1.0) * host.rewrite_parallel)
-    rewrite = min(rewrite, read, write)
+    s = streaming_mb_s(layout_shape(layout, recordsize, ashift), disk_write_mb_s=disk.seq_write_mb_s,
+                       disk_read_mb_s=disk.seq_read_mb_s, disk_rewrite_mb_s=disk.single_rewrite_mb_s,
+                       host_write_mb_s=host.write_mb_s, host_read_mb_s=host.read_mb_s,
+                       reads_in_flight=host.reads_in_flight, rewrite_parallel=host.rewrite_parallel,
+                       vdev_pipeline_mb_s=host.vdev_pipeline_mb_s, child_io_us=host.child_io_us,
+                       parity_us_per_mb=host.parity_us_per_mb,
+                       parity_ceiling_mb_s=parity_ceiling_mb_s(layout, host, recordsize, ashift))
+    write, rewrite, read = s.write_mb_s, s.rewrite_mb_s, s.read_mb_s
     servers = sum(g.count * _random_read_servers(g, recordsize, ashift) for g in layout.groups)
     read_qd1 = disk.rand_read_iops_qd1
     # "QD8" is the Ars Technica heavy point: 8 jobs at queue depth 8, so up to 64 reads in flight

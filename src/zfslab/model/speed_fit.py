@@ -1,0 +1,290 @@
+"""Fit the streaming speed model on measured pools, with each parameter's uncertainty, and
+predict any layout with an interval (docs/speed.md#fit).
+
+Ten physical parameters (PARAMETERS) in log space, fitted by least squares of log ratios
+(scipy.optimize.least_squares, within physical bounds) plus one prior term per parameter, so a
+parameter no measurement pins stays at its documented prior instead of wandering off. Rows more
+than about 15 % off pull linearly rather than quadratically (a soft-L1 loss), so one odd
+measurement cannot drag the fit. The covariance comes from the Jacobian at the optimum, with each
+metric's scatter estimated from its residuals; a prediction's interval adds that scatter to the
+parameters' uncertainty carried through the model, with Student's t for the few degrees of
+freedom a calibration of a handful of rows leaves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from statistics import NormalDist
+
+import numpy as np
+from scipy.optimize import least_squares
+from scipy.stats import t as student_t
+
+from zfslab.errors import UsageError
+from zfslab.model.layouts import Layout
+from zfslab.model.performance import (DiskProfile, HostLimits, LayoutShape, Streaming, layout_shape,
+                                      parity_ceiling_mb_s, streaming_mb_s)
+
+KiB = 1024
+METRICS = ("write", "rewrite", "read")
+SCATTER = 0.10  # log-units: what one measurement of a pool is assumed to scatter by before the fit
+ROBUST_SCALE = 1.5  # in SCATTER units: beyond ~15 % a row pulls linearly (soft-L1)
+SCATTER_WEIGHT = 2.0  # pseudo-rows of SCATTER pooled with each metric's own residuals
+
+
+class FitError(UsageError):
+    """{}"""
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One model parameter: unit in its name, a log-normal prior with its source, hard bounds."""
+
+    name: str
+    metric: str  # the measured column that pins it
+    prior: float  # prior median (disk_rewrite_mb_s: relative to the disk's read and write, see below)
+    prior_log_sd: float
+    low: float
+    high: float
+    source: str
+
+
+PARAMETERS = (
+    Parameter("disk_write_mb_s", "write", 220, 1.5, 1, 30_000,
+              "hdd7200 preset: a 7200 rpm disk's outer zone (docs/speed.md#presets); one sd spans 5400 rpm to SATA SSD"),
+    Parameter("disk_read_mb_s", "read", 220, 1.5, 1, 30_000, "as disk_write_mb_s"),
+    Parameter("disk_rewrite_mb_s", "rewrite", 1.0, 0.7, 1, 30_000,
+              "one disk reading then writing the same bytes: 1/(1/read + 1/write) (DiskProfile.single_rewrite_mb_s)"),
+    Parameter("host_write_mb_s", "write", 2400, 1.5, 10, 1e6,
+              "a SAS-2 x4 wide port, the link most pools share (LSI 6Gb/s SAS HBA User Guide)"),
+    Parameter("host_read_mb_s", "read", 2400, 1.5, 10, 1e6, "as host_write_mb_s"),
+    Parameter("reads_in_flight", "read", 1.0, 1.0, 1, 1024,
+              "the model before issue 15: a reader waits for each record, then copies it (disks and host in series); "
+              "half-normal in log above that"),
+    Parameter("rewrite_parallel", "rewrite", 0.2, 1.0, 1e-3, 1, "HostLimits' default (docs/speed.md#rewrite)"),
+    Parameter("vdev_pipeline_mb_s", "write", 1200, 1.0, 10, 1e6,
+              "libzpool: 114-191 us per 128 KiB copy (benchmarks/write_cpu_cost.py), less ~40 % userspace overhead"),
+    Parameter("child_io_us", "write", 7.0, 1.0, 1e-3, 1e4,
+              "libzpool: 7.3-12.5 us per child I/O (benchmarks/write_cpu_cost.py)"),
+    Parameter("parity_us_per_mb", "write", 280, 1.0, 1e-2, 1e6,
+              "libzpool: 42-63 us per parity column per 128 KiB record (benchmarks/write_cpu_cost.py), less ~40 %"),
+)
+NAMES = tuple(p.name for p in PARAMETERS)
+_IDX = {name: i for i, name in enumerate(NAMES)}
+_LOW = np.log([p.low for p in PARAMETERS])
+_HIGH = np.log([p.high for p in PARAMETERS])
+_PRIOR_SD = np.array([p.prior_log_sd for p in PARAMETERS])
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One measured streaming rate of one pool."""
+
+    layout: Layout
+    metric: str  # write, rewrite or read
+    mb_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class FittedParameter:
+    name: str
+    value: float
+    low: float  # the interval at the fit's level
+    high: float
+    pinned_by: str  # "data" when the measurements at least halve the prior's spread, else "prior"
+    source: str  # the prior's source
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A predicted MB/s and the interval a new measurement should fall in."""
+
+    metric: str
+    mb_s: float
+    low_mb_s: float
+    high_mb_s: float
+    level: float
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedFit:
+    """Fitted log-parameters, their covariance and each metric's scatter (log units)."""
+
+    log_values: tuple[float, ...]
+    covariance: tuple[tuple[float, ...], ...]
+    scatter: dict[str, float]
+    scatter_dof: dict[str, float]  # degrees of freedom behind each scatter (residual rows + pseudo-rows)
+    fitted_metrics: tuple[str, ...]  # metrics some measurement pinned
+    ashift: int
+    recordsize: int
+    host: HostLimits  # the fixed host facts (parity ceiling); fitted fields are overwritten
+
+    @property
+    def values(self) -> dict[str, float]:
+        return {name: math.exp(v) for name, v in zip(NAMES, self.log_values)}
+
+    def parameters(self, level: float = 0.9) -> list[FittedParameter]:
+        """Each parameter with its interval and whether the data or the prior pins it."""
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        out = []
+        for i, p in enumerate(PARAMETERS):
+            sd = math.sqrt(max(self.covariance[i][i], 0.0))
+            x = self.log_values[i]
+            pinned = "data" if p.metric in self.fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
+            low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
+            out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
+        return out
+
+    def profile(self, base: DiskProfile) -> DiskProfile:
+        """`base` (for its IOPS and latencies) with the fitted streaming rates and host."""
+        v = self.values
+        host = replace(self.host, write_mb_s=v["host_write_mb_s"], read_mb_s=v["host_read_mb_s"],
+                       rewrite_parallel=v["rewrite_parallel"], vdev_pipeline_mb_s=v["vdev_pipeline_mb_s"],
+                       child_io_us=v["child_io_us"], parity_us_per_mb=v["parity_us_per_mb"],
+                       reads_in_flight=v["reads_in_flight"])
+        return replace(base, seq_write_mb_s=v["disk_write_mb_s"], seq_read_mb_s=v["disk_read_mb_s"],
+                       rewrite_mb_s=v["disk_rewrite_mb_s"], host=host, source=f"fitted; {base.source}".strip("; "))
+
+
+def _streaming(x: np.ndarray, shape: LayoutShape, ceiling: float) -> Streaming:
+    v = np.exp(x)
+    return streaming_mb_s(shape, disk_write_mb_s=v[0], disk_read_mb_s=v[1], disk_rewrite_mb_s=v[2],
+                          host_write_mb_s=v[3], host_read_mb_s=v[4], reads_in_flight=v[5], rewrite_parallel=v[6],
+                          vdev_pipeline_mb_s=v[7], child_io_us=v[8], parity_us_per_mb=v[9], parity_ceiling_mb_s=ceiling)
+
+
+def _prior_residuals(x: np.ndarray) -> np.ndarray:
+    centers = np.log([p.prior for p in PARAMETERS])
+    # the rewrite prior is relative: the disk's read and write in series
+    centers[2] = -math.log(math.exp(-x[0]) + math.exp(-x[1]))
+    return (x - centers) / _PRIOR_SD
+
+
+class _Problem:
+    """The measurements as shapes, and the residuals of the fit."""
+
+    def __init__(self, measurements: Sequence[Measurement], ashift: int, recordsize: int, host: HostLimits):
+        shapes: dict[str, tuple[LayoutShape, float]] = {}
+        for m in measurements:
+            key = str(m.layout)
+            if key not in shapes:
+                shapes[key] = (layout_shape(m.layout, recordsize, ashift),
+                               parity_ceiling_mb_s(m.layout, host, recordsize, ashift))
+        self.rows = [(shapes[str(m.layout)], m.metric, math.log(m.mb_s)) for m in measurements]
+        self.metrics = [m.metric for m in measurements]
+
+    def log_predictions(self, x: np.ndarray) -> np.ndarray:
+        cache: dict[int, Streaming] = {}
+        out = []
+        for (shape, ceiling), metric, _ in self.rows:
+            s = cache.get(id(shape))
+            if s is None:
+                s = cache[id(shape)] = _streaming(x, shape, ceiling)
+            out.append(math.log(getattr(s, f"{metric}_mb_s")))
+        return np.array(out)
+
+    def data_residuals(self, x: np.ndarray) -> np.ndarray:
+        return self.log_predictions(x) - np.array([y for _, _, y in self.rows])
+
+    def robust_residuals(self, x: np.ndarray) -> np.ndarray:
+        r = self.data_residuals(x) / SCATTER
+        c = ROBUST_SCALE  # soft-L1: rho(r) = 2 c^2 (sqrt(1 + (r/c)^2) - 1), as a residual
+        r = np.sign(r) * np.sqrt(2 * c * c * (np.sqrt(1 + (r / c) ** 2) - 1))
+        return np.concatenate([r, _prior_residuals(x)])
+
+
+def _jacobian(fun, x: np.ndarray, step: float = 1e-5) -> np.ndarray:
+    """Central differences in log space (the model has kinks; a small step sees one side)."""
+    cols = []
+    for i in range(len(x)):
+        e = np.zeros_like(x)
+        e[i] = step
+        cols.append((fun(x + e) - fun(x - e)) / (2 * step))
+    return np.array(cols).T
+
+
+def _starts(problem: _Problem, measurements: Sequence[Measurement]) -> list[np.ndarray]:
+    """Deterministic starting points: rates from the smallest pools, ceilings from the fastest."""
+    x = np.log([p.prior for p in PARAMETERS])
+    for metric, disk, host, per in (("write", 0, 3, "data_disks"), ("read", 1, 4, "read_children")):
+        rows = [(m, shape) for m, ((shape, _), _, _) in zip(measurements, problem.rows) if m.metric == metric]
+        if rows:
+            small, shape = min(rows, key=lambda r: getattr(r[1], per))
+            x[disk] = math.log(small.mb_s / getattr(shape, per))
+            x[host] = math.log(1.5 * max(m.mb_s for m, _ in rows))
+    x[2] = -math.log(math.exp(-x[0]) + math.exp(-x[1]))
+    starts = [x]
+    for shift in (-1.0, 1.0):  # the pipeline and host-time parameters one prior sd either way
+        y = x.copy()
+        y[[5, 7, 8, 9]] += shift * _PRIOR_SD[[5, 7, 8, 9]]
+        starts.append(y)
+    return [np.clip(s, _LOW + 1e-9, _HIGH - 1e-9) for s in starts]
+
+
+def check_measurements(measurements: Sequence[Measurement]) -> None:
+    """Raise FitError naming the first measurement no fit can use."""
+    if not measurements:
+        raise FitError("nothing to fit: give at least one measured pool")
+    for m in measurements:
+        if m.metric not in METRICS:
+            raise FitError(f"{m.layout}: metric {m.metric!r}: use one of {', '.join(METRICS)}")
+        if isinstance(m.mb_s, bool) or not isinstance(m.mb_s, (int, float)) or not math.isfinite(m.mb_s) or m.mb_s <= 0:
+            raise FitError(f"{m.layout}: {m.metric} {m.mb_s!r} MB/s: a measured rate must be a finite number > 0")
+
+
+def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsize: int = 128 * KiB,
+              host: HostLimits | None = None) -> SpeedFit:
+    """Fit the ten parameters on measured pools; `host` brings known facts (the CPU's parity rates)."""
+    check_measurements(measurements)
+    host = HostLimits() if host is None else host
+    problem = _Problem(measurements, ashift, recordsize, host)
+    best = None
+    for x0 in _starts(problem, measurements):
+        with np.errstate(all="ignore"):
+            res = least_squares(problem.robust_residuals, x0, bounds=(_LOW, _HIGH), x_scale=1.0)
+        if best is None or res.cost < best.cost - 1e-12:
+            best = res
+    x = best.x
+    # each metric's scatter: its residuals over the rows the fit could not absorb, pooled with SCATTER
+    g = _jacobian(problem.log_predictions, x)
+    prior_j = _jacobian(_prior_residuals, x)
+    metrics = np.array(problem.metrics)
+    r = problem.data_residuals(x)
+    info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
+    hat = np.einsum("ij,jk,ik->i", g / SCATTER, np.linalg.pinv(info0), g / SCATTER)
+    scatter, scatter_dof = {}, {}
+    for m in METRICS:
+        rows = metrics == m
+        dof = max(rows.sum() - hat[rows].sum(), 0.0) + SCATTER_WEIGHT
+        scatter[m] = math.sqrt((np.sum(r[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
+        scatter_dof[m] = float(dof)
+    weights = np.array([1.0 / scatter[m] ** 2 for m in problem.metrics])
+    cov = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
+    fitted = tuple(m for m in METRICS if m in set(problem.metrics))
+    return SpeedFit(tuple(float(v) for v in x), tuple(tuple(float(c) for c in row) for row in cov), scatter,
+                    scatter_dof, fitted, ashift, recordsize, host)
+
+
+def predict_intervals(fit: SpeedFit, layout: Layout, *, level: float = 0.9) -> dict[str, Interval]:
+    """Streaming write, rewrite and read of `layout` under `fit`, each with its interval."""
+    if not 0 < level < 1:
+        raise ValueError(f"level(={level!r}) must be between 0 and 1")
+    shape = layout_shape(layout, fit.recordsize, fit.ashift)
+    ceiling = parity_ceiling_mb_s(layout, fit.host, fit.recordsize, fit.ashift)
+    x = np.array(fit.log_values)
+
+    def logs(v: np.ndarray) -> np.ndarray:
+        s = _streaming(v, shape, ceiling)
+        return np.log([s.write_mb_s, s.rewrite_mb_s, s.read_mb_s])
+
+    center = logs(x)
+    g = _jacobian(logs, x)
+    cov = np.array(fit.covariance)
+    out = {}
+    for k, m in enumerate(METRICS):
+        z = float(student_t.ppf(0.5 + level / 2, fit.scatter_dof[m]))
+        sd = math.sqrt(max(float(g[k] @ cov @ g[k]), 0.0) + fit.scatter[m] ** 2)
+        out[m] = Interval(m, math.exp(center[k]), math.exp(center[k] - z * sd), math.exp(center[k] + z * sd), level)
+    return out
