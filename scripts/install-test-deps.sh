@@ -31,7 +31,8 @@ apt_install() {
 
 add_sources
 need=()
-# gcc + libzfslinux-dev: the libzpool capacity oracle; qemu + debootstrap: the e2e guest;
+# gcc + libzfslinux-dev: the libzpool capacity oracle (2.1); qemu + debootstrap: the e2e guest
+# (debootstrap also builds the oracle's trixie chroot for 2.3 and 2.4, tests/oracle/chroot.py);
 # chromium: the report's browser test; bonnie++: the bench engine calomel used
 for pkg in gcc libc6-dev libzfslinux-dev fio bonnie++ qemu-system-x86 debootstrap e2fsprogs chromium; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
