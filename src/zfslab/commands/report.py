@@ -30,7 +30,6 @@ def add_parser(sub) -> None:
     p.add_argument("--html", metavar="FILE", help="write the page here")
     p.add_argument("--charts", metavar="DIR", help="also write each chart to DIR")
     p.add_argument("--chart-format", choices=("png", "svg"), default="png", help="format of --charts files (default png)")
-    p.add_argument("--disk-model", default="hdd7200", metavar="MODEL", help="speed profile (see plan --help)")
     p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12)
     p.add_argument("--zfs-version", default="2.1", metavar="V")
     add_risk_options(p)
@@ -130,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.model.capacity import rules_for
     from zfslab.model.layouts import parse_layout
     from zfslab.model.performance import predict
-    from zfslab.model.plan import disk_set, parse_disk_set, plan
+    from zfslab.commands._common import parse_disk_set
+    from zfslab.model.plan import disk_set, plan
     from zfslab.model.recommend import recommend
     from zfslab.report import charts
     from zfslab.report.files import check_output_path, write_atomically
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         count, size = parse_disk_set(DEFAULT_DISKS)
     disks = disk_set(count, size)
-    profile = load_disk_model(args.disk_model)
+    profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
     rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size, horizons),
                 speed=profile)
