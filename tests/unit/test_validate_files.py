@@ -40,6 +40,59 @@ def test_bad_files_are_one_line_errors(run_cli, tmp_path, name, content, message
     assert r.stderr.startswith("zfslab: error: ") and message in r.stderr and r.stderr.count("\n") == 1
 
 
+NO_COLUMN = ("disks,kind,vdevs,width,write_MBps,read_MBps\n1,stripe,1,1,100,200\n2,stripe,2,1,190,380\n"
+             "4,stripe,4,1,350,700\n3,raidz1,1,3,190,520\n4,mirror,2,2,185,690\n")
+
+
+def test_auto_calibration_needs_no_column_and_json_rows_say_which_rows_it_chose(run_cli, tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text(NO_COLUMN)
+    r = run_cli("validate", str(path))
+    assert r.exit_code == 2 and "no row has calibration=1" in r.stderr and "--calibration auto" in r.stderr
+    out = json.loads(run_cli("validate", str(path), "--calibration", "auto", "--json").stdout)
+    assert [row["calibration"] for row in out["rows"]] == [True, False, True, False, False]  # 2 of 5: a third
+    assert out["calibration_rows"] == [0, 2]
+    assert out["metrics"]["write"]["rows"] == 3 and out["baseline"]["write"]["rows"] == 3
+    assert all(low <= row["predicted"]["write"] <= high for row in out["rows"]
+               for low, high in [row["interval"]["write"]])
+    assert "leave_one_out" not in out
+
+
+def test_auto_calibration_ignores_the_csv_column(run_cli):
+    out = json.loads(run_cli("validate", os.path.join(DATA, "calomel-calibrated.csv"), "--ashift", "9",
+                             "--calibration", "auto", "--json").stdout)
+    assert out["calibration_rows"] == [0, 3, 5, 8, 19, 22, 23, 24, 25]  # not the file's 0 and 25 alone
+
+
+def test_leave_one_out_scores_every_row(run_cli, tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text(NO_COLUMN)
+    r = run_cli("validate", str(path), "--calibration", "auto", "--loo")
+    assert r.exit_code == 0 and "leave one out over every row: write" in r.stdout
+    out = json.loads(run_cli("validate", str(path), "--calibration", "auto", "--loo", "--json").stdout)
+    assert out["leave_one_out"]["write"]["rows"] == 5 and out["leave_one_out"]["rewrite"]["rows"] == 0
+
+
+@pytest.mark.parametrize("content,message", [
+    ("disks,kind,vdevs,width,write_MBps\n1,stripe,1,1,100\n2,stripe,2,1,190\n",
+     "too few rows to fit and check: --calibration auto needs at least 3 measured pools, got 2"),
+    ("disks,kind,vdevs,width,write_MBps\n1,stripe,1,1,0\n2,stripe,2,1,190\n4,stripe,4,1,350\n",
+     "row 0: write_MBps must be from 0.1 to 1e+06 MB/s, got 0"),
+    ("disks,kind,vdevs,width,write_MBps\n1,stripe,1,1,100\n2,stripe,2,1,-190\n4,stripe,4,1,350\n",
+     "row 1: write_MBps must be from 0.1 to 1e+06 MB/s, got -190"),
+    ("disks,kind,vdevs,width,write_MBps\n1,stripe,1,1,100\n2,stripe,2,1,190\n4,stripe,4,1,NaN\n",
+     "row 2: write_MBps 'NaN' is not a number"),
+    ("disks,kind,vdevs,width,write_MBps\n1,stripe,1,1,\n2,stripe,2,1,190\n4,stripe,4,1,350\n",
+     "no calibration row has a measured value"),
+])
+def test_auto_calibration_on_bad_tables_is_one_line(run_cli, tmp_path, content, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    r = run_cli("validate", str(path), "--calibration", "auto")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"zfslab: error: {message}\n" or (message in r.stderr and r.stderr.count("\n") == 1)
+
+
 def test_a_directory_or_a_missing_file(run_cli, tmp_path):
     r = run_cli("validate", str(tmp_path))
     assert r.exit_code == 2 and "a directory; give a CSV file" in r.stderr
@@ -103,4 +156,4 @@ def test_a_disk_profile_named_like_markup_is_printed_as_is(run_cli, tmp_path):
     path.write_text('name = "[/]"\nseq_read_mb_s = 100\nseq_write_mb_s = 90\nrand_read_iops_qd1 = 70\n'
                     'rand_read_iops_qd8 = 120\nrand_write_iops = 150\nsync_write_ms = 15\n')
     r = run_cli("plan", "6x4TB", "--disk-model", str(path))
-    assert r.exit_code == 0 and "predicted for [/] disks" in r.stdout
+    assert r.exit_code == 0 and "[/]" in r.stdout

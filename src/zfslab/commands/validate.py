@@ -12,15 +12,21 @@ from zfslab.errors import UsageError, shown
 from zfslab.report.tables import Column, render_table, to_json
 
 
-EXAMPLE = "zfslab validate tests/data/calomel-calibrated.csv --ashift 9"
+EXAMPLE = "zfslab validate tests/data/calomel-hdd-24x4tb.csv --ashift 9 --calibration auto"
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("validate", epilog=f"example: {EXAMPLE}", help="check the speed model on a published table of measurements",
-                       description="Fit the speed model on the rows marked calibration=1, predict the others, and "
-                                   "compare with the measured MB/s and with the rule of thumb.")
-    p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],calibration")
+                       description="Fit the speed model on the calibration rows, predict the others with 90 % "
+                                   "intervals, and compare with the measured MB/s and with the rule of thumb "
+                                   "fitted on the same rows.")
+    p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],[calibration]")
     p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="ashift of the measured pools (default 12)")
+    p.add_argument("--calibration", choices=("csv", "auto"), default="csv",
+                   help="csv: fit on the rows marked calibration=1 (default); auto: on at most a third of the "
+                        "rows, chosen from their layouts by the design rule (docs/speed.md#calibration-design)")
+    p.add_argument("--loo", action="store_true",
+                   help="also score each row predicted from a fit on all the other rows (leave one out)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -37,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"dataset {shown(args.dataset, 200)}: not a readable CSV file ({shown(str(e), 80)})") from None
     if records:
         records = [{(k.strip() if isinstance(k, str) else k): v for k, v in r.items()} for r in records]
-    result = validate(parse_dataset(records), ashift=args.ashift)
+    result = validate(parse_dataset(records, calibration=args.calibration), ashift=args.ashift, loo=args.loo)
     if args.json:
         print(to_json(plain(result)))
         return 0
@@ -56,20 +62,41 @@ def run(args: argparse.Namespace) -> int:
                  Column(f"{m} rule", lambda r, m=m: cell(r, m, "rule_of_thumb"))]
     render_table(result["rows"], cols, console=out, title=f"{escape(args.dataset)}: fitted on the calibration rows")
     for m in metrics:
-        ours, rule = result["metrics"][m]["median_ape_pct"], result["baseline"][m]["median_ape_pct"]
-        if ours is not None:
-            out.print(f"{m:8s} median absolute error {ours:5.1f} % over {result['metrics'][m]['rows']} predicted rows "
-                      f"(rule of thumb {rule:5.1f} %)")
-    p, fitted = result["parameters"], result["fitted_metrics"]
-    if len(fitted) == len(metrics):
-        out.print(f"fitted: disk {p['disk_seq_write_mb_s']:.0f} MB/s write, {p['disk_seq_read_mb_s']:.0f} MB/s read, "
-                  f"{p['disk_rewrite_mb_s']:.0f} MB/s rewrite; host ceilings {p['host_write_mb_s']:.0f} MB/s write, "
-                  f"{p['host_read_mb_s']:.0f} MB/s read; rewrite parallel share {p['rewrite_parallel']:.2f}")
-        return 0
-    # only what the calibration rows measured: the rest would be the starting guesses, not a fit
-    parts = {"write": f"disk {p['disk_seq_write_mb_s']:.0f} MB/s write, host ceiling {p['host_write_mb_s']:.0f} MB/s",
-             "read": f"disk {p['disk_seq_read_mb_s']:.0f} MB/s read, host ceiling {p['host_read_mb_s']:.0f} MB/s",
-             "rewrite": f"disk {p['disk_rewrite_mb_s']:.0f} MB/s rewrite, parallel share {p['rewrite_parallel']:.2f}"}
-    out.print("fitted: " + "; ".join(parts[m] for m in ("write", "read", "rewrite") if m in fitted))
-    out.print(f"not fitted (no calibration row measures it): {', '.join(m for m in metrics if m not in fitted)}")
+        ours, rule = result["metrics"][m], result["baseline"][m]
+        if ours["median_ape_pct"] is not None:
+            out.print(f"{m:8s} median absolute error {ours['median_ape_pct']:5.1f} % over {ours['rows']} predicted rows "
+                      f"(rule of thumb {_pct(rule['median_ape_pct'])}); Spearman {_num(ours['spearman'])}; "
+                      f"{ours['inside_interval_pct']:.0f} % inside the {100 * result['interval_level']:.0f} % interval")
+    loo = result.get("leave_one_out")
+    if loo:
+        parts = [f"{m} {_pct(loo[m]['median_ape_pct'])} (Spearman {_num(loo[m]['spearman'])})"
+                 for m in metrics if loo[m]["rows"]]
+        out.print(f"leave one out over every row: {'; '.join(parts)}")
+    fitted = result["fitted_metrics"]
+    intervals = result["parameter_intervals"]
+
+    def shown_param(name):
+        p = intervals[name]
+        return f"{name} {_num(p['value'])} ({_num(p['low'])}-{_num(p['high'])})"
+    from zfslab.model.speed_fit import PARAMETERS
+    mine = [p.name for p in PARAMETERS if p.metric in fitted]
+    data = [n for n in mine if intervals[n]["pinned_by"] == "data"]
+    prior = [n for n in mine if intervals[n]["pinned_by"] == "prior"]
+    if data:
+        out.print("fitted: " + ", ".join(shown_param(n) for n in data))
+    if prior:
+        out.print("from the priors (the calibration rows do not pin them): " + ", ".join(shown_param(n) for n in prior))
+    if len(fitted) < len(metrics):
+        # only what the calibration rows measured: the rest would be the priors, not a fit
+        out.print(f"not fitted (no calibration row measures it): {', '.join(m for m in metrics if m not in fitted)}")
     return 0
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} %"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if abs(value) < 100 else f"{value:,.0f}"

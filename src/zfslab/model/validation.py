@@ -1,9 +1,9 @@
 """Check the speed model on a published table: fit on the calibration rows, predict the rest.
 
 A dataset row: disks, kind (stripe|mirror|raidz1|raidz2|raidz3), vdevs, width, any of
-write_MBps / rewrite_MBps / read_MBps, and calibration (1 = may be fitted on). The fitted
-parameters are the physical ones of performance.py: per-disk streaming rates, the host's
-write and read ceilings, a disk's rewrite rate and the rewrite parallel share.
+write_MBps / rewrite_MBps / read_MBps, and calibration (1 = may be fitted on). With
+calibration "auto" the column is ignored and the design rule of calibration.py chooses at most
+a third of the rows from their layouts alone. The fit and its intervals are speed_fit.py's.
 """
 
 from __future__ import annotations
@@ -12,19 +12,20 @@ import math
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-import numpy as np
-from scipy.optimize import least_squares
+from scipy.stats import spearmanr
 
 from zfslab.errors import LayoutError, UsageError, clip, shown
+from zfslab.model.calibration import calibration_design
 from zfslab.model.layouts import MAX_CHILDREN, MAX_POOL_DISKS, Layout, VdevGroup, VdevKind
-from zfslab.model.performance import DiskProfile, HostLimits, data_disks, predict, read_disks
+from zfslab.model.speed_fit import METRICS, FitError, Measurement, SpeedFit, fit_speed, predict_intervals
 from zfslab.model.units import FLOAT_RE
 
-METRICS = ("write", "rewrite", "read")
 KINDS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
-UNBOUNDED = 1e7  # MB/s: a ceiling the data never reaches
+CALIBRATION_MODES = ("csv", "auto")
+MIN_AUTO_ROWS = 3  # one row to fit on and two to check it on
+LEVEL = 0.9  # the intervals' level
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +71,14 @@ def _cell(r: dict, column: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def parse_dataset(records: Sequence[dict[str, str]]) -> list[DatasetRow]:
-    """Rows from CSV records (dicts of strings), checked with one-line errors naming the row."""
+def parse_dataset(records: Sequence[dict[str, str]], *, calibration: str = "csv") -> list[DatasetRow]:
+    """Rows from CSV records (dicts of strings), checked with one-line errors naming the row.
+
+    calibration "csv" takes the rows marked calibration=1; "auto" ignores that column and marks
+    the rows the design rule chooses (model/calibration.py).
+    """
+    if calibration not in CALIBRATION_MODES:
+        raise UsageError(f"calibration {clip(calibration)}: use one of {', '.join(CALIBRATION_MODES)}")
     if not records:
         raise UsageError("the dataset has no rows: give a header line and one line per measured pool")
     if len(records) > MAX_ROWS:
@@ -100,60 +107,18 @@ def parse_dataset(records: Sequence[dict[str, str]]) -> list[DatasetRow]:
                     raise UsageError(f"row {i}: {m}_MBps must be from {MIN_MB_S:g} to {MAX_MB_S:g} MB/s, got {shown(text)}")
                 measured[m] = value
         cal = _cell(r, "calibration") or "0"
-        if cal not in ("0", "1"):
+        if calibration == "auto":
+            cal = "0"
+        elif cal not in ("0", "1"):
             raise UsageError(f"row {i}: calibration is 1 (fit on it) or 0 (predict it), got {clip(cal)}")
         rows.append(DatasetRow(i, row_layout(disks, _cell(r, "kind"), vdevs, width, i), measured, cal == "1"))
+    if calibration == "auto":
+        rows = auto_calibration(rows)
     if not any(r.calibration for r in rows):
-        raise UsageError("no row has calibration=1: mark the rows the model may be fitted on")
+        raise UsageError("no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto")
     if not any(r.calibration and r.measured for r in rows):
         raise UsageError("no calibration row has a measured value: nothing to fit the model on")
     return rows
-
-
-@dataclass(frozen=True, slots=True)
-class Fitted:
-    disk: DiskProfile
-    host: HostLimits
-
-
-def _fit(rows: list[DatasetRow], metric: str, make, x0: list[float]) -> np.ndarray:
-    cal = [r for r in rows if r.calibration and metric in r.measured]
-    if not cal:
-        return np.log(np.array(x0))
-
-    def residuals(logx):
-        return [math.log(getattr(make(np.exp(logx)).__call__(r.layout), f"{metric}_mb_s") / r.measured[metric])
-                for r in cal]
-    upper = np.log(np.full(len(x0), UNBOUNDED))
-    res = least_squares(residuals, np.log(np.array(x0)), bounds=(np.full(len(x0), -5.0), upper))
-    return res.x
-
-
-def fit(rows: list[DatasetRow], ashift: int) -> Fitted:
-    """Fit the physical parameters on the calibration rows (least squares of log ratios)."""
-    cal = [r for r in rows if r.calibration]
-    smallest = min(cal, key=lambda r: r.layout.disks)
-    base = {m: smallest.measured.get(m, 100.0) for m in METRICS}
-    disk = DiskProfile("fitted", base["read"], base["write"], 100, 200, 200, 10.0)
-    host = HostLimits(UNBOUNDED, UNBOUNDED, 0.2)
-
-    def model(d: DiskProfile, h: HostLimits):
-        return lambda layout: predict(layout, d, h, ashift=ashift)
-
-    w = np.exp(_fit(rows, "write", lambda x: model(_with(disk, seq_write_mb_s=x[0]), _with(host, write_mb_s=x[1])),
-                    [base["write"], 10 * base["write"]]))
-    disk, host = _with(disk, seq_write_mb_s=w[0]), _with(host, write_mb_s=w[1])
-    r = np.exp(_fit(rows, "read", lambda x: model(_with(disk, seq_read_mb_s=x[0]), _with(host, read_mb_s=x[1])),
-                    [base["read"], 10 * base["read"]]))
-    disk, host = _with(disk, seq_read_mb_s=r[0]), _with(host, read_mb_s=r[1])
-    rw = np.exp(_fit(rows, "rewrite", lambda x: model(_with(disk, rewrite_mb_s=x[0]), _with(host, rewrite_parallel=min(x[1], 1.0))),
-                     [base["rewrite"], 0.3]))
-    return Fitted(_with(disk, rewrite_mb_s=rw[0]), _with(host, rewrite_parallel=min(rw[1], 1.0)))
-
-
-def _with(obj, **changes):
-    from dataclasses import replace
-    return replace(obj, **changes)
 
 
 def baseline(rows: list[DatasetRow], metric: str, row: DatasetRow, ashift: int) -> float | None:
@@ -177,32 +142,98 @@ def baseline(rows: list[DatasetRow], metric: str, row: DatasetRow, ashift: int) 
     return min(per_unit * units(row.layout), cap)
 
 
-def validate(rows: list[DatasetRow], *, ashift: int = 12) -> dict:
-    """Per-row predictions and the median absolute percentage error of the predicted rows."""
-    fitted = fit(rows, ashift)
-    out_rows, errors, base_errors = [], {m: [] for m in METRICS}, {m: [] for m in METRICS}
+
+
+def auto_calibration(rows: list[DatasetRow]) -> list[DatasetRow]:
+    """The rows with calibration set by the design rule (at most a third of them)."""
+    if len(rows) < MIN_AUTO_ROWS:
+        raise UsageError(f"too few rows to fit and check: --calibration auto needs at least {MIN_AUTO_ROWS} measured "
+                         f"pools, got {len(rows)}")
+    chosen = {p.index for p in calibration_design([r.layout for r in rows])}
+    return [replace(r, calibration=i in chosen) for i, r in enumerate(rows)]
+
+
+def measurements(rows: Sequence[DatasetRow]) -> list[Measurement]:
+    return [Measurement(r.layout, m, v) for r in rows for m, v in r.measured.items()]
+
+
+def _fit(rows: Sequence[DatasetRow], ashift: int) -> SpeedFit:
+    try:
+        return fit_speed(measurements(rows), ashift=ashift)
+    except FitError as e:
+        raise UsageError(str(e)) from None
+
+
+def _spearman(predicted: list[float], measured: list[float]) -> float | None:
+    if len(predicted) < 3 or len(set(predicted)) < 2 or len(set(measured)) < 2:
+        return None
+    return float(spearmanr(predicted, measured).statistic)
+
+
+def _summary(pairs: dict[str, list[tuple[float, float, bool]]]) -> dict:
+    """Median absolute % error, Spearman and interval coverage of (predicted, measured, inside) pairs."""
+    out = {}
+    for m, ps in pairs.items():
+        errors = [abs(p - y) / y * 100 for p, y, _ in ps]
+        out[m] = {"median_ape_pct": statistics.median(errors) if errors else None, "rows": len(ps),
+                  "spearman": _spearman([p for p, _, _ in ps], [y for _, y, _ in ps]),
+                  "inside_interval_pct": 100 * sum(i for _, _, i in ps) / len(ps) if ps else None}
+    return out
+
+
+def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
+    """Each row predicted from a fit on all the others: the model's reach, design aside."""
+    pairs: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
+    for i, row in enumerate(rows):
+        if not row.measured:
+            continue
+        others = [r for j, r in enumerate(rows) if j != i and r.measured]
+        if not others:
+            continue
+        predicted = predict_intervals(_fit(others, ashift), row.layout, level=LEVEL)
+        for m, y in row.measured.items():
+            p = predicted[m]
+            pairs[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
+    return _summary(pairs)
+
+
+def validate(rows: list[DatasetRow], *, ashift: int = 12, loo: bool = False) -> dict:
+    """Fit on the calibration rows, predict every row with its interval, and score the predicted
+    rows against the measurements and against the rule of thumb fitted on the same rows."""
+    cal = [r for r in rows if r.calibration and r.measured]
+    if not cal:
+        raise UsageError("no calibration row has a measured value: nothing to fit the model on")
+    fit = _fit(cal, ashift)
+    out_rows = []
+    ours: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
+    rule_pairs: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
     for row in rows:
-        p = predict(row.layout, fitted.disk, fitted.host, ashift=ashift)
-        predicted = {m: getattr(p, f"{m}_mb_s") for m in METRICS}
+        predicted = predict_intervals(fit, row.layout, level=LEVEL)
         rule = {m: baseline(rows, m, row, ashift) for m in METRICS}
-        for m, meas in row.measured.items():
-            if not row.calibration:
-                errors[m].append(abs(predicted[m] - meas) / meas * 100)
+        for m, y in row.measured.items():
+            if not row.calibration and m in fit.fitted_metrics:
+                p = predicted[m]
+                ours[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
                 if rule[m] is not None:
-                    base_errors[m].append(abs(rule[m] - meas) / meas * 100)
+                    rule_pairs[m].append((rule[m], y, False))
+        # a metric no calibration row measured would be the priors' guess, not a prediction
+        fitted = {m: predicted[m] if m in fit.fitted_metrics else None for m in METRICS}
         out_rows.append({"index": row.index, "layout": str(row.layout), "calibration": row.calibration,
-                         "predicted": predicted, "measured": dict(row.measured), "rule_of_thumb": rule})
-
-    def summary(errs):
-        return {m: {"median_ape_pct": statistics.median(e) if e else None, "rows": len(e)} for m, e in errs.items()}
-
-    fitted_metrics = [m for m in METRICS if any(r.calibration and m in r.measured for r in rows)]
-    return {
-        "rows": out_rows, "metrics": summary(errors), "baseline": summary(base_errors), "ashift": ashift,
-        "fitted_metrics": fitted_metrics,
-        "parameters": {
-            "disk_seq_write_mb_s": fitted.disk.seq_write_mb_s, "disk_seq_read_mb_s": fitted.disk.seq_read_mb_s,
-            "disk_rewrite_mb_s": fitted.disk.single_rewrite_mb_s, "host_write_mb_s": fitted.host.write_mb_s,
-            "host_read_mb_s": fitted.host.read_mb_s, "rewrite_parallel": fitted.host.rewrite_parallel,
-        },
+                         "predicted": {m: p and p.mb_s for m, p in fitted.items()},
+                         "interval": {m: p and [p.low_mb_s, p.high_mb_s] for m, p in fitted.items()},
+                         "measured": dict(row.measured), "rule_of_thumb": rule})
+    baseline_summary = {m: {k: v for k, v in s.items() if k != "inside_interval_pct"}
+                        for m, s in _summary(rule_pairs).items()}
+    params = fit.parameters(LEVEL)
+    result = {
+        "rows": out_rows, "metrics": _summary(ours), "baseline": baseline_summary, "ashift": ashift,
+        "interval_level": LEVEL, "fitted_metrics": list(fit.fitted_metrics),
+        "calibration_rows": [r.index for r in rows if r.calibration],
+        "parameters": {p.name: p.value for p in params},
+        "parameter_intervals": {p.name: {"value": p.value, "low": p.low, "high": p.high, "pinned_by": p.pinned_by,
+                                         "prior_source": p.source} for p in params},
+        "scatter_log": dict(fit.scatter),
     }
+    if loo:
+        result["leave_one_out"] = leave_one_out(rows, ashift=ashift)
+    return result
