@@ -272,3 +272,11 @@ def test_drill_refuses_what_it_cannot_plan_in_one_line(run_cli, tmp_path):
     r = run_cli("drill", "--pool", "tank", "--read-only", "--dry-run")
     assert r.exit_code == 2 and "--pool NAME --read-only only reads, so drop --dry-run" in r.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_a_sandbox_is_bounded_like_benchs(run_cli, tmp_path):
+    # 256 file vdevs of the sandbox size were made for draid3:8d:255c:100s
+    r = run_cli("drill", "--dry-run", "--sandbox", str(tmp_path / "sb"), "--layout", "draid3:8d:255c:100s")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert "needs 256 file vdevs; a sandbox holds at most 65" in r.stderr
+    assert not (tmp_path / "sb").exists()

@@ -15,6 +15,7 @@ from zfslab.system.disks import (BadDeviceList, DisksRefused, check_wipe_allowed
 
 # A sandbox file is sparse: its size is bounded by what the file system allows, not by free space
 MAX_SANDBOX_BYTES = 16 << 40
+MAX_SANDBOX_FILES = 65  # a sandbox is for trying zfslab out: 64 vdevs and a spare, as bench allows
 
 
 def device_list(text: str) -> list[str]:
@@ -45,6 +46,9 @@ def sandbox_paths(directory: str, count: int, size_text: str) -> tuple[list[str]
         raise UsageError(f"--sandbox-size {size_text}: give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise UsageError(f"--sandbox {directory}: not a directory; give a directory for the file vdevs")
+    if count > MAX_SANDBOX_FILES:
+        raise UsageError(f"--sandbox: the layout needs {count} file vdevs; a sandbox holds at most "
+                         f"{MAX_SANDBOX_FILES}: choose a layout of at most {MAX_SANDBOX_FILES - 1} disks, or real --disks")
     return [os.path.join(os.path.abspath(directory), f"vdev{i}") for i in range(count)], size
 
 
