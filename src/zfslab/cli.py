@@ -4,6 +4,7 @@ code. No logic of its own: each command is a module of zfslab.commands."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -30,11 +31,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _sigterm_interrupts():
+    """SIGTERM (systemd, kill, a CI timeout) ends a command as Ctrl-C does: its finally blocks
+    destroy what it made and every finished measurement is already saved."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: the caller keeps its own handling
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     if debug:
         args_list = [a for a in args_list if a != "--debug"]
+    previous = _sigterm_interrupts()
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)
@@ -66,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"zfslab: internal error: {type(e).__name__}: {one_line(str(e), 500)} (run with --debug for the traceback)",
               file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def entry() -> None:

@@ -88,3 +88,38 @@ def test_a_resumed_plan_leaves_out_what_is_stored(tmp_path):
     assert [(s.test, s.repeat) for s in rest if s.kind == "test"] == [("seqread", 1), ("seqwrite", 2), ("seqread", 2)]
     assert [s for s in every if s.layout == "raidz1:3"][-4:] == rest[-4:]  # destroy and wipes unchanged
     assert format_steps(rest, 5)[0] == "# resuming: 5 measurements already stored are not run again"
+
+
+def test_disks_that_hold_data_are_wiped_first_as_the_plan_says(tmp_path, monkeypatch):
+    # the gate let them through (--wipe with their serials): the dry run shows their wipes, and the
+    # run does them before the first pool, not outside the plan as it did
+    opts = BenchOptions("quick", tuple(SUITES["quick"]), 1, 12, "128K", "off", "64m", 2, 0)
+    devices = []
+    for i in range(2):
+        path = tmp_path / f"v{i}"
+        path.write_bytes(b"old data")
+        os.truncate(path, 1 << 20)
+        devices.append(str(path))
+    layouts = [parse_layout("mirror:2")]
+    key = run_key(layouts, devices, opts)
+    runner = ScriptedRunner()
+    steps = plan_steps(layouts, devices, opts, key, Fio(runner), dirty=(devices[1],))
+    printed = format_steps(steps)
+    first = next(i for i, line in enumerate(printed) if not line.startswith("#") or line.startswith("# wipe"))
+    assert printed[first].startswith(f"# wipe {devices[1]}")
+    order = []
+    import zfslab.system.bench as bench_module
+    monkeypatch.setattr(bench_module, "wipe_devices", lambda runner, d, sandbox=False: order.append(("wipe", *d)))
+    results = Results(connect(str(tmp_path / "r.sqlite")))
+    run_id = results.start_run(key=key, command="t", suite="quick", repeats=1, options=opts.as_dict(), sandbox=True,
+                               facts={}, disks=[])
+    real_run = runner.run
+
+    def run(argv, **kw):
+        if tuple(argv[:2]) == ("zpool", "create"):
+            order.append(("create",))
+        return real_run(argv, **kw)
+    runner.run = run
+    Bench(ZfsCli(runner), Fio(runner), results, runner, opts, layouts, devices, key, run_id, sandbox=True).run(steps)
+    assert order[:2] == [("wipe", devices[1]), ("create",)]
+    assert order[2:] == [("wipe", devices[0]), ("wipe", devices[1])]  # after the destroy, as before

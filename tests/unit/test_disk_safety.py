@@ -206,3 +206,27 @@ def test_a_fifo_given_as_a_database_is_refused_without_blocking(tmp_path):
     for opener in (connect, open_readonly):
         with pytest.raises(NotOurDatabase, match="not a regular file"):
             opener(str(fifo))
+
+
+def test_a_dry_run_says_what_the_gate_would_do_without_asking(capsys, monkeypatch):
+    import argparse
+    from zfslab.commands._disks import dry_run_verdict
+    from zfslab.system.disks import DiskInfo, Finding
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    data = DiskInfo("/dev/sdb", "/dev/sdb", 4 * 10**12, "SER1", "disk", True,
+                    (Finding("content", "holds data of unknown kind"),))
+    empty = DiskInfo("/dev/sdc", "/dev/sdc", 4 * 10**12, "SER2", "disk", True)
+
+    def verdict(**kw):
+        args = argparse.Namespace(**({"wipe": False, "confirm_serials": None} | kw))
+        code = dry_run_verdict([data, empty], frozenset(), args, sandbox=False)
+        return code, capsys.readouterr().err
+    code, err = verdict()
+    assert code == 10 and "would be refused" in err and "/dev/sdb" in err and "/dev/sdc" not in err
+    code, err = verdict(wipe=True, confirm_serials="SER1")
+    assert code == 0 and "would wipe them first" in err
+    code, err = verdict(wipe=True, confirm_serials="SERX")
+    assert code == 10 and "would be refused" in err
+    code, err = verdict(wipe=True)  # no terminal to type the serials at: the run would refuse
+    assert code == 10
+    assert dry_run_verdict([empty], frozenset(), argparse.Namespace(wipe=False, confirm_serials=None), False) == 0

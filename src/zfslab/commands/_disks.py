@@ -103,3 +103,24 @@ def gate(infos, own_guids, args: argparse.Namespace, sandbox: bool) -> None:
                            "written):\n  " + "\n  ".join(refusal_lines(foreign))
                            + "\nremove them or choose another --sandbox directory")
     check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))
+
+
+def dry_run_verdict(infos, own_guids, args: argparse.Namespace, sandbox: bool) -> int:
+    """What the gate would do with these disks, said on stderr without prompting: 0 when the run
+    would go ahead (wiping the disks that hold data, if --wipe came with their serials), 10 when it
+    would refuse."""
+    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, own_guids)]
+    if not foreign:
+        return 0
+    lines = "\n  " + "\n  ".join(refusal_lines(foreign))
+    confirmed = {x.strip() for x in (args.confirm_serials or "").split(",") if x.strip()}
+    if not sandbox and args.wipe and all(i.serial and i.serial in confirmed for i in foreign):
+        print("these disks hold data and the run would wipe them first (--wipe, serials confirmed):" + lines,
+              file=sys.stderr)
+        return 0
+    if not sandbox and args.wipe and args.confirm_serials is None and sys.stdin.isatty():
+        print("these disks hold data; the run would ask for their serial numbers, then wipe them:" + lines,
+              file=sys.stderr)
+        return 0
+    print("these disks would be refused (nothing was written):" + lines, file=sys.stderr)
+    return 10

@@ -8,14 +8,14 @@ import sys
 from dataclasses import dataclass
 
 from zfslab.commands._common import int_arg
-from zfslab.commands._disks import (add_disk_options, device_list, gate, inspect, make_sandbox, same_size,
+from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, inspect, make_sandbox, same_size,
                                     sandbox_paths)
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.units import parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
-from zfslab.system.disks import is_leftover_of, refusal_lines
+from zfslab.system.disks import is_leftover_of
 
 # Bounds on what the user asks for: beyond them the work (or the dry run's listing) is no
 # longer something a person meant.
@@ -120,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     key = run_key(layouts, ids, options)
     prior = prior_run(args.db, key)
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
-        steps = plan_steps(layouts, devices, options, key, Fio(runner), prior.done if prior.resuming else frozenset())
+        steps = plan_steps(layouts, devices, options, key, Fio(runner), prior.done if prior.resuming else frozenset(),
+                           dirty=_wiped(infos, prior.guids, args, sandbox))
         skipped = len(prior.done) if prior.resuming else 0
         if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
             print(to_json({"dry_run": True, "layouts": [str(x) for x in layouts], "measurements_stored": skipped,
@@ -130,12 +131,7 @@ def run(args: argparse.Namespace) -> int:
                                      for s in steps]}))
         else:
             print("\n".join(format_steps(steps, skipped)))
-        foreign = [i for i in infos if i.reasons and not is_leftover_of(i, prior.guids)]
-        lines = refusal_lines(foreign)
-        if lines:
-            print("these disks would be refused (nothing was written):\n  " + "\n  ".join(lines), file=sys.stderr)
-            return 10
-        return 0
+        return dry_run_verdict(infos, prior.guids, args, sandbox)
 
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
     engine = options.engine if not options.job_file else "fio"
@@ -159,11 +155,11 @@ def run(args: argparse.Namespace) -> int:
                                    options=options.as_dict(), sandbox=sandbox, facts=facts, disks=disk_rows)
     bench = Bench(zfs, Fio(runner), results, runner, options, layouts, devices, key, run_id, sandbox, Bonnie(runner),
                   log=log)
-    dirty = [i.given for i in infos if i.reasons]
+    dirty = tuple(i.given for i in infos if i.reasons)
     if dirty:
         log(f"wiping {', '.join(dirty)}")
-        bench.wipe(dirty)
-    _run_with_progress(bench)
+    _run_with_progress(bench, plan_steps(layouts, devices, options, key, Fio(runner), results.done(run_id),
+                                         bench.mountpoint, dirty=dirty))
     summary = results.summary(run_id)
     if args.json:
         print(to_json({"run_id": run_id, "sandbox": sandbox, "facts": facts, "results": summary}))
@@ -207,7 +203,15 @@ def prior_run(db: str, key: str) -> PriorRun:
         conn.close()
 
 
-def _run_with_progress(bench) -> None:
+def _wiped(infos, guids, args, sandbox) -> tuple[str, ...]:
+    """The disks a dry run shows being wiped: those holding data whose serials --wipe confirmed."""
+    confirmed = {x.strip() for x in (args.confirm_serials or "").split(",") if x.strip()}
+    if sandbox or not args.wipe:
+        return ()
+    return tuple(i.given for i in infos if i.reasons and not is_leftover_of(i, guids) and i.serial in confirmed)
+
+
+def _run_with_progress(bench, steps) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -219,7 +223,7 @@ def _run_with_progress(bench) -> None:
         def update(text: str, done: int, total: int) -> None:
             progress.update(task, description=text, completed=done, total=total)
         bench.progress = update
-        bench.run()
+        bench.run(steps)
 
 
 def _print_summary(summary: list[dict], sandbox: bool, db: str, run_id: int) -> None:

@@ -71,12 +71,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.commands._disks import device_list, gate, inspect, make_sandbox, sandbox_paths
+    from zfslab.commands._disks import device_list, dry_run_verdict, gate, inspect, make_sandbox, sandbox_paths
     from zfslab.report.verdict import verdict
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     from zfslab.system.bench import check_replication, destroy_own_pool
-    from zfslab.system.disks import is_leftover_of, refusal_lines
     from zfslab.system.drill import POOL, Drill, format_steps, plan_drill
     from zfslab.system.fio import Fio
 
@@ -116,11 +115,7 @@ def _run(zfs, runner, args, scenarios) -> int:
                                      for s in plan.steps]}))
         else:
             print("\n".join(format_steps(plan)))
-        lines = refusal_lines([i for i in infos if i.reasons and not is_leftover_of(i, guids)])
-        if lines:
-            print("these disks would be refused (nothing was written):\n  " + "\n  ".join(lines), file=sys.stderr)
-            return 10
-        return 0
+        return dry_run_verdict(infos, guids, args, sandbox)
 
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
     zfs.log = log

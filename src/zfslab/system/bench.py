@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shlex
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -140,11 +139,13 @@ def wipe_line(device: str, *, sandbox: bool = False) -> str:
 
 
 def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio,
-               done: set[tuple[str, str, int]] | frozenset = frozenset(), mnt: str = f"/{POOL}") -> list[Step]:
+               done: set[tuple[str, str, int]] | frozenset = frozenset(), mnt: str = f"/{POOL}",
+               dirty: tuple[str, ...] = ()) -> list[Step]:
     """Every step of the run, in order, leaving out what `done` (an interrupted run's stored
-    measurements) already holds: a layout with nothing left is not even created."""
+    measurements) already holds: a layout with nothing left is not even created. `dirty`: the
+    disks that hold data and that the gate let through (--wipe with their serials): wiped first."""
     check_bench_layouts(layouts)
-    steps = []
+    steps = [Step("wipe", "", ("wipe", d), devices=(d,)) for d in dirty]
     for layout in layouts:
         used = tuple(devices[:layout.disks])
         name = str(layout)
@@ -174,15 +175,6 @@ def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions,
 def _measured(step: Step, options: BenchOptions, done) -> bool:
     names = BONNIE_TESTS if options.engine == "bonnie++" and not options.job_file else (step.test,)
     return all((step.layout, t, step.repeat) in done for t in names)
-
-
-def _handle_sigterm() -> None:
-    def raise_interrupt(signum, frame):
-        raise KeyboardInterrupt
-    try:
-        signal.signal(signal.SIGTERM, raise_interrupt)
-    except ValueError:  # not the main thread (tests)
-        pass
 
 
 @dataclass
@@ -220,9 +212,13 @@ class Bench:
     def run(self, steps: list[Step] | None = None) -> None:
         """Execute the plan (by default, what is left of this run): each layout's create, its
         tests, then, whatever happened, its destroy and wipes."""
-        _handle_sigterm()
         self._sampler_disks = kernel_names(self.devices)
         steps = self.plan() if steps is None else steps
+        for step in steps:  # the disks that held data, before the first pool (plan_steps' dirty)
+            if step.kind != "wipe" or step.layout:
+                break
+            self.wipe(list(step.devices))
+        steps = [s for s in steps if s.layout]
         per_test = len(BONNIE_TESTS) if self.options.engine == "bonnie++" and not self.options.job_file else 1
         total = len(self.layouts) * self.options.repeats * len(self.options.test_names)
         finished = total - per_test * sum(s.kind == "test" for s in steps)
