@@ -122,3 +122,16 @@ def test_measurements_no_fit_can_use_are_named():
         fit_speed([])
     with pytest.raises(FitError, match="^disk: metric 'seeks': use one of write, rewrite, read$"):
         fit_speed([Measurement(disk, "seeks", 100.0)])
+
+
+def test_a_parameter_known_beforehand_is_held_and_gets_no_interval():
+    table = measured(HDD_HOST, LAYOUTS, sigma=0.03, rng=np.random.default_rng(3))
+    fit = fit_speed(table, ashift=ASHIFT, fixed={"reads_in_flight": 1.0, "child_io_us": 4.0})
+    by_name = {p.name: p for p in fit.parameters()}
+    assert fit.values["reads_in_flight"] == pytest.approx(1.0) and by_name["reads_in_flight"].pinned_by == "fixed"
+    assert by_name["child_io_us"].low == by_name["child_io_us"].high == pytest.approx(4.0)
+    assert by_name["disk_write_mb_s"].pinned_by == "data"
+    with pytest.raises(FitError, match="^cannot fix 'speed': the parameters are disk_write_mb_s, "):
+        fit_speed(table, fixed={"speed": 1.0})
+    with pytest.raises(FitError, match=r"^reads_in_flight fixed at 0.5: it must be from 1 to 1024$"):
+        fit_speed(table, fixed={"reads_in_flight": 0.5})

@@ -1,5 +1,5 @@
 """Fit the streaming speed model on measured pools, with each parameter's uncertainty, and
-predict any layout with an interval (docs/speed.md#fit).
+predict any layout with an interval (docs/speed.md#fitting).
 
 Ten physical parameters (PARAMETERS) in log space, fitted by least squares of log ratios
 (scipy.optimize.least_squares, within physical bounds) plus one prior term per parameter, so a
@@ -93,7 +93,7 @@ class FittedParameter:
     value: float
     low: float  # the interval at the fit's level
     high: float
-    pinned_by: str  # "data" when the measurements at least halve the prior's spread, else "prior"
+    pinned_by: str  # "data" when the measurements at least halve the prior's spread, "prior", or "fixed"
     source: str  # the prior's source
 
 
@@ -133,6 +133,8 @@ class SpeedFit:
             sd = math.sqrt(max(self.covariance[i][i], 0.0))
             x = self.log_values[i]
             pinned = "data" if p.metric in self.fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
+            if sd == 0.0:
+                pinned = "fixed"
             low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
             out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
         return out
@@ -234,22 +236,46 @@ def check_measurements(measurements: Sequence[Measurement]) -> None:
             raise FitError(f"{m.layout}: {m.metric} {m.mb_s!r} MB/s: a measured rate must be a finite number > 0")
 
 
+def _check_fixed(fixed: dict[str, float]) -> None:
+    for name, value in fixed.items():
+        if name not in _IDX:
+            raise FitError(f"cannot fix {name!r}: the parameters are {', '.join(NAMES)}")
+        p = PARAMETERS[_IDX[name]]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not p.low <= value <= p.high:
+            raise FitError(f"{name} fixed at {value!r}: it must be from {p.low:g} to {p.high:g}")
+
+
 def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsize: int = 128 * KiB,
-              host: HostLimits | None = None) -> SpeedFit:
-    """Fit the ten parameters on measured pools; `host` brings known facts (the CPU's parity rates)."""
+              host: HostLimits | None = None, fixed: dict[str, float] | None = None) -> SpeedFit:
+    """Fit the ten parameters on measured pools; `host` brings known facts (the CPU's parity rates),
+    `fixed` holds parameters known beforehand (they keep their value and get no interval)."""
     check_measurements(measurements)
+    fixed = dict(fixed or {})
+    _check_fixed(fixed)
     host = HostLimits() if host is None else host
     problem = _Problem(measurements, ashift, recordsize, host)
+    free = np.array([name not in fixed for name in NAMES])
+    pinned = np.log([fixed.get(name, 1.0) for name in NAMES])
+
+    def full(z: np.ndarray) -> np.ndarray:
+        x = pinned.copy()
+        x[free] = z
+        return x
+
+    def residuals(z: np.ndarray) -> np.ndarray:
+        r = problem.robust_residuals(full(z))
+        return np.concatenate([r[:len(problem.rows)], r[len(problem.rows):][free]])
+
     best = None
     for x0 in _starts(problem, measurements):
         with np.errstate(all="ignore"):
-            res = least_squares(problem.robust_residuals, x0, bounds=(_LOW, _HIGH), x_scale=1.0)
+            res = least_squares(residuals, x0[free], bounds=(_LOW[free], _HIGH[free]), x_scale=1.0)
         if best is None or res.cost < best.cost - 1e-12:
             best = res
-    x = best.x
+    x = full(best.x)
     # each metric's scatter: its residuals over the rows the fit could not absorb, pooled with SCATTER
-    g = _jacobian(problem.log_predictions, x)
-    prior_j = _jacobian(_prior_residuals, x)
+    g = _jacobian(lambda z: problem.log_predictions(full(z)), best.x)
+    prior_j = _jacobian(lambda z: _prior_residuals(full(z))[free], best.x)
     metrics = np.array(problem.metrics)
     r = problem.data_residuals(x)
     info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
@@ -261,7 +287,8 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
         scatter[m] = math.sqrt((np.sum(r[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
         scatter_dof[m] = float(dof)
     weights = np.array([1.0 / scatter[m] ** 2 for m in problem.metrics])
-    cov = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
+    cov = np.zeros((len(NAMES), len(NAMES)))
+    cov[np.ix_(free, free)] = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
     fitted = tuple(m for m in METRICS if m in set(problem.metrics))
     return SpeedFit(tuple(float(v) for v in x), tuple(tuple(float(c) for c in row) for row in cov), scatter,
                     scatter_dof, fitted, ashift, recordsize, host)
