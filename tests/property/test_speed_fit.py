@@ -135,3 +135,19 @@ def test_a_parameter_known_beforehand_is_held_and_gets_no_interval():
         fit_speed(table, fixed={"speed": 1.0})
     with pytest.raises(FitError, match=r"^reads_in_flight fixed at 0.5: it must be from 1 to 1024$"):
         fit_speed(table, fixed={"reads_in_flight": 0.5})
+
+
+def test_a_fit_gives_plan_a_profile_that_predicts_what_the_intervals_centre_on():
+    from zfslab.model.performance import PRESETS, predict
+
+    fit = fit_speed(measured(SSD_HOST, LAYOUTS[::2], sigma=0.05, rng=np.random.default_rng(5)), ashift=ASHIFT)
+    profile = fit.profile(PRESETS["ssd"])
+    assert profile.rand_read_iops_qd1 == PRESETS["ssd"].rand_read_iops_qd1  # what the fit does not touch
+    for text in ("2xraidz2:12", "draid2:8d:24c:1s", "12xmirror:2+spare:1"):
+        layout = parse_layout(text)
+        p, iv = predict(layout, profile, ashift=ASHIFT), predict_intervals(fit, layout)
+        for m in METRICS:
+            assert getattr(p, f"{m}_mb_s") == pytest.approx(iv[m].mb_s, rel=1e-9), (text, m)
+            assert iv[m].low_mb_s < iv[m].mb_s < iv[m].high_mb_s and iv[m].level == 0.9
+    with pytest.raises(ValueError, match=r"^level\(=1\) must be between 0 and 1$"):
+        predict_intervals(fit, parse_layout("disk"), level=1)
