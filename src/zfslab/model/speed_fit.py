@@ -246,9 +246,11 @@ def _check_fixed(fixed: dict[str, float]) -> None:
 
 
 def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsize: int = 128 * KiB,
-              host: HostLimits | None = None, fixed: dict[str, float] | None = None) -> SpeedFit:
+              host: HostLimits | None = None, fixed: dict[str, float] | None = None,
+              start: SpeedFit | None = None) -> SpeedFit:
     """Fit the ten parameters on measured pools; `host` brings known facts (the CPU's parity rates),
-    `fixed` holds parameters known beforehand (they keep their value and get no interval)."""
+    `fixed` holds parameters known beforehand (they keep their value and get no interval), and
+    `start` a fit on nearly the same rows to start from alone (leave-one-out refits)."""
     check_measurements(measurements)
     fixed = dict(fixed or {})
     _check_fixed(fixed)
@@ -267,7 +269,8 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
         return np.concatenate([r[:len(problem.rows)], r[len(problem.rows):][free]])
 
     best = None
-    for x0 in _starts(problem, measurements):
+    starts = [np.clip(np.array(start.log_values), _LOW + 1e-9, _HIGH - 1e-9)] if start else _starts(problem, measurements)
+    for x0 in starts:
         with np.errstate(all="ignore"):
             res = least_squares(residuals, x0[free], bounds=(_LOW[free], _HIGH[free]), x_scale=1.0)
         if best is None or res.cost < best.cost - 1e-12:

@@ -157,9 +157,9 @@ def measurements(rows: Sequence[DatasetRow]) -> list[Measurement]:
     return [Measurement(r.layout, m, v) for r in rows for m, v in r.measured.items()]
 
 
-def _fit(rows: Sequence[DatasetRow], ashift: int) -> SpeedFit:
+def _fit(rows: Sequence[DatasetRow], ashift: int, start: SpeedFit | None = None) -> SpeedFit:
     try:
-        return fit_speed(measurements(rows), ashift=ashift)
+        return fit_speed(measurements(rows), ashift=ashift, start=start)
     except FitError as e:
         raise UsageError(str(e)) from None
 
@@ -184,13 +184,15 @@ def _summary(pairs: dict[str, list[tuple[float, float, bool]]]) -> dict:
 def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
     """Each row predicted from a fit on all the others: the model's reach, design aside."""
     pairs: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
+    measured = [r for r in rows if r.measured]
+    if len(measured) < 2:
+        return _summary(pairs)
+    everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
     for i, row in enumerate(rows):
         if not row.measured:
             continue
         others = [r for j, r in enumerate(rows) if j != i and r.measured]
-        if not others:
-            continue
-        predicted = predict_intervals(_fit(others, ashift), row.layout, level=LEVEL)
+        predicted = predict_intervals(_fit(others, ashift, everything), row.layout, level=LEVEL)
         for m, y in row.measured.items():
             p = predicted[m]
             pairs[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
