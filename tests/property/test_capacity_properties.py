@@ -1,10 +1,11 @@
 """Properties of the capacity model that must hold for every layout and size."""
 
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from zfslab.model.capacity import pool_capacity
+from zfslab.model.capacity import osizes, pool_capacity
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
+from zfslab.model.plan import mixed_disk_set, plan
 from zfslab.model.units import GiB, TB
 
 sizes = st.integers(min_value=GiB, max_value=30 * TB)
@@ -68,3 +69,32 @@ def test_bigger_disks_never_give_less_space(g, vdev, version):
 def test_grammar_round_trips(g, spares):
     layout = Layout((g,), spares)
     assert parse_layout(str(layout)) == layout
+
+
+# ---- disks of several sizes (docs/capacity.md#mixed-disk-sizes) ------------------------------
+
+def _on(g: VdevGroup, size_bytes: int) -> VdevGroup:
+    return VdevGroup(g.kind, g.width, g.parity, g.count, g.draid_data, g.draid_spares, ((g.width, size_bytes),))
+
+
+@given(big=groups(), small=groups(), small_bytes=sizes, extra=st.integers(1, 20 * TB), version=versions)
+def test_grouping_by_size_is_never_worse_than_the_smallest_disk(big, small, small_bytes, extra, version):
+    # the same vdev shapes, once each on its own disks and once with every disk counted as the smallest
+    big_bytes = small_bytes + extra
+    sized = Layout((_on(big, big_bytes), _on(small, small_bytes)))
+    plain = Layout((big, small))
+    by_size = pool_capacity(sized, osizes(sized, whole_disk=False), rules=version)
+    smallest = pool_capacity(plain, small_bytes, rules=version)
+    assert by_size.usable_bytes >= smallest.usable_bytes
+    assert by_size.size_bytes >= smallest.size_bytes
+
+
+disk_sizes = st.sampled_from([2 * TB, 4 * TB, 8 * TB, 12 * TB, 20 * TB])
+
+
+@settings(max_examples=25, deadline=None)
+@given(have=st.dictionaries(disk_sizes, st.integers(1, 8), min_size=1, max_size=3), added=disk_sizes)
+def test_adding_a_disk_never_lowers_the_best_usable_space(have, added):
+    before = max(r.usable_bytes for r in plan(mixed_disk_set([(n, b) for b, n in have.items()])))
+    after = max(r.usable_bytes for r in plan(mixed_disk_set([(n, b) for b, n in have.items()] + [(1, added)])))
+    assert after >= before

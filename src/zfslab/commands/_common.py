@@ -29,8 +29,16 @@ PARAM_FLAGS = {
 DEFAULT_DB = "zfslab-results.sqlite"
 
 
-def parse_disk_set(text: str) -> tuple[int, int]:
-    """(count, bytes) from '24x4TB' or '8 x 12TB'."""
+def parse_disk_set(text: str, *, mixed: bool = False):
+    """(count, bytes) from '24x4TB' or '8 x 12TB'; with `mixed`, a list of such pairs from
+    disks of several sizes joined by ',' or '+': '8x12TB,4x8TB'."""
+    if mixed:
+        parts = re.split(r"[,+]", text)
+        if len(parts) > 1:
+            if not all(p.strip() for p in parts):
+                raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE,COUNTxSIZE, e.g. 8x12TB,4x8TB")
+            return [parse_disk_set(p) for p in parts]
+        return [parse_disk_set(text)]
     m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
     if not m:
         raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")

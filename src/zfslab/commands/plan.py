@@ -15,7 +15,7 @@ from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output
 from zfslab.errors import UsageError, clip
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
-from zfslab.model.plan import DiskSet, disk_set, plan
+from zfslab.model.plan import DiskSet, disk_set, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
 from zfslab.report.plan_table import column_keys, fit_table, table_width
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
                                    "zfs list shows it), the failures it survives, its risks of losing the pool and "
                                    "damaging files, its predicted speed, and the layout to build for your data.")
     p.add_argument("disks", nargs="?", default=None, metavar="COUNTxSIZE",
-                   help=f"the disks, e.g. 24x4TB or 8x12TB (default {DEFAULT_DISKS})")
+                   help=f"the disks, e.g. 24x4TB or 8x12TB, or several sizes: 8x12TB,4x8TB (default {DEFAULT_DISKS})")
     p.add_argument("--disks", dest="disk_count", type=int_arg("--disks", 1, 1024), metavar="N",
                    help="number of disks (with --disk-size or --vdev-bytes)")
     size = p.add_mutually_exclusive_group()
@@ -39,7 +39,10 @@ def add_parser(sub) -> None:
                       help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
-    p.add_argument("--layouts", metavar="L,L", help="only these layouts (comma-separated), e.g. raidz2:6,12xmirror:2")
+    p.add_argument("--layouts", metavar="L,L", help="only these layouts (comma-separated), e.g. raidz2:6,12xmirror:2; "
+                                                   "on disks of several sizes, raidz2:8@12TB+raidz2:4@8TB")
+    p.add_argument("--allow-unused", action="store_true",
+                   help="let a layout of --layouts use fewer disks than given (the row says how many are unused)")
     p.add_argument("--no-spares", action="store_true", help="leave out layouts with hot spares")
     p.add_argument("--no-draid", action="store_true", help="leave out dRAID layouts")
     add_zfs_options(p)
@@ -58,21 +61,20 @@ def add_parser(sub) -> None:
 
 
 def _plan_disks(args: argparse.Namespace) -> DiskSet:
+    unused = args.allow_unused
     if args.disks is not None:
         if args.disk_count or args.disk_size or args.vdev_bytes:
             raise UsageError("give the disks once: either COUNTxSIZE (e.g. 24x4TB) or --disks with --disk-size")
-        count, size = parse_disk_set(args.disks)
-        return disk_set(count, size, sector_bytes=args.sector_size)
+        return mixed_disk_set(parse_disk_set(args.disks, mixed=True), sector_bytes=args.sector_size, allow_unused=unused)
     if args.disk_size or args.vdev_bytes:
         if not args.disk_count:
             raise UsageError("say how many disks with --disks N (or write COUNTxSIZE, e.g. 24x4TB)")
         if args.vdev_bytes:
-            return disk_set(args.disk_count, args.vdev_bytes, exact_vdev=True)
-        return disk_set(args.disk_count, args.disk_size, sector_bytes=args.sector_size)
+            return mixed_disk_set([(args.disk_count, args.vdev_bytes)], exact_vdev=True, allow_unused=unused)
+        return mixed_disk_set([(args.disk_count, args.disk_size)], sector_bytes=args.sector_size, allow_unused=unused)
     if args.disk_count:
         raise UsageError("say the size of each disk with --disk-size SIZE, e.g. --disk-size 4TB")
-    count, size = parse_disk_set(DEFAULT_DISKS)
-    return disk_set(count, size, sector_bytes=args.sector_size)
+    return mixed_disk_set([parse_disk_set(DEFAULT_DISKS)], sector_bytes=args.sector_size, allow_unused=unused)
 
 
 def _columns(text: str | None) -> list[str] | None:

@@ -1,8 +1,10 @@
-"""Every sensible layout for a number of identical disks, in a stable order."""
+"""Every sensible layout for a number of identical disks, or for disks of several sizes, in a stable order."""
 
 from __future__ import annotations
 
-from zfslab.model.layouts import MAX_CHILDREN, Layout, VdevGroup, VdevKind
+from itertools import product
+
+from zfslab.model.layouts import MAX_CHILDREN, Layout, VdevGroup, VdevKind, _merge
 
 MIRROR_WAYS = (2, 3, 4)
 RAIDZ_MAX_WIDTH = 24
@@ -66,3 +68,70 @@ def candidate_layouts(disks: int, *, hot_spares: bool = True, draid: bool = True
         for g in _draid_groups(disks):
             add(Layout((g,)))
     return sorted(found.values(), key=_order)
+
+
+# ---- disks of several sizes (docs/capacity.md#mixed-disk-sizes) ------------------------------
+
+def _shapes_of_parity(disks: int, parity: int) -> list[VdevGroup]:
+    """Equal vdevs surviving `parity` failures each that use exactly `disks` disks."""
+    out = []
+    if disks % (parity + 1) == 0:
+        out.append(VdevGroup(VdevKind.MIRROR, parity + 1, parity, disks // (parity + 1)))
+    for width in range(parity + 2, min(RAIDZ_MAX_WIDTH, disks) + 1):
+        if disks % width == 0:
+            out.append(VdevGroup(VdevKind.RAIDZ, width, parity, disks // width))
+    return out
+
+
+def _sized(g: VdevGroup, disk_bytes: int) -> VdevGroup:
+    return VdevGroup(g.kind, g.width, g.parity, g.count, g.draid_data, g.draid_spares, ((g.width, disk_bytes),))
+
+
+def fill_by_size(layout: Layout, sizes: dict[int, int]) -> Layout | None:
+    """The layout on these disks ({bytes: count}): hot spares take the largest (a spare must be as
+    large as the disk it stands in for), then each vdev the largest left, so that vdevs spanning
+    sizes are as few as can be; the smallest disks stay unused if the layout needs fewer. None if
+    the disks are too few or the spares would be of two sizes."""
+    pool = [b for b, n in sorted(sizes.items(), reverse=True) for _ in range(n)]
+    if layout.disks > len(pool):
+        return None
+    spare_bytes = 0
+    if layout.hot_spares:
+        spares, pool = pool[:layout.hot_spares], pool[layout.hot_spares:]
+        if len(set(spares)) > 1:
+            return None
+        spare_bytes = spares[0]
+    groups: list[VdevGroup] = []
+    for g in layout.groups:
+        for _ in range(g.count):
+            taken, pool = pool[:g.width], pool[g.width:]
+            counts = tuple((taken.count(b), b) for b in sorted(set(taken), reverse=True))
+            groups.append(VdevGroup(g.kind, g.width, g.parity, 1, g.draid_data, g.draid_spares, counts))
+    return Layout(_merge(groups), layout.hot_spares, spare_bytes)
+
+
+def mixed_candidate_layouts(sizes: dict[int, int], *, hot_spares: bool = True, draid: bool = True) -> list[Layout]:
+    """Layouts for disks of several sizes ({bytes: count}). First those that give each size its
+    own vdevs: a stripe, then for each parity 1-3 every mix of mirrors and raidz widths that tile
+    each size (those of one kind and width across sizes first: zpool create takes them without -f).
+    Then every identical-disk candidate for all the disks, filled by size (fill_by_size): vdevs
+    that span sizes count each child as the smallest."""
+    if len(sizes) < 2 or min(sizes.values()) < 1:
+        raise ValueError(f"sizes(={sizes}) must name at least two disk sizes")
+    order = sorted(sizes.items(), reverse=True)
+    found: dict[str, Layout] = {}
+
+    def add(layout: Layout | None) -> None:
+        if layout is not None:
+            found.setdefault(str(layout), layout)
+
+    add(Layout(_merge([_sized(VdevGroup(VdevKind.DISK, 1, 0, n), b) for b, n in order])))
+    for parity in (1, 2, 3):
+        per_size = [[_sized(g, b) for g in _shapes_of_parity(n, parity)] for b, n in order]
+        combos = [list(c) for c in product(*per_size)]
+        combos.sort(key=lambda c: len({(g.kind, g.width) for g in c}) > 1)  # matched shapes first
+        for combo in combos:
+            add(Layout(_merge(combo)))
+    for layout in candidate_layouts(sum(sizes.values()), hot_spares=hot_spares, draid=draid):
+        add(fill_by_size(layout, sizes))
+    return list(found.values())

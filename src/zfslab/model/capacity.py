@@ -6,6 +6,7 @@ all divisions are integer divisions, as in the C code, because the truncations m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zfslab.errors import LayoutError, VersionError
@@ -204,6 +205,7 @@ class VdevCapacity:
     deflate_ratio: int
     dspace_bytes: int  # deflated, embedded-log metaslab excluded
     embedded_log_bytes: int
+    wasted_bytes: int = 0  # of one vdev: what its larger children hold beyond the smallest (unused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,11 +223,21 @@ class PoolCapacity:
     slop_bytes: int
     usable_bytes: int  # zfs list USED+AVAIL of the root dataset
     vdevs: tuple[VdevCapacity, ...]
+    # sized layouts (mixed disks): (size as written in the layout, bytes ZFS sees), largest first;
+    # vdev_bytes and disk_bytes are then those of the smallest disk
+    vdev_sizes: tuple[tuple[int, int], ...] = ()
 
     @property
     def raw_bytes(self) -> int:
-        """Bytes of all disks as sold, hot spares included."""
+        """Bytes of all disks as sold (as written in a sized layout), hot spares included."""
+        if self.layout.sized:
+            return sum(b * n for b, n in self.layout.disk_sizes().items())
         return self.disk_bytes * self.layout.disks
+
+    @property
+    def wasted_bytes(self) -> int:
+        """Bytes ZFS sees of the disks that no vdev uses: larger disks in a vdev of smaller ones."""
+        return sum(v.wasted_bytes * v.group.count for v in self.vdevs)
 
     @property
     def efficiency(self) -> float:
@@ -245,11 +257,19 @@ def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules
     return VdevCapacity(group, asize, shift, len(sizes), sum(sizes), ratio, sum(deflated) - log, log)
 
 
+def osizes(layout: Layout, *, whole_disk: bool = True, sector_bytes: int = 512) -> dict[int, int]:
+    """{size as written in a sized layout: bytes ZFS sees}: GPT partition 1 of whole disks, or the size itself."""
+    return {b: linux_whole_disk_osize(b, sector_bytes) if whole_disk else b for b in layout.disk_sizes()}
+
+
 def pool_capacity(
-    layout: Layout, vdev_bytes: int, *, ashift: int = 12, rules: Rules | str = DEFAULT_RULES,
+    layout: Layout, vdev_bytes: int | Mapping[int, int], *, ashift: int = 12, rules: Rules | str = DEFAULT_RULES,
     created_with: Rules | str | None = None, disk_bytes: int | None = None,
 ) -> PoolCapacity:
-    """SIZE and USED+AVAIL of an empty pool whose disks each show `vdev_bytes` to ZFS."""
+    """SIZE and USED+AVAIL of an empty pool whose disks each show `vdev_bytes` to ZFS; for a sized
+    layout (mixed disks), vdev_bytes maps each size written in it to what ZFS sees (osizes())."""
+    if isinstance(vdev_bytes, Mapping) or layout.sized:
+        return _sized_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, created_with=created_with)
     running = rules if isinstance(rules, Rules) else rules_for(rules)
     created = running if created_with is None else (
         created_with if isinstance(created_with, Rules) else rules_for(created_with))
@@ -265,6 +285,39 @@ def pool_capacity(
         disk_bytes=vdev_bytes if disk_bytes is None else disk_bytes,
         size_bytes=size, normal_dspace_bytes=normal, embedded_log_bytes=log,
         slop_bytes=slop, usable_bytes=max(normal - slop, 0), vdevs=vdevs,
+    )
+
+
+def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_with) -> PoolCapacity:
+    """pool_capacity of a sized layout: each vdev on its own disks, every child counted as its
+    smallest (vdev_raidz_open, vdev_mirror_open, vdev_draid_open take the minimum child asize)."""
+    if not isinstance(vdev_bytes, Mapping) or not layout.sized:
+        raise LayoutError(f"{layout}: give the size of each disk in the layout (e.g. raidz2:6@12TB+raidz2:6@8TB) "
+                          "and what ZFS sees of each size (capacity.osizes)")
+    missing = [b for b in layout.disk_sizes() if b not in vdev_bytes]
+    if missing:
+        raise LayoutError(f"{layout}: no vdev size given for disks of {missing[0]} bytes")
+    running = rules if isinstance(rules, Rules) else rules_for(rules)
+    created = running if created_with is None else (
+        created_with if isinstance(created_with, Rules) else rules_for(created_with))
+    if not 9 <= ashift <= 16:
+        raise LayoutError(f"ashift {ashift}: OpenZFS accepts 9 to 16 (9 = 512 B, 12 = 4 KiB sectors)")
+    vdevs = []
+    for g in layout.groups:
+        smallest = min(vdev_bytes[b] for _, b in g.sizes)
+        v = vdev_capacity(g, smallest, ashift, created, running)
+        wasted = sum(n * (vdev_bytes[b] - smallest) for n, b in g.sizes)
+        vdevs.append(VdevCapacity(v.group, v.asize_bytes, v.ms_shift, v.ms_count, v.size_bytes, v.deflate_ratio,
+                                  v.dspace_bytes, v.embedded_log_bytes, wasted))
+    size = sum(v.size_bytes * v.group.count for v in vdevs)
+    normal = sum(v.dspace_bytes * v.group.count for v in vdevs)
+    log = sum(v.embedded_log_bytes * v.group.count for v in vdevs)
+    slop = slop_bytes(normal, log, running)
+    sizes = tuple(sorted(((b, vdev_bytes[b]) for b in layout.disk_sizes()), reverse=True))
+    return PoolCapacity(
+        layout=layout, rules=running, ashift=ashift, vdev_bytes=sizes[-1][1], disk_bytes=sizes[-1][0],
+        size_bytes=size, normal_dspace_bytes=normal, embedded_log_bytes=log,
+        slop_bytes=slop, usable_bytes=max(normal - slop, 0), vdevs=vdevs, vdev_sizes=sizes,
     )
 
 

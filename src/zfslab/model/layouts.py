@@ -1,7 +1,9 @@
 """Pool layouts: the grammar users type, validation, and the `zpool create` vdev list.
 
-Grammar: tokens `[COUNTx]KIND[:WIDTH]` joined by `+`, e.g. `2xraidz2:6`, `12xmirror:2`,
-`24xdisk`, `draid2:8d:24c:1s`, `raidz2:11+spare:1`.
+Grammar: tokens `[COUNTx]KIND[:WIDTH][@SIZES]` joined by `+`, e.g. `2xraidz2:6`, `12xmirror:2`,
+`24xdisk`, `draid2:8d:24c:1s`, `raidz2:11+spare:1`. For disks of several sizes, `@SIZES` says
+which disks each vdev sits on: `2xraidz2:4@12TB+raidz2:4@8TB`, or per vdev for one that spans
+sizes `raidz2:6@4x12TB/2x8TB`; hot spares as `spare:1@12TB` (docs/capacity.md#mixed-disk-sizes).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from zfslab.errors import LayoutError, clip, shown
+from zfslab.errors import LayoutError, ZfslabError, clip, shown
+from zfslab.model.units import GB, KB, MB, PB, TB, GiB, KiB, MiB, PiB, TiB, parse_size
 
 # OpenZFS limits: include/sys/fs/zfs.h (VDEV_RAIDZ_MAXPARITY, VDEV_DRAID_MAXPARITY,
 # VDEV_DRAID_MAX_CHILDREN) and the 255-child bound of raidz (vdev_raidz.c).
@@ -20,6 +23,7 @@ MAX_DRAID_SPARES = 100
 # zfslab's own bound, not OpenZFS's: a pool of more disks is outside what it models, and a
 # layout such as 10000000xmirror:2 would otherwise take minutes and gigabytes to describe.
 MAX_POOL_DISKS = 1024
+ZPOOL_FUZZ = 16 * 1024 * 1024  # cmd/zpool/zpool_vdev.c: children of one vdev may differ by this much
 KINDS_HELP = "disk, mirror, raidz1, raidz2, raidz3, draid or spare (e.g. raidz2:6, 12xmirror:2, draid2:8d:24c:1s, spare:1)"
 
 
@@ -44,9 +48,15 @@ class VdevGroup:
     count: int = 1
     draid_data: int = 0
     draid_spares: int = 0
+    # the disks of ONE vdev as (how many, bytes of each as written), largest first; () when the
+    # pool's disks are all alike (the size is then given apart, as vdev_bytes)
+    sizes: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         token = self.token
+        if self.sizes and sum(n for n, _ in self.sizes) != self.width:
+            raise LayoutError(f"{token}: the sizes name {sum(n for n, _ in self.sizes)} disks but a vdev has "
+                              f"{self.width}")
         if self.count < 1:
             raise LayoutError(f"{token}: the count must be at least 1")
         if self.width > MAX_CHILDREN:
@@ -102,6 +112,16 @@ class VdevGroup:
         return self.width * self.count
 
     @property
+    def smallest_bytes(self) -> int:
+        """The smallest disk of one vdev, as written (0 when unsized): every child counts as it."""
+        return min(b for _, b in self.sizes) if self.sizes else 0
+
+    @property
+    def spans_sizes(self) -> bool:
+        """One vdev holds disks of different sizes (zpool create then needs -f)."""
+        return len(self.sizes) > 1
+
+    @property
     def spec(self) -> str:
         """The vdev's own keyword in `zpool create` (empty for a plain disk)."""
         if self.kind is VdevKind.DISK:
@@ -115,14 +135,21 @@ class VdevGroup:
     @property
     def token(self) -> str:
         prefix = f"{self.count}x" if self.count != 1 else ""
+        at = f"@{sizes_text(self.sizes)}" if self.sizes else ""
         if self.kind is VdevKind.DISK:
-            return f"{prefix}disk"
+            return f"{prefix}disk{at}"
         if self.kind is VdevKind.DRAID:
-            return prefix + self.spec
-        return f"{prefix}{self.spec}:{self.width}"
+            return prefix + self.spec + at
+        return f"{prefix}{self.spec}:{self.width}{at}"
 
     def describe(self) -> str:
-        """The shape in words: '2 × raidz2 of 6 disks (4 data + 2 parity)'."""
+        """The shape in words: '2 × raidz2, 6 wide (4 data + 2 parity)' (+ ' on 12 TB' when sized)."""
+        if not self.sizes:
+            return self._describe()
+        on = " + ".join(f"{n} × {_words(b)}" if len(self.sizes) > 1 else _words(b) for n, b in self.sizes)
+        return f"{self._describe()} on {on} disks"
+
+    def _describe(self) -> str:
         many = f"{self.count} × " if self.count > 1 else ""
         if self.kind is VdevKind.DISK:
             return f"stripe of {self.count} disk{'s' if self.count > 1 else ''} (no redundancy)"
@@ -143,12 +170,17 @@ class Layout:
 
     groups: tuple[VdevGroup, ...]
     hot_spares: int = 0
+    spare_bytes: int = 0  # size of each hot spare as written, in a sized layout (0: unsized)
 
     def __post_init__(self) -> None:
         if not self.groups:
             raise LayoutError("a layout needs at least one data vdev, e.g. raidz2:6 (spares alone hold no data)")
         if self.hot_spares < 0:
             raise LayoutError(f"spare:{self.hot_spares}: the number of hot spares cannot be negative")
+        sized = [bool(g.sizes) for g in self.groups] + ([bool(self.spare_bytes)] if self.hot_spares else [])
+        if any(sized) and not all(sized):
+            raise LayoutError(f"{shown(str(self), 60)}: give the disk size of every vdev and spare (e.g. "
+                              f"raidz2:6@12TB+raidz2:6@8TB+spare:1@12TB), or of none")
         if self.disks > MAX_POOL_DISKS:
             raise LayoutError(f"{shown(str(self), 60)} has {self.disks} disks; zfslab models pools of at most "
                               f"{MAX_POOL_DISKS} disks")
@@ -156,8 +188,24 @@ class Layout:
     def __str__(self) -> str:
         tokens = [g.token for g in self.groups]
         if self.hot_spares:
-            tokens.append(f"spare:{self.hot_spares}")
+            at = f"@{size_text(self.spare_bytes)}" if self.spare_bytes else ""
+            tokens.append(f"spare:{self.hot_spares}{at}")
         return "+".join(tokens)
+
+    @property
+    def sized(self) -> bool:
+        """Each vdev says which disk sizes it sits on (a pool of mixed disks)."""
+        return bool(self.groups[0].sizes)
+
+    def disk_sizes(self) -> dict[int, int]:
+        """{bytes of a disk as written: how many}, hot spares included, largest first (sized layouts)."""
+        out: dict[int, int] = {}
+        for g in self.groups:
+            for n, b in g.sizes:
+                out[b] = out.get(b, 0) + n * g.count
+        if self.hot_spares and self.spare_bytes:
+            out[self.spare_bytes] = out.get(self.spare_bytes, 0) + self.hot_spares
+        return dict(sorted(out.items(), reverse=True))
 
     @property
     def disks(self) -> int:
@@ -182,7 +230,55 @@ class Layout:
         text = " + ".join(g.describe() for g in self.groups)
         if self.hot_spares:
             text += f" + {self.hot_spares} hot spare{'s' if self.hot_spares > 1 else ''}"
+            if self.spare_bytes:
+                text += f" of {_words(self.spare_bytes)}"
         return text
+
+
+# Sizes in layout text: the shortest exact form, so that str(parse_layout(s)) round-trips.
+_SIZE_UNITS = (("PB", PB), ("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB),
+               ("PiB", PiB), ("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB))
+
+
+def size_text(size_bytes: int) -> str:
+    """'12TB', '3500GB', '4TiB' or '4000787030016': a size as the layout grammar writes it."""
+    for unit, factor in _SIZE_UNITS:
+        if size_bytes >= factor and size_bytes % factor == 0 and size_bytes // factor < 100_000:
+            return f"{size_bytes // factor}{unit}"
+    return str(size_bytes)
+
+
+def _words(size_bytes: int) -> str:
+    """'12 TB': size_text for prose."""
+    return re.sub(r"([0-9])([A-Za-z])", r"\1 \2", size_text(size_bytes), count=1)
+
+
+def sizes_text(sizes: tuple[tuple[int, int], ...]) -> str:
+    """'12TB' for one size, '4x12TB/2x8TB' for a vdev that spans sizes."""
+    if len(sizes) == 1:
+        return size_text(sizes[0][1])
+    return "/".join(f"{n}x{size_text(b)}" for n, b in sizes)
+
+
+def _parse_sizes(text: str, token: str, width: int | None) -> tuple[tuple[int, int], ...]:
+    """(count, bytes) pairs, largest first, from '12TB' (all `width` disks) or '4x12TB/2x8TB'."""
+    parts = text.split("/")
+    found: dict[int, int] = {}
+    for part in parts:
+        m = re.fullmatch(r"(?:([0-9]+)x)?(.+)", part.strip(), re.ASCII)
+        if not m:
+            raise LayoutError(f"{token}: write the disk size after @, e.g. @12TB or @4x12TB/2x8TB")
+        if m.group(1) is None and len(parts) > 1:
+            raise LayoutError(f"{token}: say how many disks of each size, e.g. @4x12TB/2x8TB")
+        try:
+            size = parse_size(m.group(2))
+        except ZfslabError as e:
+            raise LayoutError(f"{token}: {e}") from None
+        n = _whole(m.group(1), token, "number of disks", MAX_CHILDREN) if m.group(1) is not None else width
+        if n is None or n < 1:
+            raise LayoutError(f"{token}: each size needs at least one disk, got {clip(part)}")
+        found[size] = found.get(size, 0) + n
+    return tuple(sorted(((n, b) for b, n in found.items()), key=lambda nb: -nb[1]))
 
 
 # ASCII digits only: \d, str.isdigit() and int() also take '²' or '٣', which no zpool accepts.
@@ -238,8 +334,29 @@ def _group(token: str, kind: VdevKind, **fields: int) -> VdevGroup:
 
 
 def parse_token(token: str) -> VdevGroup | int:
-    """One token: a VdevGroup, or an int for `spare:N` (hot spares)."""
+    """One token: a VdevGroup, or an int for `spare:N` (hot spares); see parse_sized_token for @SIZES."""
+    item, _ = parse_sized_token(token)
+    return item
+
+
+def parse_sized_token(token: str) -> tuple[VdevGroup | int, int]:
+    """parse_token, with the size of a hot spare (`spare:1@12TB`) as the second item (0 if none)."""
     raw = shown(token)
+    if "@" in token:
+        token, at = token.rsplit("@", 1)
+        item, _ = parse_sized_token(token)
+        if isinstance(item, int):
+            sizes = _parse_sizes(at, raw, 1)
+            if len(sizes) > 1:
+                raise LayoutError(f"{raw}: hot spares of one token are of one size; write spare:1@12TB+spare:1@8TB")
+            return item, sizes[0][1]
+        sizes = _parse_sizes(at, raw, item.width)
+        return _group(raw, item.kind, width=item.width, parity=item.parity, count=item.count,
+                      draid_data=item.draid_data, draid_spares=item.draid_spares, sizes=sizes), 0
+    return _parse_token(token, raw), 0
+
+
+def _parse_token(token: str, raw: str) -> VdevGroup | int:
     token = token.strip().lower()
     m = _TOKEN_RE.fullmatch(token)
     if not m:
@@ -283,13 +400,17 @@ def parse_layout(text: str) -> Layout:
         raise LayoutError(f"a layout of {len(tokens)} parts: zfslab models pools of at most {MAX_POOL_DISKS} disks")
     groups: list[VdevGroup] = []
     spares = 0
+    spare_sizes: set[int] = set()
     for token in tokens:
-        item = parse_token(token)
+        item, spare_bytes = parse_sized_token(token)
         if isinstance(item, int):
             spares += item
+            spare_sizes.add(spare_bytes)
         else:
             groups.append(item)
-    return Layout(_merge(groups), spares)
+    if len(spare_sizes) > 1:
+        raise LayoutError(f"{shown(text, 60)}: zfslab models hot spares of one size; give the largest disks as spares")
+    return Layout(_merge(groups), spares, spare_sizes.pop() if spares else 0)
 
 
 def _merge(groups: list[VdevGroup]) -> tuple[VdevGroup, ...]:
@@ -297,13 +418,14 @@ def _merge(groups: list[VdevGroup]) -> tuple[VdevGroup, ...]:
     for g in groups:
         if merged and _same_shape(merged[-1], g):
             last = merged.pop()
-            g = VdevGroup(g.kind, g.width, g.parity, last.count + g.count, g.draid_data, g.draid_spares)
+            g = VdevGroup(g.kind, g.width, g.parity, last.count + g.count, g.draid_data, g.draid_spares, g.sizes)
         merged.append(g)
     return tuple(merged)
 
 
 def _same_shape(a: VdevGroup, b: VdevGroup) -> bool:
-    return (a.kind, a.width, a.parity, a.draid_data, a.draid_spares) == (b.kind, b.width, b.parity, b.draid_data, b.draid_spares)
+    return ((a.kind, a.width, a.parity, a.draid_data, a.draid_spares, a.sizes)
+            == (b.kind, b.width, b.parity, b.draid_data, b.draid_spares, b.sizes))
 
 
 _NOT_MODELLED = ("log", "cache", "special", "dedup")
@@ -406,6 +528,11 @@ def replication_mismatch(layout: Layout) -> str | None:
         parity = g.parity if g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) else 0
         return name[g.kind], g.width, parity
 
+    for g in layout.groups:
+        # the same function refuses a mirror, raidz or dRAID whose children differ by over
+        # ZPOOL_FUZZ (16 MiB): "raidz contains devices of different sizes"
+        if g.spans_sizes and g.sizes[0][1] - g.sizes[-1][1] > ZPOOL_FUZZ:
+            return f"a {rep(g)[0]} vdev contains devices of different sizes"
     for a, b in zip(layout.groups, layout.groups[1:]):
         (ka, wa, pa), (kb, wb, pb) = rep(a), rep(b)
         parity_kinds = ("raidz", "draid")

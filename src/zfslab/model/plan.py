@@ -1,13 +1,13 @@
-"""`plan`: every candidate layout for a set of identical disks, one flat row each."""
+"""`plan`: every candidate layout for a set of disks (identical, or of several sizes), one flat row each."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from zfslab.errors import LayoutError, ParamError
-from zfslab.model.candidates import candidate_layouts
+from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, pool_capacity
-from zfslab.model.layouts import Layout
+from zfslab.model.layouts import Layout, replication_mismatch, size_text
 from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
 from zfslab.model.reliability.params import RiskParams
@@ -19,12 +19,18 @@ MAX_DISKS = 1024
 
 @dataclass(frozen=True, slots=True)
 class DiskSet:
-    """count identical disks; vdev_bytes is what ZFS sees of each (osize)."""
+    """count identical disks; vdev_bytes is what ZFS sees of each (osize).
+
+    Disks of several sizes: `parts` holds one identical DiskSet per size, largest first, and
+    count, disk_bytes and vdev_bytes are the total and the largest disk's (the risk model takes
+    one disk size: the largest gives the longest resilver, a conservative bound)."""
 
     count: int
     disk_bytes: int
     vdev_bytes: int
     whole_disk: bool
+    parts: tuple[DiskSet, ...] = ()
+    allow_unused: bool = False  # a layout given may use fewer disks than the set holds
 
     def __post_init__(self) -> None:
         if not 1 <= self.count <= MAX_DISKS:
@@ -32,7 +38,20 @@ class DiskSet:
 
     @property
     def label(self) -> str:
+        if self.parts:
+            return " + ".join(p.label for p in self.parts)
         return f"{self.count} × {format_bytes(self.disk_bytes)}"
+
+    @property
+    def sizes(self) -> dict[int, int]:
+        """{bytes of a disk: how many}, largest first."""
+        parts = self.parts or (self,)
+        return {p.disk_bytes: p.count for p in parts}
+
+    @property
+    def osizes(self) -> dict[int, int]:
+        """{bytes of a disk: bytes ZFS sees of it}."""
+        return {p.disk_bytes: p.vdev_bytes for p in (self.parts or (self,))}
 
 
 def disk_set(count: int, size_bytes: int, *, exact_vdev: bool = False, sector_bytes: int = 512) -> DiskSet:
@@ -40,6 +59,20 @@ def disk_set(count: int, size_bytes: int, *, exact_vdev: bool = False, sector_by
     if exact_vdev:
         return DiskSet(count, size_bytes, size_bytes, False)
     return DiskSet(count, size_bytes, linux_whole_disk_osize(size_bytes, sector_bytes), True)
+
+
+def mixed_disk_set(parts: list[tuple[int, int]], *, exact_vdev: bool = False, sector_bytes: int = 512,
+                   allow_unused: bool = False) -> DiskSet:
+    """Disks of several sizes from (count, bytes) pairs; one size gives an identical DiskSet."""
+    sizes: dict[int, int] = {}
+    for count, size_bytes in parts:
+        sizes[size_bytes] = sizes.get(size_bytes, 0) + count
+    sets = [disk_set(n, b, exact_vdev=exact_vdev, sector_bytes=sector_bytes) for b, n in sorted(sizes.items(), reverse=True)]
+    if len(sets) == 1:
+        return DiskSet(*[getattr(sets[0], f) for f in ("count", "disk_bytes", "vdev_bytes", "whole_disk")],
+                       allow_unused=allow_unused)
+    big = sets[0]
+    return DiskSet(sum(d.count for d in sets), big.disk_bytes, big.vdev_bytes, big.whole_disk, tuple(sets), allow_unused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +96,11 @@ class PlanRow:
     mttdl_hours: float | None = None
     speed: dict[str, float] | None = None  # predicted MB/s and IOPS (performance.SpeedPrediction)
     speed_x: dict[str, float] | None = None  # the same as multiples of one disk
+    # disks of several sizes, or a layout that leaves disks unused (else 0/None and not in as_dict)
+    unused_disks: int = 0
+    wasted_bytes: int = 0  # bytes ZFS sees of larger disks in vdevs of smaller ones, unused
+    needs_force: str | None = None  # why `zpool create` wants -f (replication_mismatch), or None
+    mixed: bool = False
 
     def p_loss_at(self, years: float) -> float | None:
         if self.p_loss is None:
@@ -103,6 +141,9 @@ class PlanRow:
         if self.speed is not None:
             risk["speed"] = self.speed
             risk["speed_x_single_disk"] = self.speed_x
+        if self.mixed:
+            risk |= {"unused_disks": self.unused_disks, "wasted_bytes": self.wasted_bytes,
+                     "zpool_create_needs_force": self.needs_force}
         return {
             "layout": self.layout, "shape": self.shape, "disks": self.disks, "hot_spares": self.hot_spares,
             "top_level_vdevs": self.top_level_vdevs, "size_bytes": self.size_bytes,
@@ -114,9 +155,17 @@ class PlanRow:
 
 
 def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfile | None = None,
-             recordsize: int = 128 * 1024) -> PlanRow:
+             recordsize: int = 128 * 1024, unused_disks: int = 0) -> PlanRow:
     layout = cap.layout
     extra: dict = {}
+    shape = layout.describe()
+    if layout.sized or unused_disks:
+        force = replication_mismatch(layout)
+        extra |= {"unused_disks": unused_disks, "wasted_bytes": cap.wasted_bytes, "needs_force": force, "mixed": True}
+        notes = [f"wastes {format_bytes(cap.wasted_bytes)}"] if cap.wasted_bytes else []
+        notes += [f"{unused_disks} disk{'s' * (unused_disks != 1)} unused"] if unused_disks else []
+        notes += [f"zpool create needs -f: {force}"] if force else []
+        shape = "; ".join([shape] + notes)
     if speed is not None:
         p = predict(layout, speed, recordsize=recordsize, ashift=cap.ashift)
         one = single_disk_speed(speed, recordsize=recordsize, ashift=cap.ashift)
@@ -126,7 +175,7 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfi
         r = markov_risk(layout, risk, usable_bytes=cap.usable_bytes)
         extra |= {"years": r.years, "p_loss": r.p_loss, "p_damage": r.p_damage, "mttdl_hours": r.mttdl_hours}
     return PlanRow(
-        layout=str(layout), shape=layout.describe(), disks=layout.disks, hot_spares=layout.hot_spares,
+        layout=str(layout), shape=shape, disks=layout.disks, hot_spares=layout.hot_spares,
         top_level_vdevs=layout.top_level_vdevs, size_bytes=cap.size_bytes, usable_bytes=cap.usable_bytes,
         raw_bytes=cap.raw_bytes, efficiency=cap.efficiency, failures_guaranteed=layout.failures_guaranteed,
         failures_best_case=layout.failures_best_case, **extra,
@@ -138,13 +187,46 @@ def plan(
     hot_spares: bool = True, draid: bool = True, risk: RiskParams | None = None,
     speed: DiskProfile | None = None, recordsize: int = 128 * 1024,
 ) -> list[PlanRow]:
-    """One row per layout (by default every candidate for the disk count); with `risk`, the
-    exact-chain risk of each under ZFS semantics."""
-    chosen = layouts if layouts is not None else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid)
+    """One row per layout (by default every candidate for the disks); with `risk`, the
+    exact-chain risk of each under ZFS semantics. Disks of several sizes get sized layouts
+    (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first."""
+    if layouts is None:
+        layouts = (mixed_candidate_layouts(disks.sizes, hot_spares=hot_spares, draid=draid) if disks.parts
+                   else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid))
     rows = []
-    for layout in chosen:
-        if layout.disks != disks.count:
-            raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
-        cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
-        rows.append(plan_row(cap, risk, speed, recordsize))
+    for layout in layouts:
+        layout, unused = _fit(layout, disks)
+        if layout.sized:
+            cap = pool_capacity(layout, disks.osizes, ashift=ashift, rules=rules)
+        else:
+            cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
+        rows.append(plan_row(cap, risk, speed, recordsize, unused))
     return rows
+
+
+def _fit(layout: Layout, disks: DiskSet) -> tuple[Layout, int]:
+    """The layout as built on these disks (sized when they differ), and how many disks it leaves unused."""
+    have = disks.sizes
+    if layout.sized:
+        need = layout.disk_sizes()
+        short = [b for b, n in need.items() if n > have.get(b, 0)]
+        if short:
+            b = short[0]
+            raise LayoutError(f"layout {layout} uses {need[b]} disks of {size_text(b)} but the plan has "
+                              f"{have.get(b, 0)} ({disks.label})")
+    elif disks.parts:
+        fitted = fill_by_size(layout, have)
+        if fitted is None:
+            why = (f"its {layout.hot_spares} hot spares would be of different sizes; write the sizes, e.g. "
+                   f"spare:1@{size_text(max(have))}" if layout.disks <= disks.count else "")
+            raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}"
+                              + (f" ({disks.label})" if not why else f"; {why}"))
+        layout = fitted
+    elif layout.disks > disks.count:
+        raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}")
+    unused = disks.count - layout.disks
+    if unused and not disks.allow_unused:
+        raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}"
+                          + ("" if not disks.parts else f" ({disks.label}); pass --allow-unused to leave "
+                                                          f"{unused} unused"))
+    return layout, unused
