@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,13 +55,16 @@ class Oracle:
         """The OpenZFS release it runs, e.g. 2.4.4."""
         return self.target.version
 
-    def __call__(self, layout: Layout, vdev_bytes: int, ashift: int, write_mib: int = 0) -> OracleResult:
+    def __call__(self, layout: Layout, vdev_bytes: int | Mapping[int, int], ashift: int,
+                 write_mib: int = 0) -> OracleResult:
+        """vdev_bytes: each file's size; for a sized layout (disks of several sizes), a map from
+        each size written in it to the file size (capacity.osizes)."""
         with tempfile.TemporaryDirectory(dir=SPARSE_DIR, prefix="zfslab-oracle-") as d:
             files = []
-            for i in range(layout.disks):
+            for i, size in enumerate(_file_sizes(layout, vdev_bytes)):
                 path = os.path.join(d, f"v{i}")
                 with open(path, "wb") as f:
-                    f.truncate(vdev_bytes)
+                    f.truncate(size)
                 files.append(path)
             argv = [str(self.binary), "-a", str(ashift), "-w", str(write_mib), f"zo{os.getpid()}",
                     *zpool_vdev_args(layout, files)]
@@ -69,6 +73,17 @@ class Oracle:
         kv = dict(word.split("=", 1) for word in p.stdout.split() if "=" in word)
         return OracleResult(int(kv["SIZE"]), int(kv["USED"]), int(kv["AVAIL"]), int(kv["slop"]),
                             int(kv["embedded_log_space"]), int(kv["ALLOC"]), f"OpenZFS {self.version}\n{p.stdout}")
+
+
+def _file_sizes(layout: Layout, vdev_bytes: int | Mapping[int, int]) -> list[int]:
+    """The size of each file, in zpool_vdev_args order: vdev by vdev, each child, then the spares."""
+    if not isinstance(vdev_bytes, Mapping):
+        return [vdev_bytes] * layout.disks
+    sizes = []
+    for g in layout.groups:
+        for _ in range(g.count):
+            sizes += [vdev_bytes[b] for n, b in g.sizes for _ in range(n)]
+    return sizes + ([vdev_bytes[layout.spare_bytes]] * layout.hot_spares if layout.hot_spares else [])
 
 
 def _skip_or_fail(reason: str) -> None:

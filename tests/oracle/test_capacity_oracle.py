@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zfslab.model.capacity import pool_capacity
+from zfslab.model.capacity import osizes, pool_capacity
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
 from zfslab.model.units import GB, TB
 
@@ -68,3 +68,24 @@ def test_generated_layouts_equal_libzpool(zspace, layout, vdev_bytes, ashift):
     real = zspace(layout, vdev_bytes, ashift)
     ours = pool_capacity(layout, vdev_bytes, ashift=ashift, rules=zspace.version)
     assert (ours.size_bytes, ours.usable_bytes) == (real.size_bytes, real.usable_bytes), real.raw
+
+
+# Disks of several sizes (docs/capacity.md#mixed-disk-sizes): files of the sizes written in the
+# layout; each vdev on its own files, spanning ones counted as their smallest child.
+MIXED = [
+    ("raidz2:8@12TB+raidz2:4@8TB", 12), ("2xraidz2:4@12TB+raidz2:4@8TB", 12), ("raidz2:12@8x12TB/4x8TB", 12),
+    ("raidz2:6@12TB+raidz2:6@2x12TB/4x8TB", 12), ("4xmirror:2@12TB+2xmirror:2@8TB", 12),
+    ("raidz3:8@12TB+mirror:4@8TB", 9), ("draid2:8d:12c:1s@8x12TB/4x8TB", 12),
+    ("raidz1:5@12TB+raidz1:5@1x12TB/4x8TB+spare:2@12TB", 12), ("8xdisk@12TB+4xdisk@8TB", 12),
+    ("raidz2:6@20GB+mirror:3@10GB", 12), ("raidz1:3@3x4000787030016+raidz1:3@2x3TB/1x2TB", 13),
+]
+
+
+@pytest.mark.parametrize("layout,ashift", MIXED, ids=[f"{c[0]}-a{c[1]}" for c in MIXED])
+def test_mixed_sizes_equal_libzpool(zspace, layout, ashift):
+    lay = parse_layout(layout)
+    files = osizes(lay, whole_disk=False)
+    real = zspace(lay, files, ashift)
+    ours = pool_capacity(lay, files, ashift=ashift, rules=zspace.version)
+    assert (ours.size_bytes, ours.usable_bytes, ours.slop_bytes) == (real.size_bytes, real.usable_bytes,
+                                                                     real.slop_bytes), real.raw
