@@ -37,7 +37,9 @@ def add_parser(sub) -> None:
     p.add_argument("--sandbox-disks", type=int_arg("--sandbox-disks", 1, MAX_SANDBOX_DISKS), default=6, metavar="N",
                    help=f"how many sandbox files (default 6, at most {MAX_SANDBOX_DISKS})")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--layouts", metavar="L,L,...", help="layouts to run, comma-separated (default: what plan lists)")
+    which.add_argument("--layouts", metavar="L,L,...",
+                       help="layouts to run, comma-separated (default: what plan lists); 'calibration': only those "
+                            "the speed model's calibration design picks from them, to fit with plan --db")
     which.add_argument("--all", action="store_true", help="every layout plan lists for these disks (the default)")
     p.add_argument("--suite", default="quick", metavar="S", help="ars, seq, quick (default), bonnie (bonnie++ as calomel ran it) or FILE.fio")
     p.add_argument("--repeats", type=int_arg("--repeats", 1, 100), default=3, metavar="N",
@@ -54,10 +56,16 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _layouts(args, disks: int) -> list[Layout]:
+def _layouts(args, disks: int) -> tuple[list[Layout], list]:
+    """The layouts to run and, for --layouts calibration, the CalibrationPicks that chose them."""
     from zfslab.system.bench import check_bench_layouts
 
-    if args.layouts:
+    picks = []
+    if args.layouts and args.layouts.strip() == "calibration":
+        from zfslab.model.calibration import calibration_design
+        picks = calibration_design(candidate_layouts(disks))
+        layouts = [p.layout for p in picks]
+    elif args.layouts:
         layouts = [parse_layout(t) for t in args.layouts.split(",") if t.strip()]
     else:
         layouts = candidate_layouts(disks)
@@ -65,7 +73,16 @@ def _layouts(args, disks: int) -> list[Layout]:
         if x.disks > disks:
             raise UsageError(f"layout {x} needs {x.disks} disks but only {disks} were given")
     check_bench_layouts(layouts)  # zpool create would refuse it without -f, after the disks were wiped
-    return layouts
+    return layouts, picks
+
+
+def _calibration_lines(picks, disks: int) -> list[str]:
+    """What the dry run says of a calibration: each chosen layout, the rule and what it pins."""
+    listed = len(candidate_layouts(disks))
+    lines = [f"# calibration: {len(picks)} of the {listed} layouts plan lists for {disks} disks "
+             "(docs/speed.md#calibration-design); plan --db fits the speed model on them"]
+    lines += [f"# {p.layout}: {p.rule}; pins {', '.join(p.pins)}" for p in picks]
+    return lines
 
 
 def _options(args):
@@ -112,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         ids = devices
     else:
         devices = device_list(args.disks)
-    layouts = _layouts(args, len(devices))  # a layout zfslab cannot build is refused before any disk is read
+    layouts, picks = _layouts(args, len(devices))  # a layout zfslab cannot build is refused before any disk is read
     infos = inspect(devices, runner, sandbox)
     if not sandbox:
         same_size(infos)
@@ -124,13 +141,16 @@ def run(args: argparse.Namespace) -> int:
                            dirty=_wiped(infos, prior.guids, args, sandbox))
         skipped = len(prior.done) if prior.resuming else 0
         if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
-            print(to_json({"dry_run": True, "layouts": [str(x) for x in layouts], "measurements_stored": skipped,
+            calibration = {"calibration": [{"layout": str(p.layout), "rule": p.rule, "pins": list(p.pins)}
+                                           for p in picks]} if picks else {}
+            print(to_json({"dry_run": True, "layouts": [str(x) for x in layouts], **calibration,
+                           "measurements_stored": skipped,
                            "steps": [{"kind": s.kind, "layout": s.layout, "test": s.test or None,
                                       "repeat": s.repeat or None, "devices": list(s.devices),
                                       "command": list(s.argv) if s.kind != "wipe" else None, "line": s.line}
                                      for s in steps]}))
         else:
-            print("\n".join(format_steps(steps, skipped)))
+            print("\n".join((_calibration_lines(picks, len(devices)) if picks else []) + format_steps(steps, skipped)))
         return dry_run_verdict(infos, prior.guids, args, sandbox)
 
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
