@@ -261,3 +261,40 @@ def test_plan_command_allow_unused(run_cli):
 def test_disk_set_is_still_a_plain_record():
     assert DiskSet(6, 4 * TB, 4 * TB, False) == disk_set(6, 4 * TB, exact_vdev=True)
     assert isinstance(parse_layout("raidz2:6@4TB"), Layout)
+
+
+# ---- capacity command ------------------------------------------------------------------------
+
+def test_capacity_command_takes_the_sizes_from_the_layout(run_cli):
+    obj = json.loads(run_cli("capacity", "raidz2:6@12TB+raidz2:6@2x12TB/4x8TB", "--json").stdout)
+    assert obj["disk_sizes"] == [{"disk_bytes": 12 * TB, "vdev_bytes": OS12, "disks": 8},
+                                 {"disk_bytes": 8 * TB, "vdev_bytes": OS8, "disks": 4}]
+    assert obj["wasted_bytes"] == 2 * (OS12 - OS8) == obj["vdevs"][1]["wasted_bytes"]
+    assert obj["vdevs"][0]["wasted_bytes"] == 0 and obj["raw_bytes"] == 128 * TB
+    assert obj["zpool_create_needs_force"] == "a raidz vdev contains devices of different sizes"
+    assert obj["usable_bytes"] == 79_762_475_188_224
+
+
+def test_capacity_command_exact_sizes(run_cli):
+    obj = json.loads(run_cli("capacity", "raidz2:6@20GB+mirror:3@10GB", "--exact-sizes", "--json").stdout)
+    layout = parse_layout("raidz2:6@20GB+mirror:3@10GB")
+    assert obj["usable_bytes"] == pool_capacity(layout, osizes(layout, whole_disk=False)).usable_bytes
+    assert obj["zpool_create_needs_force"] is None  # a 3-way mirror and raidz2 both survive 2 failures
+
+
+def test_capacity_command_text_shows_each_size_and_the_waste(run_cli):
+    out = run_cli("capacity", "raidz2:12@8x12TB/4x8TB").stdout
+    assert "12TB disk" in out and "8TB disk" in out and "; 8 disks" in out
+    assert "wasted" in out and "zpool create refuses this layout without -f: a raidz vdev contains devices" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["capacity", "raidz2:6@4TB", "--disk-size", "4TB"],
+     "zfslab: error: raidz2:6@4TB gives the size of its disks; leave out --vdev-bytes and --disk-size "
+     "(--exact-sizes takes the sizes as exact vdev bytes)\n"),
+    (["capacity", "raidz2:6", "--exact-sizes"],
+     "zfslab: error: --exact-sizes: raidz2:6 gives no sizes; write them in it, e.g. raidz2:8@12TB+raidz2:4@8TB\n"),
+])
+def test_capacity_command_size_errors(run_cli, args, message):
+    r = run_cli(*args)
+    assert (r.exit_code, r.stderr) == (2, message)

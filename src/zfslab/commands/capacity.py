@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 from zfslab.commands._common import add_zfs_options, console, size_arg
+from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
-from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, pool_capacity, rules_for
-from zfslab.model.layouts import parse_layout
+from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
+from zfslab.model.layouts import parse_layout, replication_mismatch, size_text
 from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import to_json
 
@@ -18,12 +19,15 @@ EXAMPLE = "zfslab capacity raidz2:6 --disk-size 4TB --zfs-version 2.3"
 def add_parser(sub) -> None:
     p = sub.add_parser("capacity", epilog=f"example: {EXAMPLE}", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
                        description="Exact capacity of one layout, step by step as OpenZFS computes it.")
-    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1")
-    size = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1; "
+                                  "disks of several sizes: raidz2:8@12TB+raidz2:4@8TB, raidz2:12@8x12TB/4x8TB")
+    size = p.add_mutually_exclusive_group()
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
     size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
                       help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
+    p.add_argument("--exact-sizes", action="store_true",
+                   help="the sizes written in the layout (@12TB) are exact vdev bytes, not whole disks")
     add_zfs_options(p)
     p.add_argument("--created-with", metavar="V",
                    help="OpenZFS version that created the vdevs, if older (fixes the metaslab size)")
@@ -39,7 +43,17 @@ def run(args: argparse.Namespace) -> int:
     rules = rules_for(args.zfs_version)
     created = rules_for(args.created_with) if args.created_with else None
     recordsize = parse_blocksize(args.recordsize)
-    if args.vdev_bytes:
+    if layout.sized:
+        if args.vdev_bytes or args.disk_size:
+            raise UsageError(f"{layout} gives the size of its disks; leave out --vdev-bytes and --disk-size "
+                             "(--exact-sizes takes the sizes as exact vdev bytes)")
+        cap = pool_capacity(layout, osizes(layout, whole_disk=not args.exact_sizes, sector_bytes=args.sector_size),
+                            ashift=args.ashift, rules=rules, created_with=created)
+    elif not (args.vdev_bytes or args.disk_size):
+        raise UsageError("one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)"
+                         if not args.exact_sizes else
+                         f"--exact-sizes: {layout} gives no sizes; write them in it, e.g. raidz2:8@12TB+raidz2:4@8TB")
+    elif args.vdev_bytes:
         cap = pool_capacity(layout, args.vdev_bytes, ashift=args.ashift, rules=rules, created_with=created)
     else:
         osize = linux_whole_disk_osize(args.disk_size, args.sector_size)
@@ -75,6 +89,13 @@ def _capacity_record(cap: PoolCapacity, recordsize: int, file_bytes: int | None)
             format_recordsize(r.recordsize_bytes): round(r.efficiency, 6) for r in efficiency_table(group, cap.ashift)
         },
     }
+    if cap.layout.sized:
+        for v, out in zip(cap.vdevs, record["vdevs"]):
+            out["wasted_bytes"] = v.wasted_bytes
+        record["disk_sizes"] = [{"disk_bytes": b, "vdev_bytes": osize, "disks": cap.layout.disk_sizes()[b]}
+                                for b, osize in cap.vdev_sizes]
+        record["wasted_bytes"] = cap.wasted_bytes
+        record["zpool_create_needs_force"] = replication_mismatch(cap.layout)
     if file_bytes is not None:
         f = file_allocation(cap.layout, file_bytes, recordsize, cap.ashift)
         record["file"] = {"file_bytes": f.file_bytes, "recordsize_bytes": f.recordsize_bytes, "blocks": f.blocks,
@@ -90,16 +111,27 @@ def _print_capacity(cap: PoolCapacity, record: dict, args: argparse.Namespace) -
 
     out.print(f"[bold]{cap.layout}[/bold]: {cap.layout.describe()}")
     out.print(f"accounting    {cap.rules.software} rules, ashift {cap.ashift}")
-    seen = "whole disk, Linux GPT partition 1" if args.disk_size else "exact vdev size"
-    line("each disk", cap.disk_bytes, f"ZFS sees {cap.vdev_bytes:,} B ({seen})")
+    whole = args.disk_size or (cap.layout.sized and not args.exact_sizes)
+    seen = "whole disk, Linux GPT partition 1" if whole else "exact vdev size"
+    if cap.layout.sized:
+        for b, osize in cap.vdev_sizes:
+            n = cap.layout.disk_sizes()[b]
+            line(f"{size_text(b)} disk", b, f"ZFS sees {osize:,} B ({seen}); {n} disk{'s' * (n != 1)}")
+    else:
+        line("each disk", cap.disk_bytes, f"ZFS sees {cap.vdev_bytes:,} B ({seen})")
     line("raw", cap.raw_bytes, f"{cap.layout.disks} disks")
     line("zpool SIZE", cap.size_bytes, f"zpool list: {record['zpool_list_size']}")
     line("usable", cap.usable_bytes, f"zfs list USED+AVAIL: {record['zfs_list_size']} ({100 * cap.efficiency:.1f} % of raw)")
     line("slop", cap.slop_bytes, "reserved by ZFS (spa_get_slop_space)")
     line("embedded log", cap.embedded_log_bytes, "metaslabs set aside for the ZIL (2.1+)")
+    if cap.layout.sized:
+        line("wasted", cap.wasted_bytes, "of larger disks in vdevs of smaller ones (each child counts as the smallest)")
     for v in cap.vdevs:
+        waste = f"; wastes {v.wasted_bytes:,} B" if v.wasted_bytes else ""
         out.print(f"vdev {v.group.token}: asize {v.asize_bytes:,} B, {v.ms_count} metaslabs of 2^{v.ms_shift} B, "
-                  f"deflate {v.deflate_ratio}/512")
+                  f"deflate {v.deflate_ratio}/512{waste}")
+    if record.get("zpool_create_needs_force"):
+        out.print(f"zpool create refuses this layout without -f: {record['zpool_create_needs_force']}")
     rs = record["recordsize_bytes"]
     out.print(f"{format_recordsize(rs)} records are stored at {100 * record['recordsize_efficiency']:.1f} % "
               f"efficiency (logical / physical bytes)")
