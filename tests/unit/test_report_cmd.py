@@ -1,8 +1,10 @@
 """`zfslab report`: never changes the database it reads, and every file that is not one is a one-line error."""
 
 import hashlib
+import html
 import json
 import os
+import re
 import sqlite3
 
 import pytest
@@ -140,7 +142,7 @@ def test_html_is_written_whole_through_a_temporary_file(run_cli, tmp_path, monke
     assert page.read_text() == "the old report" and os.listdir(tmp_path) == ["r.html"]  # no half file, no temp file
     monkeypatch.undo()
     r = run_cli("report", "--plan", "4x4TB", "--html", str(page), "--years", "1,2")
-    assert r.exit_code == 0 and page.read_text().startswith("<!doctype html>") and "P(loss) 2 y" in page.read_text()
+    assert r.exit_code == 0 and page.read_text().startswith("<!doctype html>") and "P(loss)<br>2 y" in page.read_text()
 
 
 def test_names_too_long_are_refused_before_the_work(run_cli, tmp_path):
@@ -148,3 +150,57 @@ def test_names_too_long_are_refused_before_the_work(run_cli, tmp_path):
     assert r.exit_code == 2 and "the name is too long" in r.stderr
     r = run_cli("report", "--charts", str(tmp_path / ("a" * 300)))
     assert r.exit_code == 2 and "the name is too long" in r.stderr
+
+
+def test_the_page_gives_plans_answer_first(run_cli, tmp_path):
+    """The title, then the recommendation as plan gives it: the layout, the budget, the reason; then the short list."""
+    from zfslab.model.units import odds
+    page = tmp_path / "r.html"
+    assert run_cli("report", "--plan", "6x16TB", "--html", str(page)).exit_code == 0
+    data = json.loads(run_cli("report", "--plan", "6x16TB", "--json").stdout)
+    rec, text = data["recommendation"], page.read_text()
+    assert rec["layout"] == "raidz2:6" and rec["budget"].startswith("P(loss) ≤ 1 in 10,000")
+    body = text.split("<body>", 1)[1]
+    assert re.match(r"<h1>zfslab report: 6 × 16.00 TB disks</h1>\s*<section id=\"recommendation\" class=\"rec\">", body)
+    section = body.split("</section>", 1)[0]
+    assert "★ Recommended: <b id=\"recommended-layout\">raidz2:6</b>" in section
+    assert f"For home data [{html.escape(rec['budget'])}], general workload, priority balanced:" in section
+    assert html.escape(rec["reason"]) in section
+    row = next(r for r in data["layouts"] if r["layout"] == "raidz2:6")
+    for risk in (odds(row["p_loss"]["5"]), odds(row["p_damage"]["5"])):
+        assert f"<dd>{risk}</dd>" in section and f'<td class="" data-v="{row["p_loss"]["5"]}">' in text
+    # the short list first and marked; the others hidden behind a checkbox, each saying why it is left out
+    table = text.split('<table id="summary"', 1)[1].split("</table>", 1)[0]
+    marks = re.findall(r'<tr class="(\w+)"><td class="" data-v="\d">(.?)</td><td class="l w" data-v="([^"]+)"', table)
+    listed = [m[2] for m in marks if m[0] != "other"]
+    assert listed == rec["shortlist"] and [m[1] for m in marks if m[0] == "recommended"] == ["★"]
+    assert all(m[1] == "◆" for m in marks if m[0] == "short") and all(m[1] == "" for m in marks if m[0] == "other")
+    assert [m[2] for m in marks[len(listed):]] == [r["layout"] for r in data["layouts"] if r["layout"] not in listed]
+    assert 'id="show-all" data-shows="all"' in text and 'id="more-columns" data-shows="more"' in text
+    assert rec["left_out"] and all(html.escape("; ".join(why)) in table for why in rec["left_out"].values())
+    assert "Pareto" not in text and "frontier" not in text
+
+
+def test_when_no_layout_meets_the_budget_the_page_says_so(run_cli, tmp_path):
+    page = tmp_path / "r.html"
+    assert run_cli("report", "--plan", "2x4TB", "--data", "archive", "--html", str(page)).exit_code == 0
+    section = page.read_text().split('<section id="recommendation"', 1)[1].split("</section>", 1)[0]
+    assert section.startswith(' class="rec miss">') and "No layout meets the budget; the closest:" in section
+    assert "No layout of these disks meets the budget for archive data" in section
+
+
+def test_the_charts_mark_the_short_list_and_name_the_recommended_layout(run_cli):
+    from zfslab.report import charts
+    data = json.loads(run_cli("report", "--plan", "8x12TB", "--json").stdout)
+    rec, records = data["recommendation"], data["layouts"]
+    short = set(rec["shortlist"])
+    svg = charts.corners(records, short, recommended=rec["layout"], horizon="5", loss_budget=rec["max_p_loss"],
+                         budget_label="home data").decode()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)  # SVG text stays text: searchable on the page
+    assert f"★ {rec['layout']} (recommended)" in texts
+    assert short - {rec["layout"]} <= set(texts) and len(short) >= 3
+    assert not ({r["layout"] for r in records} - short) & set(texts)  # only the short list is named
+    assert "1 in 10,000" in texts and "budget for home data: ≤ 1 in 10,000" in texts
+    bars = re.findall(r"<text[^>]*>([^<]*)</text>", charts.relative_bars(
+        records, shortlist=short, recommended=rec["layout"]).decode())
+    assert f"★ {rec['layout']}" in bars and all(f"◆ {x}" in bars for x in short - {rec["layout"]})

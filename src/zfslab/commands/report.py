@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.model.performance import predict
     from zfslab.commands._common import parse_disk_set
     from zfslab.model.plan import disk_set, plan
-    from zfslab.model.recommend import recommend
+    from zfslab.model.recommend import budget_text, recommend
     from zfslab.report import charts
     from zfslab.report.files import check_output_path, write_atomically
     from zfslab.report.html import render
@@ -170,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
             value = b["write_mb_s"] if "write" in metric else b["read_mb_s"]
             if value and value > 0:
                 pairs.append((b["layout"], b["test"], getattr(p, metric), value))
-    data = {"disks": disks.label, "disk_model": profile.name, "recommendation": rec.as_dict() | {"frontier": list(rec.shortlist)},
+    # "frontier": the short list's name before issue 16, kept for scripts that read it
+    recommendation = rec.as_dict() | {"budget": budget_text(goal), "frontier": list(rec.shortlist)}
+    data = {"disks": disks.label, "disk_model": profile.name, "recommendation": recommendation,
             "layouts": records, "bench": bench, "drills": drills, "runs": runs,
             "measured_vs_predicted": [{"layout": a, "test": b, "predicted_mb_s": c, "measured_mb_s": d} for a, b, c, d in pairs]}
     if args.json:
@@ -181,8 +183,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.html and not args.charts:
         raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")
-    exporters = {"relative": lambda f: charts.relative_bars(records, f),
-                 "corners": lambda f: charts.corners(records, set(rec.frontier), f)}
+    shortlist = set(rec.shortlist)
+    horizon = next(k for k in records[0]["p_loss"] if math.isclose(float(k), goal.horizon_years, rel_tol=1e-9))
+    exporters = {"relative": lambda f: charts.relative_bars(records, f, shortlist=shortlist, recommended=rec.layout),
+                 "corners": lambda f: charts.corners(records, shortlist, f, recommended=rec.layout, horizon=horizon,
+                                                     loss_budget=goal.loss_budget, budget_label=f"{goal.data} data",
+                                                     metrics=goal.metrics)}
     if pairs:
         exporters["measured"] = lambda f: charts.measured_vs_predicted(pairs, f)
     # the page inlines SVGs; --charts alone needs none of them (each chart takes a second or two)

@@ -1,26 +1,47 @@
-"""One self-contained HTML page: tables, inline SVG charts, no network needed to view it."""
+"""One self-contained HTML page: the recommendation first, then the layouts, charts, bench results
+and drills; inline SVG and a few lines of JavaScript, no network needed to view it.
+
+The page fits a 1366 px laptop window with no horizontal scroll: long text cells wrap, charts
+scale to the width, and the secondary columns wait behind a toggle
+(tests/browser/test_report_page.py measures it at 1366×768 and 1920×1080).
+"""
 
 from __future__ import annotations
 
 import html
 import math
 
+from zfslab.model.recommend import METRIC_NAMES
+from zfslab.model.units import odds
+from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
 from zfslab.report.tables import dumps
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}th,td{padding:.25em .6em;border-bottom:1px solid #eee;text-align:right}
-th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}td.l,th.l{text-align:left}
-tr.frontier td{background:#eef7ee}tr.recommended td{background:#cfeccf;font-weight:600}
-.rec{background:#f6fbf6;border-left:4px solid #2ca02c;padding:.6em 1em}.chart{margin:1em 0;max-width:100%;overflow-x:auto}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1em;line-height:1.4}
+h1{font-size:1.6em;margin:0 0 .5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
+.rec{background:#f6fbf6;border-left:4px solid #2ca02c;padding:.7em 1.2em;margin:0 0 1.5em}
+.rec.miss{background:#fdf3f3;border-color:#a33}.rec p{margin:.3em 0}
+.rec .pick{font-size:1.35em}.rec .shape{color:#555;font-size:.75em;margin-left:.4em}
+.rec dl{display:flex;flex-wrap:wrap;gap:.3em 2.2em;margin:.6em 0}.rec dl div{min-width:7em}
+.rec dt{font-size:.8em;color:#555}.rec dd{margin:0;font-size:1.15em;font-weight:600;white-space:nowrap}
+.rec .reason{font-size:.92em;color:#333}
+.controls{display:flex;flex-wrap:wrap;gap:.3em 2em;margin:.5em 0;font-size:.9em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
+th,td{padding:.25em .55em;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
+th{cursor:pointer;background:#f4f4f4;position:sticky;top:0;vertical-align:bottom}
+td{white-space:nowrap}td.l,th.l{text-align:left}td.w{white-space:normal;min-width:9em}
+td small{display:block;color:#555;font-weight:normal;font-size:.85em;line-height:1.25}
+table.plan.more{font-size:.78em}table.plan.more th,table.plan.more td{padding:.2em .35em}
+tr.short td{background:#eef7ee}tr.recommended td{background:#cfeccf;font-weight:600}
+table.plan:not(.all) tr.other,table.plan:not(.more) .more,table.plan:not(.all) .note{display:none}
+.chart svg{max-width:100%;height:auto}
 .meta{color:#555;font-size:.85em}.warn{color:#a33}
 """
 
-SORT_JS = """
-document.querySelectorAll('table.sortable th').forEach(function (th, col) {
+SCRIPT = """
+document.querySelectorAll('table.sortable th').forEach(function (th) {
   th.addEventListener('click', function () {
-    var body = th.closest('table').tBodies[0];
+    var col = th.cellIndex, body = th.closest('table').tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
     var asc = th.dataset.asc !== '1';
     rows.sort(function (a, b) {
@@ -33,6 +54,13 @@ document.querySelectorAll('table.sortable th').forEach(function (th, col) {
     th.dataset.asc = asc ? '1' : '0';
   });
 });
+// each checkbox puts a class on the layouts' table (a reload keeps the boxes as they were)
+document.querySelectorAll('input[data-shows]').forEach(function (box) {
+  var table = document.getElementById('summary');
+  function apply() { table.classList.toggle(box.dataset.shows, box.checked); }
+  box.addEventListener('change', apply);
+  apply();
+});
 """
 
 
@@ -41,15 +69,19 @@ def e(text) -> str:
 
 
 def _table(headers: list[tuple[str, str]], rows: list[list[tuple[str, object]]], *, table_id: str,
-           row_classes: list[str] | None = None) -> str:
-    """headers: (text, 'l' or ''); cells: (shown text, sort value)."""
-    head = "".join(f'<th class="{cls}">{e(h)}</th>' for h, cls in headers)
+           row_classes: list[str] | None = None, keys: list[str] | None = None, table_class: str = "") -> str:
+    """headers: (text, CSS classes: 'l' left, 'w' wraps, ...); a header's newline is a line break;
+    cells: (shown text, sort value) or (shown text, sort value, a smaller second line)."""
+    head = "".join(f'<th class="{cls}"{f" data-key={keys[j]}" if keys else ""}>'
+                   f'{"<br>".join(e(part) for part in h.split(chr(10)))}</th>' for j, (h, cls) in enumerate(headers))
     body = []
     for i, row in enumerate(rows):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        cells = "".join(f'<td class="{headers[j][1]}" data-v="{e(v)}">{e(t)}</td>' for j, (t, v) in enumerate(row))
+        cells = "".join(f'<td class="{headers[j][1]}" data-v="{e(c[1])}">{e(c[0])}'
+                        f'{f"<small>{e(c[2])}</small>" if len(c) > 2 else ""}</td>' for j, c in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
-    return f'<table id="{table_id}" class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return (f'<table id="{table_id}" class="sortable {table_class}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
 
 
 def _svg(data: bytes) -> str:
@@ -57,48 +89,146 @@ def _svg(data: bytes) -> str:
     return text[text.find("<svg"):]
 
 
+def _at(values: dict, years: float):
+    """The value of a {'5': p} risk dict at `years`; None when not computed."""
+    return next((v for y, v in values.items() if math.isclose(float(y), years, rel_tol=1e-9)), None)
+
+
+def _years(h: float) -> str:
+    return f"{h:g} year{'s' * (h != 1)}"
+
+
+def speed_score(row: dict, metrics: list[str]) -> float | None:
+    """The geometric mean of the workload's figures as multiples of one disk (recommend.speed_score)."""
+    x = row.get("speed_x_single_disk")
+    return None if not x or not metrics else math.prod(x[k] for k in metrics) ** (1 / len(metrics))
+
+
+def _recommendation(rec: dict, rows: dict[str, dict]) -> str:
+    """The answer, as plan gives it: the layout, the budget, its figures, the reason."""
+    r, h = rows[rec["layout"]], rec["horizon_years"]
+    lead = "★ Recommended:" if rec["within_budget"] else "No layout meets the budget; the closest:"
+    score = speed_score(r, rec["speed_metrics"])
+    figures = [("usable", f"{r['usable_tb']:,.2f} TB ({r['usable_tib']:,.2f} TiB)"),
+               ("disks that can fail", f"{r['failures_guaranteed']} at once"),
+               (f"P(pool loss) in {_years(h)}", odds(_at(r.get("p_loss", {}), h))),
+               (f"P(damaged files) in {_years(h)}", odds(_at(r.get("p_damage", {}), h)))]
+    if score is not None:
+        figures.append((f"speed ({rec['workload']})", f"{score:.1f}× one disk"))
+    cells = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in figures)
+    return (f'<section id="recommendation" class="rec{"" if rec["within_budget"] else " miss"}">'
+            f'<p class="pick">{lead} <b id="recommended-layout">{e(rec["layout"])}</b>'
+            f'<span class="shape">{e(r["shape"])}</span></p>'
+            f'<p class="budget">For {e(rec["data"])} data [{e(rec["budget"])}], {e(rec["workload"])} workload, '
+            f'priority {e(rec["priority"])}:</p><dl>{cells}</dl><p class="reason">{e(rec["reason"])}</p></section>')
+
+
+def _measured(bench: list[dict]) -> dict[str, tuple[float | None, float | None]]:
+    """layout: (measured write MB/s, read MB/s), from fio's seq suite or bonnie++, whichever ran."""
+    by = {(b["layout"], b["test"]): b for b in bench}
+    out = {}
+    for layout in {b["layout"] for b in bench}:
+        w = (by.get((layout, "seqwrite")) or by.get((layout, "bonnie-write")) or {}).get("write_mb_s")
+        r = (by.get((layout, "seqread")) or by.get((layout, "bonnie-read")) or {}).get("read_mb_s")
+        if w or r:
+            out[layout] = (w, r)
+    return out
+
+
+def _why_not(r: dict, rec: dict, short: list[dict]) -> str:
+    """Why a layout is not on the short list: out of budget (recommend's words), or which listed one beats it."""
+    if r["layout"] in rec["left_out"]:
+        return "; ".join(rec["left_out"][r["layout"]])
+    score = speed_score(r, rec["speed_metrics"]) or 0
+    better = next((s["layout"] for s in short if s["usable_bytes"] >= r["usable_bytes"]
+                   and (speed_score(s, rec["speed_metrics"]) or 0) >= score), None)
+    return f"in budget; {better} has as much space and speed" if better else "in budget; the short list keeps 8"
+
+
+def _plan_table(plan_rows: list[dict], rec: dict | None, bench: list[dict]) -> tuple[str, str, str]:
+    """The layouts' table (short list first), its controls and its legend."""
+    h = rec["horizon_years"] if rec else float(min(plan_rows[0].get("p_loss") or {"5": 0}, key=lambda y: abs(float(y) - 5)))
+    metrics = list(rec["speed_metrics"]) if rec else ["write_mb_s", "read_mb_s", "rand_read_iops_qd8"]
+    listed = list(rec["shortlist"]) if rec else [r["layout"] for r in plan_rows]
+    by_layout = {r["layout"]: r for r in plan_rows}
+    short = [by_layout[x] for x in listed if x in by_layout]
+    ordered = short + [r for r in plan_rows if r["layout"] not in listed]
+    measured = _measured(bench)
+    speed = [m for m in metrics if m in SPEED_COLUMNS] + [m for m in SPEED_COLUMNS if m not in metrics]
+    cols = [  # (key, header, CSS classes, cell: row -> (text, sort value))
+        ("mark", "", "", lambda r: ("★", 2) if rec and r["layout"] == rec["layout"] else ("◆", 1) if r["layout"] in listed else ("", 0)),
+        ("layout", "layout\nand shape", "l w", lambda r: (r["layout"], r["layout"], r["shape"])),
+        ("tb", "usable\nTB", "", lambda r: (f"{r['usable_tb']:,.2f}", r["usable_tb"])),
+        ("tib", "usable\nTiB", "", lambda r: (f"{r['usable_tib']:,.2f}", r["usable_tib"])),
+        ("fails", "disks\ncan fail", "", lambda r: (str(r["failures_guaranteed"]), r["failures_guaranteed"])),
+        ("loss", f"P(loss)\n{h:g} y", "", lambda r: _risk(r, "p_loss", h)),
+        ("damage", f"P(damage)\n{h:g} y", "", lambda r: _risk(r, "p_damage", h)),
+        ("speed", "speed\n×disk", "", lambda r: ("-", 0) if speed_score(r, metrics) is None else
+         (f"{speed_score(r, metrics):.1f}", speed_score(r, metrics))),
+    ]
+    for m in speed:
+        key, header = SPEED_COLUMNS[m]
+        cols.append((key, header, "" if m in metrics else "more",
+                     lambda r, m=m: ("-", 0) if not r.get("speed") else (f"{r['speed'][m]:,.0f}", r["speed"][m])))
+    if measured:
+        cols += [("measured_write", "measured\nwrite MB/s", "", lambda r: _num(measured.get(r["layout"], (None,))[0])),
+                 ("measured_read", "measured\nread MB/s", "", lambda r: _num(measured.get(r["layout"], (None, None))[1]))]
+    cols += [
+        ("raw_pct", "of\nraw", "more", lambda r: (f"{100 * r['efficiency']:.0f} %", r["efficiency"])),
+        ("best_case", "best\ncase", "more", lambda r: (str(r["failures_best_case"]), r["failures_best_case"])),
+        ("mttdl", "MTTDL\nyears", "more", lambda r: (_mttdl(r.get("mttdl_hours")), r.get("mttdl_hours") or 0)),
+        ("zfs_list", "zfs\nlist", "more", lambda r: (r["zfs_list_size"], r["usable_bytes"])),
+    ]
+    if rec:
+        cols.append(("note", "why not on the short list", "l w note",
+                     lambda r: ("", "") if r["layout"] in listed else (_why_not(r, rec, short),) * 2))
+    classes = ["recommended" if rec and r["layout"] == rec["layout"] else "short" if r["layout"] in listed else "other"
+               for r in ordered]
+    table = _table([(c[1], c[2]) for c in cols], [[c[3](r) for c in cols] for r in ordered], table_id="summary",
+                   row_classes=classes, keys=[c[0] for c in cols], table_class="plan")
+    more = ", ".join(c[1].replace("\n", " ") for c in cols if "more" in c[2])
+    controls = [f'<label><input type="checkbox" id="more-columns" data-shows="more"> more columns ({e(more)})</label>']
+    if rec and len(ordered) > len(short):
+        others = [r["layout"] for r in ordered[len(short):]]
+        out = sum(x in rec["left_out"] for x in others)
+        why = [f"{out} outside the budget or against OpenZFS practice"] * bool(out) + \
+            [f"{len(others) - out} in budget but not on the short list"] * bool(len(others) - out)
+        controls.insert(0, f'<label><input type="checkbox" id="show-all" data-shows="all"> show all {len(ordered)} '
+                           f'layouts ({len(others)} more: {", ".join(why)})</label>')
+    names = ", ".join(METRIC_NAMES.get(m, m) for m in metrics)
+    legend = (f"★ recommended, ◆ worth considering (the short list). usable: zfs list USED+AVAIL of the empty pool. "
+              f"disks can fail: at once, whichever they are. P(loss): pool lost; P(damage): some files damaged "
+              f"(read errors during resilvers); within {_years(h)}. speed ×disk: {rec['workload'] if rec else 'general'} "
+              f"workload ({names}) as multiples of one disk; MB/s and IOPS columns predicted"
+              + ("; measured columns from bench results" if measured else "") + ". Click a heading to sort.")
+    return table, f'<div class="controls">{"".join(controls)}</div>', f'<p class="meta">{e(legend)}</p>'
+
+
+def _risk(r: dict, key: str, h: float) -> tuple[str, float]:
+    p = _at(r.get(key) or {}, h)
+    return odds(p), p if p is not None else -1
+
+
+def _num(v: float | None) -> tuple[str, float]:
+    return (f"{v:,.0f}", v) if v else ("", 0)
+
+
 def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, charts: dict[str, bytes],
            bench: list[dict], drills: list[dict], runs: list[dict], notes: list[str]) -> str:
-    rec_layout = recommendation["layout"] if recommendation else None
-    frontier = set(recommendation["frontier"]) if recommendation else set()
-    summary_rows, classes = [], []
-    measured = {(b["layout"], b["test"]): b for b in bench}
-    for r in plan_rows:
-        s = r["speed"]
-        horizon = min(r["p_loss"], key=lambda y: abs(float(y) - 5))  # the --years nearest 5
-        mttdl = r["mttdl_hours"]
-        # fio's seq suite or bonnie++ itself: whichever measured the layout
-        m_write = (measured.get((r["layout"], "seqwrite")) or measured.get((r["layout"], "bonnie-write")) or {}).get("write_mb_s")
-        m_read = (measured.get((r["layout"], "seqread")) or measured.get((r["layout"], "bonnie-read")) or {}).get("read_mb_s")
-        summary_rows.append([
-            ("★" if r["layout"] == rec_layout else "◆" if r["layout"] in frontier else "", 2 if r["layout"] == rec_layout else int(r["layout"] in frontier)),
-            (r["layout"], r["layout"]), (r["shape"], r["shape"]),
-            (f"{r['usable_tb']:.2f}", r["usable_tb"]), (f"{r['usable_tib']:.2f}", r["usable_tib"]),
-            (f"{s['write_mb_s']:,.0f}", s["write_mb_s"]), (f"{s['rewrite_mb_s']:,.0f}", s["rewrite_mb_s"]),
-            (f"{s['read_mb_s']:,.0f}", s["read_mb_s"]),
-            (f"{m_write:,.0f}" if m_write else "", m_write or 0), (f"{m_read:,.0f}" if m_read else "", m_read or 0),
-            (f"{r['failures_guaranteed']}", r["failures_guaranteed"]),
-            (f"{r['p_loss'][horizon]:.2e}", r["p_loss"][horizon]),
-            (f"{mttdl / 8760:.3g} y" if math.isfinite(mttdl) else "unbounded", mttdl if math.isfinite(mttdl) else 1e308),
-        ])
-        classes.append("recommended" if r["layout"] == rec_layout else "frontier" if r["layout"] in frontier else "")
-    summary = _table([("", ""), ("layout", "l"), ("shape", "l"), ("usable TB", ""), ("usable TiB", ""),
-                      ("write MB/s", ""), ("rewrite MB/s", ""), ("read MB/s", ""), ("measured write", ""),
-                      ("measured read", ""), ("fail ok", ""),
-                      (f"P(loss) {plan_rows[0]['p_loss'] and min(plan_rows[0]['p_loss'], key=lambda y: abs(float(y) - 5))} y"
-                       if plan_rows else "P(loss)", ""), ("MTTDL", "")],
-                     summary_rows, table_id="summary", row_classes=classes)
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
+    rec = recommendation
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+             f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
              f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"]
+    if rec:  # the answer first, as plan gives it
+        parts.append(_recommendation(rec, {r["layout"]: r for r in plan_rows}))
+    if plan_rows:
+        table, controls, legend = _plan_table(plan_rows, rec, bench)
+        worth = rec and rec["within_budget"]
+        parts.append(f"<h2>{'Layouts worth considering' if worth else 'Layouts'}: space, safety, speed</h2>")
+        parts += [controls, table, legend]
     parts += [f'<p class="meta">{e(n)}</p>' for n in notes]
-    if recommendation:
-        parts.append(f'<h2>Recommendation ({e(recommendation["priority"])})</h2><p class="rec" id="recommendation">'
-                     f'{e(recommendation["reason"])}</p>')
-    parts.append("<h2>Layouts: space, speed, safety</h2><p class=meta>Speed predicted from the disk profile; measured "
-                 "columns from bench results where they exist. ◆ Pareto frontier, ★ recommended. Click a heading to sort.</p>")
-    parts.append(summary)
-    for key, caption in (("relative", "Speed relative to one disk (Ars Technica style)"),
-                         ("corners", "The three corners and the Pareto frontier"),
+    for key, caption in (("corners", "Space, safety and speed: the short list ringed, the recommended layout starred"),
+                         ("relative", "Speed relative to one disk (Ars Technica style)"),
                          ("measured", "Measured vs predicted")):
         if key in charts:
             parts.append(f'<h2>{e(caption)}</h2><div class="chart" id="chart-{key}">{_svg(charts[key])}</div>')
@@ -117,13 +247,14 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
                  (f"{d['seconds']:.0f} s" if d["seconds"] is not None else "", d["seconds"] or 0),
                  (d["verdict"], d["verdict"])] for d in drills]
         parts.append("<h2>Drills</h2>" + _table([("layout", "l"), ("scenario", "l"), ("outcome", "l"), ("time", ""),
-                                                 ("verdict", "l")], rows, table_id="drills"))
+                                                 ("verdict", "l w")], rows, table_id="drills"))
     if runs:
         rows = [[(str(r["id"]), r["id"]), (r["started_at"], r["started_at"]), (r["zfs_version"] or "", 0),
                  (r["kernel"] or "", 0), (r["cpu"] or "", 0), (f"{(r['ram_bytes'] or 0) / 2**30:.0f} GiB", r["ram_bytes"] or 0),
                  (r["disks"], r["disks"]), ("sandbox (files)" if r["sandbox"] else "disks", r["sandbox"])] for r in runs]
-        parts.append("<h2>Runs</h2>" + _table([("run", ""), ("started", "l"), ("ZFS", "l"), ("kernel", "l"), ("CPU", "l"),
-                                               ("RAM", ""), ("disks", "l"), ("vdevs", "l")], rows, table_id="runs"))
+        parts.append("<h2>Runs</h2>" + _table([("run", ""), ("started", "l"), ("ZFS", "l"), ("kernel", "l w"),
+                                               ("CPU", "l w"), ("RAM", ""), ("disks", "l w"), ("vdevs", "l")],
+                                              rows, table_id="runs"))
     parts.append('<script type="application/json" id="data">' + dumps(plan_rows).replace("</", "<\\/") + "</script>")
-    parts.append(f"<script>{SORT_JS}</script></body></html>")
+    parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)
