@@ -23,7 +23,7 @@ EXAMPLE = "zfslab report --db zfslab-results.sqlite --html report.html"
 def add_parser(sub) -> None:
     p = sub.add_parser("report", epilog=f"example: {EXAMPLE}", help="an HTML page with tables and charts: plan, bench results, drills",
                        description="One self-contained HTML file (no network needed to view it): the summary table, "
-                                   "speed relative to one disk, the three corners with the Pareto frontier, measured vs "
+                                   "speed relative to one disk, space against risk with the short list marked, measured vs "
                                    "predicted, drill verdicts and run metadata; charts also as PNG/SVG.")
     p.add_argument("--db", metavar="FILE", help="bench/drill results (default: none)")
     p.add_argument("--plan", metavar="COUNTxSIZE", help="the disks to plan for (default: those of the latest bench run, else 24x4TB)")
