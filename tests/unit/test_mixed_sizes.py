@@ -142,8 +142,14 @@ def test_a_sized_layout_needs_the_size_of_each_disk():
     layout = parse_layout("raidz2:8@12TB+raidz2:4@8TB")
     with pytest.raises(LayoutError, match="no vdev size given for disks of 8000000000000 bytes"):
         pool_capacity(layout, {12 * TB: OS12})
-    with pytest.raises(LayoutError, match="give the size of each disk in the layout"):
+    with pytest.raises(LayoutError) as e:
         pool_capacity(parse_layout("raidz2:8"), {12 * TB: OS12})
+    assert str(e.value) == ("raidz2:8: sizes per disk were given but the layout names none; write them in it, "
+                            "e.g. raidz2:8@12TB+raidz2:4@8TB")
+    with pytest.raises(LayoutError) as e:
+        pool_capacity(layout, OS12)
+    assert str(e.value) == ("raidz2:8@12TB+raidz2:4@8TB names the size of its disks, but one size was given for "
+                            "all; leave out the @SIZES (zfslab plan and capacity read them)")
 
 
 # ---- candidates ------------------------------------------------------------------------------

@@ -291,9 +291,12 @@ def pool_capacity(
 def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_with) -> PoolCapacity:
     """pool_capacity of a sized layout: each vdev on its own disks, every child counted as its
     smallest (vdev_raidz_open, vdev_mirror_open, vdev_draid_open take the minimum child asize)."""
-    if not isinstance(vdev_bytes, Mapping) or not layout.sized:
-        raise LayoutError(f"{layout}: give the size of each disk in the layout (e.g. raidz2:6@12TB+raidz2:6@8TB) "
-                          "and what ZFS sees of each size (capacity.osizes)")
+    if not layout.sized:
+        raise LayoutError(f"{layout}: sizes per disk were given but the layout names none; write them in it, "
+                          "e.g. raidz2:8@12TB+raidz2:4@8TB")
+    if not isinstance(vdev_bytes, Mapping):
+        raise LayoutError(f"{layout} names the size of its disks, but one size was given for all; leave out "
+                          "the @SIZES (zfslab plan and capacity read them)")
     missing = [b for b in layout.disk_sizes() if b not in vdev_bytes]
     if missing:
         raise LayoutError(f"{layout}: no vdev size given for disks of {missing[0]} bytes")
