@@ -304,3 +304,10 @@ def test_capacity_command_text_shows_each_size_and_the_waste(run_cli):
 def test_capacity_command_size_errors(run_cli, args, message):
     r = run_cli(*args)
     assert (r.exit_code, r.stderr) == (2, message)
+
+
+def test_many_sizes_keep_the_candidates_few():
+    layouts = mixed_candidate_layouts({4 * TB: 24, 6 * TB: 24, 8 * TB: 24, 10 * TB: 24})
+    assert len(layouts) < 200
+    names = {str(x) for x in layouts}
+    assert "4xraidz2:6@10TB+4xraidz2:6@8TB+4xraidz2:6@6TB+4xraidz2:6@4TB" in names  # one shape on every size

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import product
+from itertools import islice, product
 
 from zfslab.model.layouts import MAX_CHILDREN, Layout, VdevGroup, VdevKind, _merge
 
@@ -10,6 +10,7 @@ MIRROR_WAYS = (2, 3, 4)
 RAIDZ_MAX_WIDTH = 24
 DRAID_DATA_CHOICES = (4, 8)  # the group sizes OpenZFS's dRAID docs use
 MAX_HOT_SPARES = 2
+MAX_MIXED_SHAPES = 24  # per parity, for disks of several sizes: mixes of vdev shapes across sizes
 
 
 def _redundant_groups(disks: int) -> list[VdevGroup]:
@@ -83,6 +84,11 @@ def _shapes_of_parity(disks: int, parity: int) -> list[VdevGroup]:
     return out
 
 
+def _shape_key(g: VdevGroup) -> tuple[bool, int]:
+    """Mirrors before raidz, then by width (parity is the same within one round)."""
+    return (g.kind is VdevKind.RAIDZ, g.width)
+
+
 def _sized(g: VdevGroup, disk_bytes: int) -> VdevGroup:
     return VdevGroup(g.kind, g.width, g.parity, g.count, g.draid_data, g.draid_spares, ((g.width, disk_bytes),))
 
@@ -112,8 +118,9 @@ def fill_by_size(layout: Layout, sizes: dict[int, int]) -> Layout | None:
 
 def mixed_candidate_layouts(sizes: dict[int, int], *, hot_spares: bool = True, draid: bool = True) -> list[Layout]:
     """Layouts for disks of several sizes ({bytes: count}). First those that give each size its
-    own vdevs: a stripe, then for each parity 1-3 every mix of mirrors and raidz widths that tile
-    each size (those of one kind and width across sizes first: zpool create takes them without -f).
+    own vdevs: a stripe, then for each parity 1-3 the mirrors and raidz widths that tile each size,
+    one kind and width on every size first (zpool create takes them without -f), then up to
+    MAX_MIXED_SHAPES mixes of them.
     Then every identical-disk candidate for all the disks, filled by size (fill_by_size): vdevs
     that span sizes count each child as the smallest."""
     if len(sizes) < 2 or min(sizes.values()) < 1:
@@ -128,10 +135,14 @@ def mixed_candidate_layouts(sizes: dict[int, int], *, hot_spares: bool = True, d
     add(Layout(_merge([_sized(VdevGroup(VdevKind.DISK, 1, 0, n), b) for b, n in order])))
     for parity in (1, 2, 3):
         per_size = [[_sized(g, b) for g in _shapes_of_parity(n, parity)] for b, n in order]
-        combos = [list(c) for c in product(*per_size)]
-        combos.sort(key=lambda c: len({(g.kind, g.width) for g in c}) > 1)  # matched shapes first
-        for combo in combos:
-            add(Layout(_merge(combo)))
+        # one shape on every size first; then mixes of shapes, at most MAX_MIXED_SHAPES of them
+        # (four sizes of 24 disks would otherwise give thousands)
+        common = set.intersection(*[{_shape_key(g) for g in gs} for gs in per_size])
+        for key in sorted(common):
+            add(Layout(_merge([next(g for g in gs if _shape_key(g) == key) for gs in per_size])))
+        mixed = (c for c in product(*per_size) if len({_shape_key(g) for g in c}) > 1)
+        for combo in islice(mixed, MAX_MIXED_SHAPES):
+            add(Layout(_merge(list(combo))))
     for layout in candidate_layouts(sum(sizes.values()), hot_spares=hot_spares, draid=draid):
         add(fill_by_size(layout, sizes))
     return list(found.values())
