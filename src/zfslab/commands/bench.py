@@ -79,8 +79,8 @@ def _layouts(args, disks: int) -> tuple[list[Layout], list]:
 def _calibration_lines(picks, disks: int) -> list[str]:
     """What the dry run says of a calibration: each chosen layout, the rule and what it pins."""
     listed = len(candidate_layouts(disks))
-    lines = [f"# calibration: {len(picks)} of the {listed} layouts plan lists for {disks} disks "
-             "(docs/speed.md#calibration-design); plan --db fits the speed model on them"]
+    lines = [(f"# calibration: {len(picks)} of the {listed} layouts plan lists for {disks} disks "
+              "(docs/speed.md#calibration-design); plan --db fits the speed model on them")]
     lines += [f"# {p.layout}: {p.rule}; pins {', '.join(p.pins)}" for p in picks]
     return lines
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-
+import json
 import os
+from dataclasses import dataclass, replace
 
 from rich.console import Console
 from rich.text import Text
@@ -12,13 +13,13 @@ from rich.text import Text
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
-from zfslab.errors import UsageError, clip
+from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, disk_set, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
-from zfslab.report.plan_table import column_keys, fit_table, table_width
+from zfslab.report.plan_table import Calibrated, column_keys, fit_table, table_width
 from zfslab.report.tables import to_csv, to_json
 
 
@@ -50,6 +51,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-risk", action="store_true", help="leave out the risk columns (and the risk budget)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="recordsize for the speed model (default 128K)")
     p.add_argument("--no-speed", action="store_true", help="leave out the speed columns")
+    p.add_argument("--db", metavar="FILE",
+                   help="bench results: fit the speed model on the latest run's streaming tests and predict every "
+                        "layout from it, with 90 %% ranges (--wide, --json); the disks default to that run's")
     add_goal_options(p)
     shown_ = p.add_argument_group("what the table shows")
     shown_.add_argument("--all", action="store_true",
@@ -99,17 +103,24 @@ def _table_width() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    disks = _plan_disks(args)
+    disk = load_disk_type(args.disk_type)
+    calibration = None
+    if args.db:
+        if args.no_speed:
+            raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
+        calibration = _calibrate(args.db, disk.speed)
+    disks = _calibration_disks(calibration, args) if calibration and _no_disks_given(args) else _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
-    disk = load_disk_type(args.disk_type)
     risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons, disk)
-    speed = None if args.no_speed else disk.speed
+    speed = None if args.no_speed else disk.speed if calibration is None else calibration.fit.profile(disk.speed)
+    recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
-                speed=speed, recordsize=parse_blocksize(args.recordsize))
+                speed=speed, recordsize=recordsize)
+    calibrated = None if calibration is None else _intervals(calibration, rows, args.ashift, recordsize)
     rec = recommend(rows, goal)
     why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
     if args.json or args.csv:
@@ -119,13 +130,16 @@ def run(args: argparse.Namespace) -> int:
             record["shortlisted"] = row.layout in rec.shortlist
             record["left_out_because"] = "; ".join(why_out.get(row.layout, ())) if args.csv else \
                 list(why_out.get(row.layout, ()))
+            if calibration is not None:
+                record |= _calibrated_fields(row.layout, calibration, calibrated)
         if args.csv:
             print(to_csv(records), end="")
         else:
+            basis = {} if calibration is None else {"speed_fit": _fit_dict(calibration, calibrated.level)}
             print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                            "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
                            "disk_type": disk.name,
-                           "risk_inputs": None if risk is None else inputs_text(risk),
+                           "risk_inputs": None if risk is None else inputs_text(risk), **basis,
                            "recommendation": rec.as_dict(), "layouts": records}))
         return 0
     out = console()
@@ -133,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
     shown_rows = rows if args.all else [r for r in rows if r.layout in rec.shortlist]
     if not args.all:
         shown_rows.sort(key=lambda r: -r.usable_bytes)
-    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set())
-    fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys)
+    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set()) | ({"interval"} if calibrated else set())
+    fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys, calibrated=calibrated)
     # --wide: as wide as the table, whatever the terminal (the user asked for every column)
     page = width if width is not None else max(table_width(fitted.table), _table_width())
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
@@ -144,12 +158,12 @@ def run(args: argparse.Namespace) -> int:
     out.print(fitted.table)
     out.print()
     out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
-    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args):
+    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration):
         out.print(Text(line, style="dim"))
     return 0
 
 
-def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args) -> list[str]:
+def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, calibration=None) -> list[str]:
     h = f"{goal.horizon_years:g} year{'s' * (goal.horizon_years != 1)}"
     out = len(rec.over_budget)
     if args.all:
@@ -165,9 +179,134 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args) 
     if risk is not None:
         lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
                      f"Inputs: {inputs_text(risk)}.")
-    if speed is not None:
+    if speed is not None and calibration is not None:
+        metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
+        n = len(calibration.measured)
+        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
+                     f"({speed.seq_write_mb_s:,.0f}/{speed.seq_read_mb_s:,.0f} MB/s fitted, "
+                     f"{speed.rand_read_iops_qd1:g} IOPS from {disk.name}).")
+        lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
+                     f"(run {calibration.run_id}{', SANDBOX file vdevs' if calibration.sandbox else ''}); "
+                     "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
+    elif speed is not None:
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
                      f"({speed.seq_write_mb_s:g}/{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS), "
                      "predicted; no host limit.")
     return lines
+
+
+# bench's streaming tests and the metric of the speed model each one measures
+STREAMING_TESTS = {"seqwrite": "write", "rewrite": "rewrite", "seqread": "read",
+                   "bonnie-write": "write", "bonnie-rewrite": "rewrite", "bonnie-read": "read"}
+MIN_FIT_LAYOUTS = 2  # one pool cannot tell the disks from the host
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The speed fit on one bench run, and what that run measured (layout: metric: median MB/s)."""
+
+    run_id: int
+    fit: object  # SpeedFit
+    measured: dict[str, dict[str, float]]
+    disk_count: int
+    disk_bytes: int | None
+    sandbox: bool
+
+
+def _calibrate(path: str, base) -> Calibration:
+    """Fit the speed model on the latest bench run of `path` with streaming results."""
+    from zfslab.commands.report import _db_rows
+    from zfslab.model.speed_fit import FitError, Measurement, fit_speed
+
+    runs, bench, _, _ = _db_rows(path)
+    db = shown(path, 200)
+    if not runs:
+        raise UsageError(f"--db {db}: no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "
+                         "measures one")
+    streaming = [b for b in bench if b["test"] in STREAMING_TESTS]
+    if not streaming:
+        raise UsageError(f"--db {db}: no bench run measured streaming rates (seqwrite, rewrite, seqread); "
+                         "`zfslab bench --layouts calibration --suite seq` does")
+    run_id = max(b["run_id"] for b in streaming)
+    run = next(r for r in runs if r["id"] == run_id)
+    measured: dict[str, dict[str, float]] = {}
+    rows = []
+    for b in streaming:
+        if b["run_id"] != run_id:
+            continue
+        metric = STREAMING_TESTS[b["test"]]
+        value = b["read_mb_s"] if metric == "read" else b["write_mb_s"]
+        if value is None:
+            continue
+        try:
+            layout = parse_layout(b["layout"])
+        except ZfslabError as e:
+            raise UsageError(f"--db {db}: run {run_id} measured a layout zfslab cannot read ({e})") from None
+        if value <= 0:
+            raise FitError(f"--db {db}: run {run_id}, {layout} {b['test']}: {value!r} MB/s; "
+                           "a measured rate must be above 0")
+        rows.append(Measurement(layout, metric, float(value)))
+        measured.setdefault(str(layout), {})[metric] = float(value)
+    if len(measured) < MIN_FIT_LAYOUTS:
+        raise FitError(f"--db {db}: run {run_id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
+                       f"the fit needs at least {MIN_FIT_LAYOUTS}: `zfslab bench --layouts calibration` measures enough")
+    ashift, recordsize = _run_options(run, db)
+    fit = fit_speed(rows, ashift=ashift, recordsize=recordsize, host=base.host)
+    return Calibration(run_id, fit, measured, run["disk_count"], run["disk_bytes"], bool(run["sandbox"]))
+
+
+def _run_options(run: dict, db: str) -> tuple[int, int]:
+    """The ashift and recordsize the run measured with."""
+    try:
+        options = json.loads(run.get("options_json") or "{}")
+        ashift, recordsize = int(options.get("ashift", 12)), parse_blocksize(options.get("recordsize", "128K"))
+    except (ValueError, TypeError, AttributeError, ZfslabError):
+        raise UsageError(f"--db {db}: run {run['id']} has options zfslab cannot read") from None
+    if not 9 <= ashift <= 16:
+        raise UsageError(f"--db {db}: run {run['id']} has ashift {ashift}; zfslab reads 9 to 16")
+    return ashift, recordsize
+
+
+def _no_disks_given(args) -> bool:
+    return args.disks is None and not (args.disk_count or args.disk_size or args.vdev_bytes)
+
+
+def _calibration_disks(calibration: Calibration, args) -> DiskSet:
+    """The disks the fitted run measured, as whole disks."""
+    if not calibration.disk_bytes or calibration.disk_bytes <= 0:
+        raise UsageError(f"run {calibration.run_id} does not say its disks' size (a sandbox run): give the disks, "
+                         f"e.g. zfslab plan {calibration.disk_count}x4TB --db FILE")
+    return mixed_disk_set([(calibration.disk_count, calibration.disk_bytes)], sector_bytes=args.sector_size,
+                          allow_unused=args.allow_unused)
+
+
+def _intervals(calibration: Calibration, rows, ashift: int, recordsize: int, level: float = 0.9) -> Calibrated:
+    """Each row's range per streaming metric, for the plan's ashift and recordsize."""
+    from zfslab.model.speed_fit import predict_intervals
+
+    fit = replace(calibration.fit, ashift=ashift, recordsize=recordsize)  # the parameters are the disks' and host's
+    intervals = {}
+    for r in rows:
+        got = predict_intervals(fit, parse_layout(r.layout), level=level)
+        intervals[r.layout] = {f"{m}_mb_s": (i.low_mb_s, i.high_mb_s) for m, i in got.items()}
+    return Calibrated(frozenset(calibration.measured), intervals, level)
+
+
+def _calibrated_fields(layout: str, calibration: Calibration, calibrated: Calibrated) -> dict:
+    """A JSON/CSV row's ranges and, for a measured layout, the measured medians."""
+    out: dict = {}
+    for key, (low, high) in calibrated.intervals.get(layout, {}).items():
+        out[f"{key}_low"], out[f"{key}_high"] = low, high
+    measured = calibration.measured.get(layout, {})
+    out["measured"] = bool(measured)
+    for metric in ("write", "rewrite", "read"):
+        out[f"measured_{metric}_mb_s"] = measured.get(metric)
+    return out
+
+
+def _fit_dict(calibration: Calibration, level: float) -> dict:
+    return {"run_id": calibration.run_id, "sandbox": calibration.sandbox, "level": level,
+            "layouts_measured": sorted(calibration.measured),
+            "parameters": [{"name": p.name, "value": p.value, "low": p.low, "high": p.high, "pinned_by": p.pinned_by}
+                           for p in calibration.fit.parameters(level)]}

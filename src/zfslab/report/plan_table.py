@@ -26,7 +26,17 @@ class PlanColumn:
     text: Callable[[PlanRow], str]
     essential: bool = False
     left: bool = False
-    needs: str = ""  # "risk" or "speed": shown only when the plan has those figures
+    needs: str = ""  # "risk", "speed" or "interval": shown only when the plan has those figures
+
+
+@dataclass(frozen=True, slots=True)
+class Calibrated:
+    """Speed fitted on measured layouts (plan --db): which rows were measured, and each row's
+    interval per streaming metric (write_mb_s: (low, high))."""
+
+    measured: frozenset[str]
+    intervals: dict[str, dict[str, tuple[float, float]]]
+    level: float = 0.9
 
 
 def _years(h: float) -> str:
@@ -35,6 +45,24 @@ def _years(h: float) -> str:
 
 def _speed(key: str) -> Callable[[PlanRow], str]:
     return lambda r: "-" if r.speed is None else f"{r.speed[key]:,.0f}"
+
+
+def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None) -> Callable[[PlanRow], str]:
+    """With a calibration, a speed cell of a measured layout ends in "m" (the others in a space,
+    so the digits stay aligned); without one, the cell as it was."""
+    if calibrated is None:
+        return text
+    return lambda r: text(r) + ("m" if r.layout in calibrated.measured else " ")
+
+
+def _interval(key: str, calibrated: Calibrated | None) -> Callable[[PlanRow], str]:
+    def text(r: PlanRow) -> str:
+        low_high = (calibrated.intervals.get(r.layout) or {}).get(key) if calibrated else None
+        return "-" if low_high is None else f"{low_high[0]:,.0f}-{low_high[1]:,.0f}"
+    return text
+
+
+INTERVAL_COLUMNS = {"write_mb_s": "write_range", "rewrite_mb_s": "rewrite_range", "read_mb_s": "read_range"}
 
 
 SPEED_COLUMNS = {  # metric: (key, header)
@@ -47,7 +75,7 @@ SPEED_COLUMNS = {  # metric: (key, header)
 }
 
 
-def plan_columns(goal: Goal, rec: Recommendation | None) -> list[PlanColumn]:
+def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: Calibrated | None = None) -> list[PlanColumn]:
     """Every column in screen order."""
     h = goal.horizon_years
     mark = (lambda r: "★" if r.layout == rec.layout else "◆" if r.layout in rec.shortlist else "") if rec else (lambda r: "")
@@ -64,12 +92,18 @@ def plan_columns(goal: Goal, rec: Recommendation | None) -> list[PlanColumn]:
         PlanColumn("damage", f"P(damage)\n{_years(h)}", lambda r: odds(damage(r, h)), essential=True, needs="risk"),
         PlanColumn("mttdl", "MTTDL\nyears", lambda r: _mttdl(r.mttdl_hours), needs="risk"),
         PlanColumn("speed", "speed\n×disk",
-                   lambda r: f"{speed_score(r, goal.metrics):.1f}", essential=True, needs="speed"),
+                   _marked(lambda r: f"{speed_score(r, goal.metrics):.1f}", calibrated), essential=True, needs="speed"),
     ]
     workload_first = list(goal.metrics) + [m for m in SPEED_COLUMNS if m not in goal.metrics]
     for metric in workload_first:
         key, header = SPEED_COLUMNS[metric]
-        cols.append(PlanColumn(key, header, _speed(metric), needs="speed"))
+        streaming = metric in INTERVAL_COLUMNS  # what bench measures and the fit pins; IOPS stay the preset's
+        cols.append(PlanColumn(key, header, _marked(_speed(metric), calibrated) if streaming else _speed(metric),
+                               needs="speed"))
+        if metric in INTERVAL_COLUMNS:  # only --wide or --columns show them: the fit's range of this metric
+            level = f"{100 * calibrated.level:g} %" if calibrated else "90 %"
+            cols.append(PlanColumn(INTERVAL_COLUMNS[metric], f"{key} {level}\nrange MB/s",
+                                   _interval(metric, calibrated), needs="interval"))
     cols.append(PlanColumn("shape", "shape", lambda r: r.shape, left=True))
     if rec is not None:
         why = {v.layout: "; ".join(v.why_out or v.advice) for v in rec.over_budget}
@@ -111,9 +145,10 @@ class Fitted:
 
 
 def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *, width: int | None,
-              have: set[str], keys: Sequence[str] | None = None) -> Fitted:
-    """The table for `width` columns (None: every column). `keys` (--columns) chooses exactly."""
-    cols = [c for c in plan_columns(goal, rec) if (not c.needs or c.needs in have)
+              have: set[str], keys: Sequence[str] | None = None, calibrated: Calibrated | None = None) -> Fitted:
+    """The table for `width` columns (None: every column). `keys` (--columns) chooses exactly;
+    the intervals of a calibration show only with every column or when chosen."""
+    cols = [c for c in plan_columns(goal, rec, calibrated) if (not c.needs or c.needs in have)
             and (c.key != "why_not" or any(r.layout not in rec.shortlist for r in rows))]
     highlight = (lambda r: r.layout == rec.layout) if rec else (lambda r: False)
     if keys is not None:

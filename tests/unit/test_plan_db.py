@@ -1,0 +1,165 @@
+"""plan --db: the speed model fitted on a bench run's streaming tests predicts every layout, with
+a range; the measured layouts are marked and the footer says what the figures rest on. The
+database is built through store/results.py with rates the model itself makes (docs/speed.md#plan---db)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import replace
+
+import pytest
+
+from zfslab.model.calibration import calibration_design
+from zfslab.model.candidates import candidate_layouts
+from zfslab.model.layouts import parse_layout
+from zfslab.model.performance import PRESETS, HostLimits, predict
+from zfslab.store.results import Measurement, Results
+from zfslab.store.schema import connect
+
+DISK_BYTES = 4_000_787_030_016
+# the disks and host the synthetic bench measures: not the preset, so the fit has something to find
+TRUTH = replace(PRESETS["hdd7200"], seq_write_mb_s=150.0, seq_read_mb_s=170.0,
+                host=HostLimits(write_mb_s=900.0, read_mb_s=1100.0))
+TESTS = {"seqwrite": "write_mb_s", "rewrite": "rewrite_mb_s", "seqread": "read_mb_s"}
+
+
+def record(layout: str, test: str, mb_s: float, repeat: int = 1) -> Measurement:
+    write = mb_s if test != "seqread" else 0.0
+    read = mb_s if test == "seqread" else 0.0
+    return Measurement(layout=layout, test=test, repeat=repeat, seconds=10.0, read_mb_s=read, write_mb_s=write,
+                       read_iops=read, write_iops=write, read_clat_p50_us=None, read_clat_p99_us=None,
+                       write_clat_p50_us=None, write_clat_p99_us=None, sync_mean_us=None, disk_read_mb=0.0,
+                       disk_write_mb=0.0, disk_util_max=0.9, cache_suspect=False, fio_json="{}",
+                       diskstats_json="{}", iostat_text="")
+
+
+def bench_db(path, disks: int = 6, layouts=None, *, tests=TESTS, sandbox=False, value=None) -> str:
+    """A finished bench run of `layouts` (default: the calibration design for `disks`), each test
+    measured twice at what the TRUTH profile predicts (±2 %), or at `value`."""
+    if layouts is None:
+        layouts = [str(p.layout) for p in calibration_design(candidate_layouts(disks))]
+    results = Results(connect(str(path)))
+    run_id = results.start_run(key="k", command="zfslab bench", suite="seq", repeats=2,
+                               options={"ashift": 12, "recordsize": "128K"}, sandbox=sandbox, facts={},
+                               disks=[{"device": f"/dev/d{i}", "size_bytes": None if sandbox else DISK_BYTES}
+                                      for i in range(disks)])
+    for text in layouts:
+        p = predict(parse_layout(text), TRUTH)
+        for test, field in tests.items():
+            mb_s = getattr(p, field) if value is None else value
+            results.add(run_id, record(text, test, mb_s * 0.98, 1), record(text, test, mb_s * 1.02, 2))
+    results.finish_run(run_id)
+    results.conn.close()
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return bench_db(tmp_path_factory.mktemp("db") / "r.sqlite")
+
+
+def test_the_table_marks_the_measured_layouts_and_says_what_the_speed_rests_on(run_cli, db):
+    r = run_cli("plan", "--db", db, "--all")
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("6 × 4.00 TB disks (whole disks, Linux partitioning)")
+    assert "Speed figures: fitted on 6 layouts measured on these disks (run 1); m: measured;" in out
+    measured = {str(p.layout) for p in calibration_design(candidate_layouts(6))}
+    every = {str(x) for x in candidate_layouts(6)}
+    table = [line.split() for line in out.splitlines() if line.split()[:2] and set(line.split()[:2]) & every]
+    assert len(table) == len(every)
+    for cells in table:  # the mark (★ ◆) or none, the layout, then the figures
+        name = cells[0] if cells[0] in every else cells[1]
+        speed_cells = [c for c in cells if c.endswith("m")]
+        assert (len(speed_cells) == 3) == (name in measured), cells  # speed ×disk, write and read
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_json_rows_have_the_ranges_and_the_measured_medians(run_cli, db):
+    r = run_cli("plan", "--db", db, "--json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert (data["disk_count"], data["disk_bytes"]) == (6, DISK_BYTES)
+    fit = data["speed_fit"]
+    assert fit["run_id"] == 1 and len(fit["layouts_measured"]) == 6
+    assert {p["name"] for p in fit["parameters"]} >= {"disk_write_mb_s", "host_read_mb_s"}
+    rows = {row["layout"]: row for row in data["layouts"]}
+    assert set(rows) == {str(x) for x in candidate_layouts(6)}
+    for name, row in rows.items():
+        for metric in ("write", "rewrite", "read"):
+            value = row["speed"][f"{metric}_mb_s"]
+            assert row[f"{metric}_mb_s_low"] < value < row[f"{metric}_mb_s_high"], (name, metric)
+        assert row["measured"] == (name in fit["layouts_measured"])
+        if row["measured"]:
+            truth = predict(parse_layout(name), TRUTH)
+            assert row["measured_write_mb_s"] == pytest.approx(truth.write_mb_s)  # the median of ±2 %
+        else:
+            assert row["measured_read_mb_s"] is None
+    # the model's own rates come back: every layout, measured or not, within 10 % of the truth
+    for name, row in rows.items():
+        truth = predict(parse_layout(name), TRUTH)
+        for metric in ("write", "read"):
+            assert math.isclose(row["speed"][f"{metric}_mb_s"], getattr(truth, f"{metric}_mb_s"), rel_tol=0.1), \
+                (name, metric)
+
+
+def test_csv_rows_have_the_same_fields(run_cli, db):
+    r = run_cli("plan", "--db", db, "--csv")
+    assert r.exit_code == 0, r.stderr
+    header = r.stdout.splitlines()[0].split(",")
+    assert {"write_mb_s_low", "write_mb_s_high", "read_mb_s_low", "rewrite_mb_s_high", "measured",
+            "measured_write_mb_s"} <= set(header)
+
+
+def test_wide_shows_the_ranges(run_cli, db):
+    r = run_cli("plan", "--db", db, "--wide")
+    assert r.exit_code == 0, r.stderr
+    assert "range MB/s" in r.stdout
+    r = run_cli("plan", "--db", db, "--columns", "layout,write,write_range")
+    assert r.exit_code == 0, r.stderr
+    assert "write 90 %" in r.stdout
+
+
+def test_disks_given_override_the_runs(run_cli, db):
+    data = json.loads(run_cli("plan", "12x8TB", "--db", db, "--json").stdout)
+    assert data["disk_count"] == 12 and data["speed_fit"]["run_id"] == 1
+    assert not any(row["measured"] for row in data["layouts"] if row["layout"].startswith("12"))
+
+
+def test_plan_db_takes_under_two_seconds(run_cli, db):
+    start = time.perf_counter()
+    assert run_cli("plan", "--db", db, "--all").exit_code == 0
+    assert time.perf_counter() - start < 2.0
+
+
+def test_without_db_the_output_is_unchanged(run_cli):
+    r = run_cli("plan", "6x4TB", "--all")
+    assert "Speed figures" not in r.stdout and "predicted; no host limit." in r.stdout
+    assert "write_mb_s_low" not in run_cli("plan", "6x4TB", "--json").stdout
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: Results(connect(p)).conn.close(), "no bench run in it"),
+    (lambda p: bench_db(p, tests={"randread-4k-t1q1": "read_mb_s"}), "no bench run measured streaming rates"),
+    (lambda p: bench_db(p, layouts=["raidz2:6"]), "run 1 measured 1 layout; the fit needs at least 2"),
+    (lambda p: bench_db(p, value=float("inf")), "not a zfslab value"),
+    (lambda p: bench_db(p, value=-5.0), "a measured rate must be above 0"),
+    (lambda p: bench_db(p, sandbox=True), "does not say its disks' size"),
+])
+def test_bad_databases_get_one_line_and_exit_2(run_cli, tmp_path, make, message):
+    path = str(tmp_path / "r.sqlite")
+    make(path)
+    r = run_cli("plan", "--db", path)
+    assert r.exit_code == 2 and r.stdout == "", r.stdout
+    assert r.stderr.startswith("zfslab: error: ") and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_a_missing_file_and_no_speed(run_cli, tmp_path, db):
+    r = run_cli("plan", "--db", str(tmp_path / "none.sqlite"))
+    assert r.exit_code == 2 and "no such file" in r.stderr
+    r = run_cli("plan", "--db", db, "--no-speed")
+    assert r.exit_code == 2 and "--no-speed" in r.stderr
+    assert not os.path.exists(tmp_path / "none.sqlite")
