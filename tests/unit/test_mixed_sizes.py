@@ -311,3 +311,35 @@ def test_many_sizes_keep_the_candidates_few():
     assert len(layouts) < 200
     names = {str(x) for x in layouts}
     assert "4xraidz2:6@10TB+4xraidz2:6@8TB+4xraidz2:6@6TB+4xraidz2:6@4TB" in names  # one shape on every size
+
+
+# ---- risk per vdev ---------------------------------------------------------------------------
+
+def test_risk_of_one_size_sized_equals_the_risk_model():
+    from zfslab.model.plan import vdev_sized_risk
+    from zfslab.model.reliability.params import RiskParams
+    from zfslab.model.reliability.risk import markov_risk
+    params = RiskParams(8 * TB)
+    for text in ("2xraidz2:6@8TB+spare:1@8TB", "raidz1:4@8TB+mirror:2@8TB", "draid2:8d:12c:1s@8TB"):
+        sized = parse_layout(text)
+        plain = parse_layout(text.replace("@8TB", ""))
+        ours = vdev_sized_risk(sized, params, usable_bytes=10 * TB)
+        theirs = markov_risk(plain, params, usable_bytes=10 * TB)
+        assert ours.p_loss == pytest.approx(theirs.p_loss, rel=1e-12)
+        assert ours.p_damage == pytest.approx(theirs.p_damage, rel=1e-12)
+        assert ours.mttdl_hours == pytest.approx(theirs.mttdl_hours, rel=1e-12)
+
+
+def test_each_vdev_risks_its_own_disks():
+    from zfslab.model.plan import vdev_sized_risk
+    from zfslab.model.reliability.params import RiskParams
+    from zfslab.model.reliability.risk import markov_risk
+    mixed = vdev_sized_risk(parse_layout("raidz2:8@12TB+raidz2:4@8TB"), RiskParams(12 * TB), usable_bytes=80 * TB)
+    big = markov_risk(parse_layout("raidz2:8+raidz2:4"), RiskParams(12 * TB), usable_bytes=80 * TB)
+    small = markov_risk(parse_layout("raidz2:8+raidz2:4"), RiskParams(8 * TB), usable_bytes=80 * TB)
+    for i in range(len(mixed.p_loss)):
+        assert small.p_loss[i] < mixed.p_loss[i] < big.p_loss[i]
+        assert small.p_damage[i] < mixed.p_damage[i] < big.p_damage[i]
+    # a vdev spanning sizes resilvers as its smallest disk
+    span = vdev_sized_risk(parse_layout("raidz2:12@8x12TB/4x8TB"), RiskParams(12 * TB), usable_bytes=80 * TB)
+    assert span.p_loss == markov_risk(parse_layout("raidz2:12"), RiskParams(8 * TB), usable_bytes=80 * TB).p_loss

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from zfslab.errors import LayoutError, ParamError
@@ -10,8 +11,9 @@ from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, p
 from zfslab.model.layouts import Layout, replication_mismatch, size_text
 from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
-from zfslab.model.reliability.params import RiskParams
-from zfslab.model.reliability.risk import markov_risk
+from zfslab.model.reliability import markov
+from zfslab.model.reliability.params import HOURS_PER_YEAR, RiskParams
+from zfslab.model.reliability.risk import RiskResult, markov_risk
 from zfslab.model.units import TB, TiB, format_bytes, zfs_nicenum
 
 MAX_DISKS = 1024
@@ -22,8 +24,8 @@ class DiskSet:
     """count identical disks; vdev_bytes is what ZFS sees of each (osize).
 
     Disks of several sizes: `parts` holds one identical DiskSet per size, largest first, and
-    count, disk_bytes and vdev_bytes are the total and the largest disk's (the risk model takes
-    one disk size: the largest gives the longest resilver, a conservative bound)."""
+    count, disk_bytes and vdev_bytes are the total and the largest disk's (risk inputs made from
+    disk_bytes are then the largest disk's; plan's risk takes each vdev's own size)."""
 
     count: int
     disk_bytes: int
@@ -172,7 +174,7 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfi
         extra["speed"] = {k: getattr(p, k) for k in p.metrics()}
         extra["speed_x"] = p.relative_to(one)
     if risk is not None:
-        r = markov_risk(layout, risk, usable_bytes=cap.usable_bytes)
+        r = vdev_sized_risk(layout, risk, usable_bytes=cap.usable_bytes)
         extra |= {"years": r.years, "p_loss": r.p_loss, "p_damage": r.p_damage, "mttdl_hours": r.mttdl_hours}
     return PlanRow(
         layout=str(layout), shape=shape, disks=layout.disks, hot_spares=layout.hot_spares,
@@ -180,6 +182,34 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfi
         raw_bytes=cap.raw_bytes, efficiency=cap.efficiency, failures_guaranteed=layout.failures_guaranteed,
         failures_best_case=layout.failures_best_case, **extra,
     )
+
+
+def vdev_sized_risk(layout: Layout, params: RiskParams, *, usable_bytes: int) -> RiskResult | SizedRisk:
+    """markov_risk (zfs semantics); on a sized layout each vdev group resilvers and reads its own
+    disks: params.disk_bytes becomes its smallest child (docs/capacity.md#mixed-disk-sizes)."""
+    if not layout.sized:
+        return markov_risk(layout, params, usable_bytes=usable_bytes)
+    runs = {b: markov_risk(layout, params.with_(disk_bytes=b), usable_bytes=usable_bytes)
+            for b in {g.smallest_bytes for g in layout.groups}}
+    # each group from the run of its own size; combined as markov_risk combines its vdevs
+    vdevs = [runs[g.smallest_bytes].vdevs[i] for i, g in enumerate(layout.groups)]
+    hours = [y * HOURS_PER_YEAR for y in params.years]
+    p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
+    rate = sum(v.count / v.mttdl_hours for v in vdevs)
+    damage_rate = sum(v.count * v.critical_episodes_per_hour * -math.expm1(-v.read_errors_per_critical)
+                      for v in vdevs)
+    return SizedRisk(params.years, tuple(-math.expm1(-damage_rate * h) for h in hours), p_loss,
+                 1.0 / rate if rate > 0 else math.inf)
+
+
+@dataclass(frozen=True, slots=True)
+class SizedRisk:
+    """The pool's risk figures from vdevs on disks of several sizes (those plan_row keeps)."""
+
+    years: tuple[float, ...]
+    p_damage: tuple[float, ...]
+    p_loss: tuple[float, ...]
+    mttdl_hours: float
 
 
 def plan(
