@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -21,6 +22,9 @@ from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
 from zfslab.report.plan_table import Calibrated, column_keys, fit_table, table_width
 from zfslab.report.tables import to_csv, to_json
+
+if TYPE_CHECKING:  # scipy loads only when --db asks for a fit
+    from zfslab.model.speed_fit import SpeedFit
 
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
@@ -207,7 +211,7 @@ class Calibration:
     """The speed fit on one bench run, and what that run measured (layout: metric: median MB/s)."""
 
     run_id: int
-    fit: object  # SpeedFit
+    fit: SpeedFit
     measured: dict[str, dict[str, float]]
     disk_count: int
     disk_bytes: int | None
