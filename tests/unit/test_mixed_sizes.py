@@ -343,3 +343,15 @@ def test_each_vdev_risks_its_own_disks():
     # a vdev spanning sizes resilvers as its smallest disk
     span = vdev_sized_risk(parse_layout("raidz2:12@8x12TB/4x8TB"), RiskParams(12 * TB), usable_bytes=80 * TB)
     assert span.p_loss == markov_risk(parse_layout("raidz2:12"), RiskParams(8 * TB), usable_bytes=80 * TB).p_loss
+
+
+def test_a_layout_zpool_create_refuses_without_f_is_never_on_the_short_list_when_another_fits():
+    import json, subprocess, sys, os
+    out = subprocess.run([sys.executable, "-m", "zfslab", "plan", "8x12TB,4x8TB", "--json"], capture_output=True,
+                         text=True, check=True, env=os.environ | {"PYTHONPATH": os.path.join(os.path.dirname(__file__), "..", "..", "src")})
+    data = json.loads(out.stdout)
+    forced = {r["layout"] for r in data["layouts"] if r.get("zpool_create_needs_force")}
+    assert forced  # spanning sizes needs -f
+    assert not forced & set(data["recommendation"]["shortlist"])
+    assert all(any("needs -f" in why for why in data["recommendation"]["left_out"][x]) or
+               data["recommendation"]["left_out"][x] for x in forced)

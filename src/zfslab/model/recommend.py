@@ -188,6 +188,13 @@ def advice(layout_text: str) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def _practice(row: PlanRow) -> tuple[str, ...]:
+    notes = advice(row.layout)
+    if row.needs_force:  # zpool create refuses it without -f: an expert keeps -f for emergencies
+        notes += (f"zpool create needs -f ({row.needs_force})",)
+    return notes
+
+
 def verdict(row: PlanRow, goal: Goal) -> Verdict:
     out = []
     h = goal.horizon_years
@@ -202,7 +209,7 @@ def verdict(row: PlanRow, goal: Goal) -> Verdict:
         out.append(f"P(loss) {odds(p_loss)}")
     if p_damage is not None and p_damage > goal.damage_budget:
         out.append(f"P(damage) {odds(p_damage)}")
-    return Verdict(row.layout, tuple(out), advice(row.layout))
+    return Verdict(row.layout, tuple(out), _practice(row))
 
 
 @dataclass(frozen=True)
