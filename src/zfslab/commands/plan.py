@@ -17,7 +17,7 @@ from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output
 from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
-from zfslab.model.plan import DiskSet, disk_set, mixed_disk_set, plan
+from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
 from zfslab.report.plan_table import Calibrated, column_keys, fit_table, table_width
@@ -220,10 +220,10 @@ class Calibration:
 
 def _calibrate(path: str, base) -> Calibration:
     """Fit the speed model on the latest bench run of `path` with streaming results."""
-    from zfslab.commands.report import _db_rows
+    from zfslab.store.readback import read_results
     from zfslab.model.speed_fit import FitError, Measurement, fit_speed
 
-    runs, bench, _, _ = _db_rows(path)
+    runs, bench, _, _ = read_results(path)
     db = shown(path, 200)
     if not runs:
         raise UsageError(f"--db {db}: no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "

@@ -6,15 +6,11 @@ import argparse
 import json
 import math
 import os
-import sqlite3
-import stat
-import statistics
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_risk_options, goal_from_args, int_arg,
                                      load_disk_model, risk_params)
-from zfslab.errors import UsageError, ZfslabError, clip, shown
-from zfslab.model.layouts import MAX_POOL_DISKS
-from zfslab.model.units import MAX_SIZE
+from zfslab.errors import UsageError, ZfslabError, shown
+from zfslab.store.readback import DamagedDatabase, read_results
 
 
 EXAMPLE = "zfslab report --db zfslab-results.sqlite --html report.html"
@@ -40,91 +36,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-class DamagedDatabase(ZfslabError):
-    """--db {}: {}; the file is damaged or was not written by zfslab"""
-
-    exit_code = 2
-
-
-# What report reads of each row, and the types a zfslab database holds there (None: NULL allowed)
-_RUN_COLUMNS = {"id": (int,), "started_at": (str,), "zfs_version": (str, None), "kernel": (str, None),
-                "cpu": (str, None), "ram_bytes": (int, None), "sandbox": (int,)}
-_DISK_COLUMNS = {"device": (str,), "size_bytes": (int, None)}
-_DRILL_COLUMNS = {"layout": (str,), "scenario": (str,), "outcome": (str,), "verdict": (str,),
-                  "seconds": (int, float, None)}
-_BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_s": (int, float, None),
-                  "write_mb_s": (int, float, None), "read_iops": (int, float, None),
-                  "write_iops": (int, float, None), "cache_suspect": (int, bool)}
-
-
-def _checked(row: dict, columns: dict, what: str, path: str) -> dict:
-    for name, types in columns.items():
-        value = row[name]
-        ok = (value is None and None in types) or (
-            value is not None and isinstance(value, tuple(t for t in types if t is not None))
-            and not (isinstance(value, float) and not math.isfinite(value)))
-        if not ok:
-            raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, not a zfslab value")
-    return row
-
-
-def _db_rows(path: str | None):
-    """Runs, bench summaries, drills and the latest run with disks, read without changing the file."""
-    if not path:
-        return [], [], [], None
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise UsageError(f"--db {shown(path, 200)}: no such file; `zfslab bench ... --db {shown(path, 200)}` makes one") from None
-    except OSError as e:
-        raise UsageError(f"--db {shown(path, 200)}: cannot be read ({e.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"--db {shown(path, 200)}: a directory; give the results file bench or drill wrote")
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader, a device is not ours to read
-        raise UsageError(f"--db {shown(path, 200)}: not a regular file; give the results file bench or drill wrote")
-    from zfslab.store.schema import has_table, open_readonly
-    try:
-        conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
-    except UnicodeDecodeError:  # a table name that is not UTF-8: damaged bytes in the schema
-        raise DamagedDatabase(shown(path, 200), "its schema holds text that is not UTF-8") from None
-    try:
-        return _read(conn, path, has_table)
-    except sqlite3.DatabaseError as e:  # a page damaged past the header reads as an error only now
-        raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
-    except UnicodeDecodeError:  # sqlite3 decodes TEXT as UTF-8 when it hands a row over
-        raise DamagedDatabase(shown(path, 200), "a row holds text that is not UTF-8") from None
-    except (KeyError, IndexError) as e:  # a table of ours without the columns we wrote
-        raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
-    finally:
-        conn.close()
-
-
-def _read(conn: sqlite3.Connection, path: str, has_table):
-    from zfslab.store.results import Results
-    results = Results(conn)
-    runs = [_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])}", path)
-            for r in conn.execute("SELECT * FROM runs ORDER BY id")] if has_table(conn, "runs") else []
-    bench = []
-    for r in runs:
-        disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']}", path) for d in conn.execute(
-            "SELECT device, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
-        r["disks"] = ", ".join(d["device"] for d in disks)
-        r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
-        if has_table(conn, "measurements"):
-            try:
-                summary = results.summary(r["id"])
-            except (TypeError, ValueError, statistics.StatisticsError):  # text where numbers belong
-                raise DamagedDatabase(shown(path, 200), f"the measurements of run {r['id']} are not numbers") from None
-            bench += [_checked(b, _BENCH_COLUMNS, f"a measurement of run {r['id']}", path) | {"run_id": r["id"]}
-                      for b in summary]
-    drills = [_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])}", path)
-              for d in conn.execute("SELECT * FROM drills ORDER BY id")] if has_table(conn, "drills") else []
-    # the plan's default disks: the latest run whose disks zfslab can plan for
-    latest = next((r for r in reversed(runs) if r["disk_bytes"] and 0 < r["disk_bytes"] <= MAX_SIZE
-                   and 1 <= r["disk_count"] <= MAX_POOL_DISKS), None)
-    return runs, bench, drills, latest
-
-
 def run(args: argparse.Namespace) -> int:
     from zfslab.model.capacity import rules_for
     from zfslab.model.layouts import parse_layout
@@ -143,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.html)  # before minutes of charts, not after
     if args.charts and not (args.json or args.csv):
         _check_charts_dir(args.charts)
-    runs, bench, drills, latest = _db_rows(args.db)
+    runs, bench, drills, latest = read_results(args.db)
     if args.plan:
         count, size = parse_disk_set(args.plan)
     elif latest:
