@@ -20,17 +20,20 @@ def one_line(message: str, limit: int = 2000) -> str:
 
 
 class ZfslabError(Exception):
-    """{}"""
+    """An error the user can act on. A class whose docstring has {} fields is its own message
+    template (its arguments fill it); any other is raised with one finished message."""
 
     exit_code = 2
 
     def __str__(self) -> str:
-        doc = type(self).__doc__ or "{}"
-        return doc.format(*self.args)
+        doc = type(self).__doc__ or ""
+        if "{" in doc:
+            return doc.format(*self.args)
+        return str(self.args[0]) if self.args else doc
 
 
 class LayoutError(ZfslabError, ValueError):
-    """{}"""
+    """A layout that cannot be built: the message names the token and what is wrong with it."""
 
 
 class SizeError(ZfslabError, ValueError):
@@ -42,7 +45,11 @@ class VersionError(ZfslabError, ValueError):
 
 
 class UsageError(ZfslabError, ValueError):
-    """{}"""
+    """A command line that cannot be carried out: the message names the option, the value and the fix."""
+
+
+class DatasetError(ZfslabError, ValueError):
+    """A measurements table (validate's CSV) that cannot be used: the message names the row or column."""
 
 
 class ParamError(ZfslabError, ValueError):

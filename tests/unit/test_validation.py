@@ -19,7 +19,7 @@ import io
 
 import pytest
 
-from zfslab.errors import UsageError
+from zfslab.errors import DatasetError
 from zfslab.model.validation import KINDS, MAX_ROWS, METRICS, baseline, parse_dataset, row_layout, validate
 
 RECORD = 128 * 1024
@@ -88,7 +88,7 @@ def test_row_layout_builds_the_pool_of_the_row(disks, kind, vdevs, width, layout
     ((300, "mirror", 1, 300, 0), "row 0: at most 1024 disks and 255 per vdev, got 300 and 300"),
 ])
 def test_row_layout_refuses_a_row_that_is_no_pool(args, message):
-    with pytest.raises(UsageError) as e:
+    with pytest.raises(DatasetError) as e:
         row_layout(*args)
     assert str(e.value) == message
     assert e.value.exit_code == 2
@@ -141,7 +141,7 @@ def test_parse_dataset_takes_the_measured_range_inclusive():
     ([record(4, "raidz1", 1, 3, write=1.0, calibration="1")], "row 0: 1 vdevs x width 3 is 3 disks, but disks says 4"),
 ])
 def test_parse_dataset_errors_name_the_row_and_the_value(recs, message):
-    with pytest.raises(UsageError) as e:
+    with pytest.raises(DatasetError) as e:
         parse_dataset(recs)
     assert str(e.value) == message
 
@@ -150,7 +150,7 @@ def test_parse_dataset_takes_at_most_max_rows():
     assert MAX_ROWS == 1000
     ok = [record(1, "stripe", 1, 1, write=100.0, calibration="1")] * MAX_ROWS
     assert len(parse_dataset(ok)) == 1000
-    with pytest.raises(UsageError, match="^the dataset has 1001 rows; validate takes at most 1000$"):
+    with pytest.raises(DatasetError, match="^the dataset has 1001 rows; validate takes at most 1000$"):
         parse_dataset(ok + ok[:1])
 
 

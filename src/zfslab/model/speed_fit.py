@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import stdtrit  # Student's t quantile without importing scipy.stats (0.5 s)
 
-from zfslab.errors import UsageError
+from zfslab.errors import DatasetError
 from zfslab.model.layouts import Layout
 from zfslab.model.performance import (DiskProfile, HostLimits, LayoutShape, Streaming, layout_shape,
                                       parity_ceiling_mb_s, streaming_mb_s)
@@ -34,8 +34,8 @@ ROBUST_SCALE = 1.5  # in SCATTER units: beyond ~15 % a row pulls linearly (soft-
 SCATTER_WEIGHT = 2.0  # pseudo-rows of SCATTER pooled with each metric's own residuals
 
 
-class FitError(UsageError):
-    """{}"""
+class FitError(DatasetError):
+    """Measurements the speed model cannot be fitted on: too few, or not finite and positive."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from scipy.stats import spearmanr
 
-from zfslab.errors import LayoutError, UsageError, clip, shown
+from zfslab.errors import LayoutError, DatasetError, clip, shown
 from zfslab.model.calibration import calibration_design
 from zfslab.model.layouts import MAX_CHILDREN, MAX_POOL_DISKS, Layout, VdevGroup, VdevKind
 from zfslab.model.speed_fit import METRICS, FitError, Measurement, SpeedFit, fit_speed, predict_intervals
@@ -45,24 +45,24 @@ _WHOLE_RE = re.compile(r"\s*[0-9]{1,6}\s*", re.ASCII)
 def row_layout(disks: int, kind: str, vdevs: int, width: int, index: int) -> Layout:
     where = f"row {index}"
     if kind not in KINDS:
-        raise UsageError(f"{where}: kind {clip(kind)}: use one of {', '.join(KINDS)}")
+        raise DatasetError(f"{where}: kind {clip(kind)}: use one of {', '.join(KINDS)}")
     if vdevs < 1 or width < 1:
-        raise UsageError(f"{where}: vdevs and width must be at least 1, got {vdevs} and {width}")
+        raise DatasetError(f"{where}: vdevs and width must be at least 1, got {vdevs} and {width}")
     if vdevs * width != disks:
-        raise UsageError(f"{where}: {vdevs} vdevs x width {width} is {vdevs * width} disks, but disks says {disks}")
+        raise DatasetError(f"{where}: {vdevs} vdevs x width {width} is {vdevs * width} disks, but disks says {disks}")
     if disks > MAX_POOL_DISKS or width > MAX_CHILDREN:
-        raise UsageError(f"{where}: at most {MAX_POOL_DISKS} disks and {MAX_CHILDREN} per vdev, got {disks} and {width}")
+        raise DatasetError(f"{where}: at most {MAX_POOL_DISKS} disks and {MAX_CHILDREN} per vdev, got {disks} and {width}")
     try:
         if kind == "stripe":
             if width != 1:
-                raise UsageError(f"{where}: a stripe has width 1 (one disk per vdev), got {width}")
+                raise DatasetError(f"{where}: a stripe has width 1 (one disk per vdev), got {width}")
             return Layout((VdevGroup(VdevKind.DISK, 1, 0, vdevs),))
         if kind == "mirror":
             return Layout((VdevGroup(VdevKind.MIRROR, width, width - 1, vdevs),))
         parity = int(kind[-1])
         return Layout((VdevGroup(VdevKind.RAIDZ, width, parity, vdevs),))
     except LayoutError as e:
-        raise UsageError(f"{where}: {e}") from None
+        raise DatasetError(f"{where}: {e}") from None
 
 
 def _cell(r: dict, column: str) -> str:
@@ -78,22 +78,22 @@ def parse_dataset(records: Sequence[dict[str, str]], *, calibration: str = "csv"
     the rows the design rule chooses (model/calibration.py).
     """
     if calibration not in CALIBRATION_MODES:
-        raise UsageError(f"calibration {clip(calibration)}: use one of {', '.join(CALIBRATION_MODES)}")
+        raise DatasetError(f"calibration {clip(calibration)}: use one of {', '.join(CALIBRATION_MODES)}")
     if not records:
-        raise UsageError("the dataset has no rows: give a header line and one line per measured pool")
+        raise DatasetError("the dataset has no rows: give a header line and one line per measured pool")
     if len(records) > MAX_ROWS:
-        raise UsageError(f"the dataset has {len(records)} rows; validate takes at most {MAX_ROWS}")
+        raise DatasetError(f"the dataset has {len(records)} rows; validate takes at most {MAX_ROWS}")
     for column in ("disks", "kind", "vdevs", "width"):
         if column not in records[0]:
-            raise UsageError(f"the dataset needs a column {column!r} (disks,kind,vdevs,width)")
+            raise DatasetError(f"the dataset needs a column {column!r} (disks,kind,vdevs,width)")
     if not any(f"{m}_MBps" in records[0] for m in METRICS):
-        raise UsageError("the dataset has no measurements: give at least one column of write_MBps, rewrite_MBps, "
+        raise DatasetError("the dataset has no measurements: give at least one column of write_MBps, rewrite_MBps, "
                          "read_MBps")
     rows = []
     for i, r in enumerate(records):
         texts = [_cell(r, c) for c in ("disks", "vdevs", "width")]
         if not all(_WHOLE_RE.fullmatch(t) for t in texts):
-            raise UsageError(f"row {i}: disks, vdevs and width must be whole numbers, got "
+            raise DatasetError(f"row {i}: disks, vdevs and width must be whole numbers, got "
                              f"{', '.join(clip(t, 20) for t in texts)}")
         disks, vdevs, width = (int(t) for t in texts)
         measured = {}
@@ -102,22 +102,22 @@ def parse_dataset(records: Sequence[dict[str, str]], *, calibration: str = "csv"
             if text:
                 value = float(text) if FLOAT_RE.fullmatch(text) else math.nan
                 if math.isnan(value):
-                    raise UsageError(f"row {i}: {m}_MBps {clip(text)} is not a number")
+                    raise DatasetError(f"row {i}: {m}_MBps {clip(text)} is not a number")
                 if not MIN_MB_S <= value <= MAX_MB_S:
-                    raise UsageError(f"row {i}: {m}_MBps must be from {MIN_MB_S:g} to {MAX_MB_S:g} MB/s, got {shown(text)}")
+                    raise DatasetError(f"row {i}: {m}_MBps must be from {MIN_MB_S:g} to {MAX_MB_S:g} MB/s, got {shown(text)}")
                 measured[m] = value
         cal = _cell(r, "calibration") or "0"
         if calibration == "auto":
             cal = "0"
         elif cal not in ("0", "1"):
-            raise UsageError(f"row {i}: calibration is 1 (fit on it) or 0 (predict it), got {clip(cal)}")
+            raise DatasetError(f"row {i}: calibration is 1 (fit on it) or 0 (predict it), got {clip(cal)}")
         rows.append(DatasetRow(i, row_layout(disks, _cell(r, "kind"), vdevs, width, i), measured, cal == "1"))
     if calibration == "auto":
         rows = auto_calibration(rows)
     if not any(r.calibration for r in rows):
-        raise UsageError("no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto")
+        raise DatasetError("no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto")
     if not any(r.calibration and r.measured for r in rows):
-        raise UsageError("no calibration row has a measured value: nothing to fit the model on")
+        raise DatasetError("no calibration row has a measured value: nothing to fit the model on")
     return rows
 
 
@@ -147,7 +147,7 @@ def baseline(rows: list[DatasetRow], metric: str, row: DatasetRow, ashift: int) 
 def auto_calibration(rows: list[DatasetRow]) -> list[DatasetRow]:
     """The rows with calibration set by the design rule (at most a third of them)."""
     if len(rows) < MIN_AUTO_ROWS:
-        raise UsageError(f"too few rows to fit and check: --calibration auto needs at least {MIN_AUTO_ROWS} measured "
+        raise DatasetError(f"too few rows to fit and check: --calibration auto needs at least {MIN_AUTO_ROWS} measured "
                          f"pools, got {len(rows)}")
     chosen = {p.index for p in calibration_design([r.layout for r in rows])}
     return [replace(r, calibration=i in chosen) for i, r in enumerate(rows)]
@@ -161,7 +161,7 @@ def _fit(rows: Sequence[DatasetRow], ashift: int, start: SpeedFit | None = None)
     try:
         return fit_speed(measurements(rows), ashift=ashift, start=start)
     except FitError as e:
-        raise UsageError(str(e)) from None
+        raise DatasetError(str(e)) from None
 
 
 def _spearman(predicted: list[float], measured: list[float]) -> float | None:
@@ -204,7 +204,7 @@ def validate(rows: list[DatasetRow], *, ashift: int = 12, loo: bool = False) -> 
     rows against the measurements and against the rule of thumb fitted on the same rows."""
     cal = [r for r in rows if r.calibration and r.measured]
     if not cal:
-        raise UsageError("no calibration row has a measured value: nothing to fit the model on")
+        raise DatasetError("no calibration row has a measured value: nothing to fit the model on")
     fit = _fit(cal, ashift)
     out_rows = []
     ours: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}

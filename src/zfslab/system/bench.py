@@ -35,7 +35,7 @@ MARK = "zfslab:bench"
 
 
 class BenchError(ZfslabError):
-    """{}"""
+    """A bench run that cannot go on (a pool mounted elsewhere, a leftover that is not ours)."""
 
     exit_code = 2
 

@@ -32,14 +32,14 @@ _ALIGN = 4096  # O_DIRECT wants offsets and lengths aligned to the logical block
 
 
 class DisksRefused(ZfslabError):
-    """{}"""
+    """Disks that may hold data, refused before anything was written: one line a disk."""
 
     exit_code = 10
     one_line_each = True  # the refused disks, one line each, as the user reviews them
 
 
 class BadDeviceList(ZfslabError):
-    """{}"""
+    """A disk list that is not one: a regular file, a duplicate, a partition, disks of different sizes."""
 
     exit_code = 2
 

@@ -58,7 +58,7 @@ SCENARIOS = ("degraded", "resilver", "corrupt")
 
 
 class DrillError(ZfslabError):
-    """{}"""
+    """A drill that cannot go on: its pool is not what the plan made, or a check failed."""
 
     exit_code = 2
 

@@ -1,0 +1,32 @@
+"""Every error class says what it is: a message template with fields, or a description of the one
+finished message it carries (issue 17: no class with the empty '{}' template)."""
+
+import importlib
+import pkgutil
+
+import zfslab
+from zfslab.errors import ParamError, UsageError, ZfslabError
+
+
+def _all_subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _all_subclasses(sub)
+
+
+def test_no_error_class_has_an_empty_template():
+    for info in pkgutil.walk_packages(zfslab.__path__, "zfslab."):
+        if not info.name.endswith("__main__"):  # it runs the CLI
+            importlib.import_module(info.name)
+    classes = set(_all_subclasses(ZfslabError))
+    assert len(classes) >= 15
+    for cls in classes:
+        doc = (cls.__doc__ or "").strip()
+        assert doc and doc != "{}", cls
+
+
+def test_a_finished_message_and_a_template_both_read_as_one_line():
+    assert str(UsageError("--ashift 20: give 9 to 16")) == "--ashift 20: give 9 to 16"
+    from zfslab.errors import SizeError
+    assert str(SizeError("4T", "ambiguous")) == "bad size '4T': ambiguous"
+    assert str(ParamError("fill", "1.5", "at most 1")) == "fill 1.5: at most 1"
