@@ -1,7 +1,8 @@
 import pytest
 
 from zfslab.errors import SizeError, UsageError
-from zfslab.model.units import TB, TiB, format_tb, format_tib, parse_blocksize, parse_number, parse_size, zfs_nicenum
+from zfslab.commands._common import parse_number
+from zfslab.model.units import TB, TiB, format_tb, format_tib, parse_blocksize, parse_size, zfs_nicenum
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -15,7 +15,7 @@ from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.performance import DiskProfile
 from zfslab.model.disk_types import DiskType
 from zfslab.model.reliability.params import RiskParams
-from zfslab.model.units import FLOAT_RE, parse_number, parse_size
+from zfslab.model.units import FLOAT_RE, parse_size
 
 
 DEFAULT_DISKS = "24x4TB"
@@ -27,6 +27,14 @@ PARAM_FLAGS = {
     "disk_bytes": "disk size", "disk_class": "--disk-type", "disk_count": "disk count",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
+
+
+def parse_number(text: str, name: str, lo: float, hi: float) -> float:
+    """A finite decimal number within [lo, hi]; a UsageError naming the option `name` and the value otherwise."""
+    value = float(text) if FLOAT_RE.fullmatch(text) else math.nan
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise UsageError(f"{name} {clip(text)}: give a number from {lo:g} to {hi:g}")
+    return value
 
 
 def parse_disk_set(text: str, *, mixed: bool = False):

@@ -6,7 +6,7 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
-from zfslab.errors import SizeError, UsageError, clip
+from zfslab.errors import SizeError, clip
 
 KiB, MiB, GiB, TiB, PiB = (1 << 10), (1 << 20), (1 << 30), (1 << 40), (1 << 50)
 KB, MB, GB, TB, PB = 10**3, 10**6, 10**9, 10**12, 10**15
@@ -43,14 +43,6 @@ def parse_size(text: str) -> int:
 
 # ASCII only and finite: float() also takes '١٢', '1_0', 'nan', 'inf' and '1e400' (= inf)
 FLOAT_RE = re.compile(r"\s*[+-]?(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,4})?\s*", re.ASCII)
-
-
-def parse_number(text: str, name: str, lo: float, hi: float) -> float:
-    """A finite decimal number within [lo, hi]; a UsageError naming `name` and the value otherwise."""
-    value = float(text) if FLOAT_RE.fullmatch(text) else math.nan
-    if not (math.isfinite(value) and lo <= value <= hi):
-        raise UsageError(f"{name} {clip(text)}: give a number from {lo:g} to {hi:g}")
-    return value
 
 
 def parse_blocksize(text: str) -> int:
