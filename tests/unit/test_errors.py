@@ -30,3 +30,17 @@ def test_a_finished_message_and_a_template_both_read_as_one_line():
     from zfslab.errors import SizeError
     assert str(SizeError("4T", "ambiguous")) == "bad size '4T': ambiguous"
     assert str(ParamError("fill", "1.5", "at most 1")) == "fill 1.5: at most 1"
+
+
+def test_the_model_speaks_no_cli():
+    # model/ raises typed errors with its own names (ParamError, LayoutError, DatasetError...);
+    # the command layer words them with the flags (commands/_common.py PARAM_FLAGS)
+    import os
+    import re
+    root = os.path.join(os.path.dirname(zfslab.__file__), "model")
+    for folder, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                text = open(os.path.join(folder, name), encoding="utf-8").read()
+                assert "UsageError" not in text, name
+                assert not re.search(r'raise \w+\(f?"--[a-z]', text), name
