@@ -139,3 +139,28 @@ def test_suite_bonnie_runs_calomels_command_on_the_pool(zfs, disks, tmp_path):
     assert not zfs.pool_exists("zfslab-bench")
     print(f"bonnie++ on raidz1:3: {time.monotonic() - t0:.0f} s; " +
           ", ".join(f"{t} {r['write_mb_s'] or r['read_mb_s']:.1f} MB/s" for t, r in by.items()))
+
+
+def test_calibration_layouts_then_plan_fits_on_them(zfs, disks, tmp_path):
+    # issue 15: measure the few layouts the design picks, then plan learns the rest from them
+    # (functional only: TCG speeds are no benchmark)
+    db = str(tmp_path / "cal.sqlite")
+    dry = zfslab("bench", "--disks", ",".join(disks[:4]), "--layouts", "calibration", "--suite", "seq",
+                 "--size", "64m", "--repeats", "1", "--db", db, "--dry-run", "--json")
+    picked = [c["layout"] for c in json.loads(dry.stdout)["calibration"]]
+    assert 2 <= len(picked) <= 3  # at most a third of the 8 layouts plan lists for 4 disks
+    assert not os.path.exists(db)
+    zfslab("bench", "--disks", ",".join(disks[:4]), "--layouts", "calibration", "--suite", "seq",
+           "--size", "64m", "--repeats", "1", "--db", db)
+    data = json.loads(zfslab("plan", "--db", db, "--json").stdout)
+    assert data["disk_count"] == 4
+    assert sorted(data["speed_fit"]["layouts_measured"]) == sorted(picked)
+    rows = {r["layout"]: r for r in data["layouts"]}
+    for name in picked:
+        assert rows[name]["measured"] and rows[name]["measured_write_mb_s"] > 0
+    others = [r for n, r in rows.items() if n not in picked]
+    assert others and all(not r["measured"] and r["write_mb_s_low"] <= r["speed"]["write_mb_s"] <= r["write_mb_s_high"]
+                          for r in others)
+    table = zfslab("plan", "--db", db).stdout
+    assert f"fitted on {len(picked)} layouts measured on these disks" in table
+    assert not zfs.pool_exists("zfslab-bench")
