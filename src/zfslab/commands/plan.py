@@ -196,7 +196,8 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
                      f"({speed.seq_write_mb_s:g}/{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS), "
-                     "predicted; no host limit.")
+                     f"predicted from the {disk.name} preset, uncalibrated (no host limit): `bench --layouts "
+                     "calibration`, then `plan --db`, fits it to your disks.")
     return lines
 
 
