@@ -68,7 +68,9 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
 # the slow bench, drill and safety runs there would only repeat the newest's (CI time: docs/test-guest.md#time-in-ci).
 SUITES = {"2.1": ("test_drivers.py", "test_zfs_contract.py"), "2.3": ()}  # (): the whole folder
 MIN_TESTS = {"2.1": 15, "2.3": 25}
-_STARTED: dict[str, Future] = {}
+# pytest imports this file as e2e.test_guest, tests/conftest.py as tests.e2e.test_guest: two module
+# objects. The guest module is imported by one name only, so the started suites live there, once.
+_STARTED: dict[str, Future] = guest.__dict__.setdefault("_started_suites", {})
 
 
 def _tests_for(series: str) -> str:
