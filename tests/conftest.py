@@ -34,6 +34,7 @@ def run_cli(capsys):
     return run
 
 
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection: guests boot only for e2e tests that will run
 def pytest_collection_modifyitems(config, items):
     """The e2e guest tests run last, and their guests boot as soon as collection ends: each TCG
     guest keeps about one core busy for many minutes, and the host's own tests run meanwhile."""
