@@ -201,9 +201,6 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     return lines
 
 
-# bench's streaming tests and the metric of the speed model each one measures
-STREAMING_TESTS = {"seqwrite": "write", "rewrite": "rewrite", "seqread": "read",
-                   "bonnie-write": "write", "bonnie-rewrite": "rewrite", "bonnie-read": "read"}
 MIN_FIT_LAYOUTS = 2  # one pool cannot tell the disks from the host
 
 
@@ -221,15 +218,16 @@ class Calibration:
 
 def _calibrate(path: str, base) -> Calibration:
     """Fit the speed model on the latest bench run of `path` with streaming results."""
-    from zfslab.store.readback import read_results
     from zfslab.model.speed_fit import FitError, Measurement, fit_speed
+    from zfslab.store.readback import read_results
+    from zfslab.system.suites import streaming_rate
 
     runs, bench, _, _ = read_results(path)
     db = shown(path, 200)
     if not runs:
         raise UsageError(f"--db {db}: no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "
                          "measures one")
-    streaming = [b for b in bench if b["test"] in STREAMING_TESTS]
+    streaming = [b for b in bench if streaming_rate(b)]
     if not streaming:
         raise UsageError(f"--db {db}: no bench run measured streaming rates (seqwrite, rewrite, seqread); "
                          "`zfslab bench --layouts calibration --suite seq` does")
@@ -240,8 +238,7 @@ def _calibrate(path: str, base) -> Calibration:
     for b in streaming:
         if b["run_id"] != run_id:
             continue
-        metric = STREAMING_TESTS[b["test"]]
-        value = b["read_mb_s"] if metric == "read" else b["write_mb_s"]
+        metric, value = streaming_rate(b)
         if value is None:
             continue
         try:

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.report.files import check_output_path, write_atomically
     from zfslab.report.html import render
     from zfslab.report.tables import to_csv, to_json
+    from zfslab.system.suites import streaming_rate
 
     if not (args.html or args.charts or args.json or args.csv):  # before the work, not after
         raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")
@@ -70,17 +71,16 @@ def run(args: argparse.Namespace) -> int:
     records = [r.as_dict() for r in rows]
     pairs = []
     for b in bench:
-        metric = {"seqwrite": "write_mb_s", "seqread": "read_mb_s", "rewrite": "rewrite_mb_s", "bonnie-write": "write_mb_s",
-                  "bonnie-rewrite": "rewrite_mb_s", "bonnie-read": "read_mb_s"}.get(b["test"])
-        if metric:
+        streaming = streaming_rate(b)
+        if streaming:
+            metric, value = streaming
             try:
                 layout = parse_layout(b["layout"])
             except ZfslabError as e:
                 raise DamagedDatabase(shown(args.db, 200), f"run {b['run_id']} measured a layout zfslab cannot read ({e})") from None
             p = predict(layout, profile, ashift=args.ashift)
-            value = b["write_mb_s"] if "write" in metric else b["read_mb_s"]
             if value and value > 0:
-                pairs.append((b["layout"], b["test"], getattr(p, metric), value))
+                pairs.append((b["layout"], b["test"], getattr(p, f"{metric}_mb_s"), value))
     # "frontier": the short list's name before issue 16, kept for scripts that read it
     recommendation = rec.as_dict() | {"budget": budget_text(goal), "frontier": list(rec.shortlist)}
     data = {"disks": disks.label, "disk_model": profile.name, "recommendation": recommendation,

@@ -66,6 +66,20 @@ SUITES: dict[str, list[Test]] = {
 # suite bonnie runs bonnie++ itself, as calomel did; one run measures these three columns
 BONNIE_TESTS = ("bonnie-write", "bonnie-rewrite", "bonnie-read")
 
+# the streaming tests and the speed model's metric each one measures (validate, plan --db, report)
+STREAMING_METRIC = {"seqwrite": "write", "rewrite": "rewrite", "seqread": "read",
+                    "bonnie-write": "write", "bonnie-rewrite": "rewrite", "bonnie-read": "read"}
+
+
+def streaming_rate(row: dict) -> tuple[str, float | None] | None:
+    """(metric, MB/s) a stored measurement gives of a streaming test, None for any other test: a read
+    test's rate is its read_mb_s, a write or rewrite's its write_mb_s."""
+    metric = STREAMING_METRIC.get(row["test"])
+    if metric is None:
+        return None
+    return metric, row["read_mb_s"] if metric == "read" else row["write_mb_s"]
+
+
 DEFAULTS = {"ars": ("4g", 60, 10), "seq": ("16g", 0, 0), "quick": ("1g", 10, 2),
             "bonnie": ("16g", 0, 0)}  # size per job (bonnie: the file), runtime, ramp
 
