@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -14,18 +11,15 @@ from rich.text import Text
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
-from zfslab.errors import UsageError, ZfslabError, clip, shown
+from zfslab.errors import UsageError, clip
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
-from zfslab.report.plan_table import Calibrated, column_keys, fit_table, table_width
+from zfslab.commands._calibration import Calibration, calibrate, calibrated_fields, fit_dict, intervals
+from zfslab.report.plan_table import column_keys, fit_table, table_width
 from zfslab.report.tables import to_csv, to_json
-
-if TYPE_CHECKING:  # scipy loads only when --db asks for a fit
-    from zfslab.model.speed_fit import SpeedFit
-
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
 
@@ -112,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.db:
         if args.no_speed:
             raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
-        calibration = _calibrate(args.db, disk.speed)
+        calibration = calibrate(args.db, disk.speed)
     disks = _calibration_disks(calibration, args) if calibration and _no_disks_given(args) else _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
@@ -124,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=recordsize)
-    calibrated = None if calibration is None else _intervals(calibration, rows, args.ashift, recordsize)
+    calibrated = None if calibration is None else intervals(calibration, rows, args.ashift, recordsize)
     rec = recommend(rows, goal)
     why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
     if args.json or args.csv:
@@ -135,11 +129,11 @@ def run(args: argparse.Namespace) -> int:
             record["left_out_because"] = "; ".join(why_out.get(row.layout, ())) if args.csv else \
                 list(why_out.get(row.layout, ()))
             if calibration is not None:
-                record |= _calibrated_fields(row.layout, calibration, calibrated)
+                record |= calibrated_fields(row.layout, calibration, calibrated)
         if args.csv:
             print(to_csv(records), end="")
         else:
-            basis = {} if calibration is None else {"speed_fit": _fit_dict(calibration, calibrated.level)}
+            basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level)}
             print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                            "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
                            "disk_type": disk.name,
@@ -201,75 +195,6 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     return lines
 
 
-MIN_FIT_LAYOUTS = 2  # one pool cannot tell the disks from the host
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """The speed fit on one bench run, and what that run measured (layout: metric: median MB/s)."""
-
-    run_id: int
-    fit: SpeedFit
-    measured: dict[str, dict[str, float]]
-    disk_count: int
-    disk_bytes: int | None
-    sandbox: bool
-
-
-def _calibrate(path: str, base) -> Calibration:
-    """Fit the speed model on the latest bench run of `path` with streaming results."""
-    from zfslab.model.speed_fit import FitError, Measurement, fit_speed
-    from zfslab.store.readback import read_results
-    from zfslab.system.suites import streaming_rate
-
-    runs, bench, _, _ = read_results(path)
-    db = shown(path, 200)
-    if not runs:
-        raise UsageError(f"--db {db}: no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "
-                         "measures one")
-    streaming = [b for b in bench if streaming_rate(b)]
-    if not streaming:
-        raise UsageError(f"--db {db}: no bench run measured streaming rates (seqwrite, rewrite, seqread); "
-                         "`zfslab bench --layouts calibration --suite seq` does")
-    run_id = max(b["run_id"] for b in streaming)
-    run = next(r for r in runs if r["id"] == run_id)
-    measured: dict[str, dict[str, float]] = {}
-    rows = []
-    for b in streaming:
-        if b["run_id"] != run_id:
-            continue
-        metric, value = streaming_rate(b)
-        if value is None:
-            continue
-        try:
-            layout = parse_layout(b["layout"])
-        except ZfslabError as e:
-            raise UsageError(f"--db {db}: run {run_id} measured a layout zfslab cannot read ({e})") from None
-        if value <= 0:
-            raise FitError(f"--db {db}: run {run_id}, {layout} {b['test']}: {value!r} MB/s; "
-                           "a measured rate must be above 0")
-        rows.append(Measurement(layout, metric, float(value)))
-        measured.setdefault(str(layout), {})[metric] = float(value)
-    if len(measured) < MIN_FIT_LAYOUTS:
-        raise FitError(f"--db {db}: run {run_id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
-                       f"the fit needs at least {MIN_FIT_LAYOUTS}: `zfslab bench --layouts calibration` measures enough")
-    ashift, recordsize = _run_options(run, db)
-    fit = fit_speed(rows, ashift=ashift, recordsize=recordsize, host=base.host)
-    return Calibration(run_id, fit, measured, run["disk_count"], run["disk_bytes"], bool(run["sandbox"]))
-
-
-def _run_options(run: dict, db: str) -> tuple[int, int]:
-    """The ashift and recordsize the run measured with."""
-    try:
-        options = json.loads(run.get("options_json") or "{}")
-        ashift, recordsize = int(options.get("ashift", 12)), parse_blocksize(options.get("recordsize", "128K"))
-    except (ValueError, TypeError, AttributeError, ZfslabError):
-        raise UsageError(f"--db {db}: run {run['id']} has options zfslab cannot read") from None
-    if not 9 <= ashift <= 16:
-        raise UsageError(f"--db {db}: run {run['id']} has ashift {ashift}; zfslab reads 9 to 16")
-    return ashift, recordsize
-
-
 def _no_disks_given(args) -> bool:
     return args.disks is None and not (args.disk_count or args.disk_size or args.vdev_bytes)
 
@@ -281,34 +206,3 @@ def _calibration_disks(calibration: Calibration, args) -> DiskSet:
                          f"e.g. zfslab plan {calibration.disk_count}x4TB --db FILE")
     return mixed_disk_set([(calibration.disk_count, calibration.disk_bytes)], sector_bytes=args.sector_size,
                           allow_unused=args.allow_unused)
-
-
-def _intervals(calibration: Calibration, rows, ashift: int, recordsize: int, level: float = 0.9) -> Calibrated:
-    """Each row's range per streaming metric, for the plan's ashift and recordsize."""
-    from zfslab.model.speed_fit import predict_intervals
-
-    fit = replace(calibration.fit, ashift=ashift, recordsize=recordsize)  # the parameters are the disks' and host's
-    intervals = {}
-    for r in rows:
-        got = predict_intervals(fit, parse_layout(r.layout), level=level)
-        intervals[r.layout] = {f"{m}_mb_s": (i.low_mb_s, i.high_mb_s) for m, i in got.items()}
-    return Calibrated(frozenset(calibration.measured), intervals, level)
-
-
-def _calibrated_fields(layout: str, calibration: Calibration, calibrated: Calibrated) -> dict:
-    """A JSON/CSV row's ranges and, for a measured layout, the measured medians."""
-    out: dict = {}
-    for key, (low, high) in calibrated.intervals.get(layout, {}).items():
-        out[f"{key}_low"], out[f"{key}_high"] = low, high
-    measured = calibration.measured.get(layout, {})
-    out["measured"] = bool(measured)
-    for metric in ("write", "rewrite", "read"):
-        out[f"measured_{metric}_mb_s"] = measured.get(metric)
-    return out
-
-
-def _fit_dict(calibration: Calibration, level: float) -> dict:
-    return {"run_id": calibration.run_id, "sandbox": calibration.sandbox, "level": level,
-            "layouts_measured": sorted(calibration.measured),
-            "parameters": [{"name": p.name, "value": p.value, "low": p.low, "high": p.high, "pinned_by": p.pinned_by}
-                           for p in calibration.fit.parameters(level)]}

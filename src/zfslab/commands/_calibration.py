@@ -1,0 +1,116 @@
+"""`plan --db`: the speed model fitted on a bench run's streaming results, and what the plan shows of
+the fit (docs/speed.md#plan---db)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from zfslab.errors import UsageError, ZfslabError, shown
+from zfslab.model.layouts import parse_layout
+from zfslab.model.units import parse_blocksize
+from zfslab.report.plan_table import Calibrated
+
+if TYPE_CHECKING:  # scipy loads only when --db asks for a fit
+    from zfslab.model.speed_fit import SpeedFit
+
+
+MIN_FIT_LAYOUTS = 2  # one pool cannot tell the disks from the host
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The speed fit on one bench run, and what that run measured (layout: metric: median MB/s)."""
+
+    run_id: int
+    fit: SpeedFit
+    measured: dict[str, dict[str, float]]
+    disk_count: int
+    disk_bytes: int | None
+    sandbox: bool
+
+
+def calibrate(path: str, base) -> Calibration:
+    """Fit the speed model on the latest bench run of `path` with streaming results."""
+    from zfslab.model.speed_fit import FitError, Measurement, fit_speed
+    from zfslab.store.readback import read_results
+    from zfslab.system.suites import streaming_rate
+
+    runs, bench, _, _ = read_results(path)
+    db = shown(path, 200)
+    if not runs:
+        raise UsageError(f"--db {db}: no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "
+                         "measures one")
+    streaming = [b for b in bench if streaming_rate(b)]
+    if not streaming:
+        raise UsageError(f"--db {db}: no bench run measured streaming rates (seqwrite, rewrite, seqread); "
+                         "`zfslab bench --layouts calibration --suite seq` does")
+    run_id = max(b["run_id"] for b in streaming)
+    run = next(r for r in runs if r["id"] == run_id)
+    measured: dict[str, dict[str, float]] = {}
+    rows = []
+    for b in streaming:
+        if b["run_id"] != run_id:
+            continue
+        metric, value = streaming_rate(b)
+        if value is None:
+            continue
+        try:
+            layout = parse_layout(b["layout"])
+        except ZfslabError as e:
+            raise UsageError(f"--db {db}: run {run_id} measured a layout zfslab cannot read ({e})") from None
+        if value <= 0:
+            raise FitError(f"--db {db}: run {run_id}, {layout} {b['test']}: {value!r} MB/s; "
+                           "a measured rate must be above 0")
+        rows.append(Measurement(layout, metric, float(value)))
+        measured.setdefault(str(layout), {})[metric] = float(value)
+    if len(measured) < MIN_FIT_LAYOUTS:
+        raise FitError(f"--db {db}: run {run_id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
+                       f"the fit needs at least {MIN_FIT_LAYOUTS}: `zfslab bench --layouts calibration` measures enough")
+    ashift, recordsize = _run_options(run, db)
+    fit = fit_speed(rows, ashift=ashift, recordsize=recordsize, host=base.host)
+    return Calibration(run_id, fit, measured, run["disk_count"], run["disk_bytes"], bool(run["sandbox"]))
+
+
+def _run_options(run: dict, db: str) -> tuple[int, int]:
+    """The ashift and recordsize the run measured with."""
+    try:
+        options = json.loads(run.get("options_json") or "{}")
+        ashift, recordsize = int(options.get("ashift", 12)), parse_blocksize(options.get("recordsize", "128K"))
+    except (ValueError, TypeError, AttributeError, ZfslabError):
+        raise UsageError(f"--db {db}: run {run['id']} has options zfslab cannot read") from None
+    if not 9 <= ashift <= 16:
+        raise UsageError(f"--db {db}: run {run['id']} has ashift {ashift}; zfslab reads 9 to 16")
+    return ashift, recordsize
+
+
+def intervals(calibration: Calibration, rows, ashift: int, recordsize: int, level: float = 0.9) -> Calibrated:
+    """Each row's range per streaming metric, for the plan's ashift and recordsize."""
+    from zfslab.model.speed_fit import predict_intervals
+
+    fit = replace(calibration.fit, ashift=ashift, recordsize=recordsize)  # the parameters are the disks' and host's
+    ranges = {}
+    for r in rows:
+        got = predict_intervals(fit, parse_layout(r.layout), level=level)
+        ranges[r.layout] = {f"{m}_mb_s": (i.low_mb_s, i.high_mb_s) for m, i in got.items()}
+    return Calibrated(frozenset(calibration.measured), ranges, level)
+
+
+def calibrated_fields(layout: str, calibration: Calibration, calibrated: Calibrated) -> dict:
+    """A JSON/CSV row's ranges and, for a measured layout, the measured medians."""
+    out: dict = {}
+    for key, (low, high) in calibrated.intervals.get(layout, {}).items():
+        out[f"{key}_low"], out[f"{key}_high"] = low, high
+    measured = calibration.measured.get(layout, {})
+    out["measured"] = bool(measured)
+    for metric in ("write", "rewrite", "read"):
+        out[f"measured_{metric}_mb_s"] = measured.get(metric)
+    return out
+
+
+def fit_dict(calibration: Calibration, level: float) -> dict:
+    return {"run_id": calibration.run_id, "sandbox": calibration.sandbox, "level": level,
+            "layouts_measured": sorted(calibration.measured),
+            "parameters": [{"name": p.name, "value": p.value, "low": p.low, "high": p.high, "pinned_by": p.pinned_by}
+                           for p in calibration.fit.parameters(level)]}
