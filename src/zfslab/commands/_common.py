@@ -242,10 +242,6 @@ def inputs_text(p: RiskParams) -> str:
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 
 
-def risk_caption(p: RiskParams) -> str:
-    return f"P(loss): pool lost (exact Markov chain, ZFS semantics), {inputs_text(p)}; MTTDL is a secondary figure"
-
-
 def load_disk_type(text: str) -> DiskType:
     """A preset name or a PROFILE.toml written by `zfslab profile-disk` (its optional afr_pct and
     ber_per_bit keys give the failure figures)."""
