@@ -304,14 +304,20 @@ class Layout:
         return sum(g.count for g in self.groups)
 
     @property
+    def pool_groups(self) -> tuple[VdevGroup, ...]:
+        """The vdev groups whose loss loses the pool: data, special and dedup (not log, cache or spares)."""
+        return self.groups + tuple(c.group for c in self.classes if c.holds_pool_data)
+
+    @property
     def failures_guaranteed(self) -> int:
-        """Disks that may fail at once, whichever they are, without losing the pool."""
-        return min(g.parity for g in self.groups)
+        """Disks that may fail at once, whichever they are, without losing the pool (special and dedup
+        vdevs count: their loss loses it)."""
+        return min(g.parity for g in self.pool_groups)
 
     @property
     def failures_best_case(self) -> int:
         """Disks that may fail at once if they fall in the best places."""
-        return sum(g.parity * g.count for g in self.groups)
+        return sum(g.parity * g.count for g in self.pool_groups)
 
     def describe(self) -> str:
         text = " + ".join(g.describe() for g in self.groups)
@@ -739,14 +745,14 @@ def replication_mismatch(layout: Layout) -> str | None:
 def class_redundancy_risk(layout: Layout) -> str | None:
     """Why a special or dedup vdev is the pool's weak point: it survives fewer failed disks than the
     data vdevs, and its loss loses the pool (its blocks exist nowhere else); None when it does not."""
-    weak = [c for c in layout.classes if c.holds_pool_data and c.failures_survived < layout.failures_guaranteed]
+    data = min(g.parity for g in layout.groups)
+    weak = [c for c in layout.classes if c.holds_pool_data and c.failures_survived < data]
     if not weak:
         return None
     c = min(weak, key=lambda c: c.failures_survived)
     n = c.failures_survived
     return (f"the {c.alloc_class} vdev ({c.group.token}) survives {n} failed disk{'s' * (n != 1)}, the data vdevs "
-            f"{layout.failures_guaranteed}: losing it loses the pool; give it {layout.failures_guaranteed + 1} disks "
-            f"({c.alloc_class}=mirror:{layout.failures_guaranteed + 1})")
+            f"{data}: losing it loses the pool; give it {data + 1} disks ({c.alloc_class}=mirror:{data + 1})")
 
 
 def _class_note(layout: Layout) -> str:
