@@ -193,6 +193,8 @@ def vdev_sized_risk(layout: Layout, params: RiskParams, *, usable_bytes: int) ->
             for b in {g.smallest_bytes for g in layout.groups}}
     # each group from the run of its own size; combined as markov_risk combines its vdevs
     vdevs = [runs[g.smallest_bytes].vdevs[i] for i, g in enumerate(layout.groups)]
+    # special and dedup vdevs follow the data vdevs in every run, each on its own named disk size
+    vdevs += next(iter(runs.values())).vdevs[len(layout.groups):]
     hours = [y * HOURS_PER_YEAR for y in params.years]
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
     rate = sum(v.count / v.mttdl_hours for v in vdevs)
