@@ -51,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
         out = console()
         out.print(f"[bold]{layout}[/bold]: {layout.describe()}")
         plural = "s" if layout.top_level_vdevs != 1 else ""
-        kinds = [k for k in ("special", "dedup", "log") if layout.of_class(k)] + ["cache"] * bool(layout.cache_devices)
-        extra = f" + {layout.class_disks} for {', '.join(kinds)}" if layout.class_disks else ""
+        counts = [f"{sum(g.disks for g in layout.of_class(k))} {k}" for k in ("special", "dedup", "log")
+                  if layout.of_class(k)] + [f"{layout.cache_devices} cache"] * bool(layout.cache_devices)
+        extra = f" (+ {', '.join(counts)})" if counts else ""
         out.print(f"{layout.disks} disks{extra}, {layout.top_level_vdevs} top-level vdev{plural}; survives "
                   f"{layout.failures_guaranteed} failed disks at once (best case {layout.failures_best_case})")
         for line in class_notes(layout, warn=mismatch is None):
@@ -81,10 +82,10 @@ def class_notes(layout: Layout, *, warn: bool = True) -> list[str]:
     if why and warn:
         notes.append(f"warning: {why}")
     if layout.of_class("log"):
-        notes.append("log: a separate ZIL for synchronous writes; its loss alone loses nothing, with a crash "
-                     "at the same time the last seconds of synchronous writes (docs/reliability.md#allocation-classes)")
+        notes.append("log: its loss alone loses nothing; with a crash at the same moment, the last seconds "
+                     "of sync writes")
     if layout.cache_devices:
-        notes.append("cache: L2ARC, a read cache; no redundancy needed, its loss loses nothing")
+        notes.append("cache: L2ARC, a read cache; its loss loses nothing")
     return notes
 
 
