@@ -262,3 +262,28 @@ def test_class_grammar_errors(text, message):
 def test_special_vdevs_take_part_in_the_replication_check(text, reason):
     got = replication_mismatch(parse_layout(text))
     assert got == reason if reason is None else got.startswith(reason)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_class_token = st.builds(
+    lambda cls, kind, n, w, size: f"{cls}={n}x{'disk' if kind == 'disk' else f'mirror:{w}'}{size}",
+    st.sampled_from(["special", "dedup", "log"]), st.sampled_from(["disk", "mirror"]), st.integers(1, 3),
+    st.integers(2, 4), st.sampled_from(["", "@400GB", "@1TB"]))
+
+
+@settings(max_examples=200, derandomize=True)
+@given(data=st.sampled_from(["raidz2:6", "3xmirror:2", "draid2:4d:10c:1s", "4xdisk"]),
+       classes=st.lists(_class_token, max_size=4), spares=st.integers(0, 2), cache=st.integers(0, 2))
+def test_class_layouts_round_trip_through_both_grammars(data, classes, spares, cache):
+    tokens = [data, *classes] + [f"spare:{spares}"] * bool(spares) + [f"cache:{cache}"] * bool(cache)
+    layout = parse_layout("+".join(tokens))
+    assert parse_layout(str(layout)) == layout
+    devices = [f"d{i}" for i in range(layout.all_disks)]
+    words = zpool_vdev_args(layout, devices)
+    assert words.count("log") <= 1 and words.count("cache") <= 1
+    back, order = parse_zpool_vdevs(words)
+    assert order == devices
+    # sizes are not in a zpool vdev list: the shapes round-trip (neighbours of two sizes merge)
+    assert back == parse_layout(str(layout).replace("@400GB", "").replace("@1TB", ""))

@@ -575,9 +575,10 @@ def _merge(groups: list[VdevGroup]) -> tuple[VdevGroup, ...]:
 
 
 def _merge_classes(classes: list[ClassGroup]) -> tuple[ClassGroup, ...]:
-    """Grouped by class in CLASSES order (stable), identical neighbours merged."""
+    """Grouped by class in CLASSES order, single disks before mirrors in each (zpool create would read
+    `log mirror a b c` as one 3-way mirror: a bare disk must come first), identical neighbours merged."""
     merged: list[ClassGroup] = []
-    for c in sorted(classes, key=lambda c: CLASSES.index(c.alloc_class)):
+    for c in sorted(classes, key=_class_order):
         if merged and merged[-1].alloc_class == c.alloc_class and _same_shape(merged[-1].group, c.group):
             last = merged.pop()
             g = c.group
@@ -585,6 +586,10 @@ def _merge_classes(classes: list[ClassGroup]) -> tuple[ClassGroup, ...]:
                                                     g.draid_data, g.draid_spares, g.sizes))
         merged.append(c)
     return tuple(merged)
+
+
+def _class_order(c: ClassGroup) -> tuple[int, bool]:
+    return CLASSES.index(c.alloc_class), c.group.kind is not VdevKind.DISK
 
 
 def _same_shape(a: VdevGroup, b: VdevGroup) -> bool:
@@ -661,7 +666,7 @@ def parse_zpool_vdevs(words: list[str] | str) -> tuple[Layout, list[str]]:
     if not groups:
         raise LayoutError("the vdev list holds no data vdev; e.g. 'raidz2 sda sdb sdc sdd sde sdf'")
     layout = Layout(_merge(groups), len(spare_devices), 0, _merge_classes(classes), len(cache_devices))
-    order = sorted(range(len(classes)), key=lambda i: CLASSES.index(classes[i].alloc_class))  # as _merge_classes
+    order = sorted(range(len(classes)), key=lambda i: _class_order(classes[i]))  # as _merge_classes
     return layout, data_devices + [d for i in order for d in class_devices[i]] + spare_devices + cache_devices
 
 
