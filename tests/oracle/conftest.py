@@ -35,6 +35,11 @@ class OracleResult:
     embedded_log_bytes: int
     alloc_bytes: int  # zpool list ALLOCATED: raw bytes, parity and padding included
     raw: str
+    class_dalloc_bytes: int = 0  # deflated bytes on the special and dedup vdevs (2.3+; 0 where not printed)
+    kv: tuple[tuple[str, str], ...] = ()  # every key=value the harness printed
+
+    def value(self, key: str) -> int:
+        return int(dict(self.kv)[key])
 
     @property
     def usable_bytes(self) -> int:
@@ -56,12 +61,13 @@ class Oracle:
         return self.target.version
 
     def __call__(self, layout: Layout, vdev_bytes: int | Mapping[int, int], ashift: int,
-                 write_mib: int = 0) -> OracleResult:
+                 write_mib: int = 0, class_vdev_bytes: Mapping[int, int] | None = None) -> OracleResult:
         """vdev_bytes: each file's size; for a sized layout (disks of several sizes), a map from
-        each size written in it to the file size (capacity.osizes)."""
+        each size written in it to the file size (capacity.osizes). class_vdev_bytes: the same for
+        special, dedup, log and cache disks that name a size (default: the size as written)."""
         with tempfile.TemporaryDirectory(dir=SPARSE_DIR, prefix="zfslab-oracle-") as d:
             files = []
-            for i, size in enumerate(_file_sizes(layout, vdev_bytes)):
+            for i, size in enumerate(_file_sizes(layout, vdev_bytes, class_vdev_bytes)):
                 path = os.path.join(d, f"v{i}")
                 with open(path, "wb") as f:
                     f.truncate(size)
@@ -72,18 +78,29 @@ class Oracle:
         assert p.returncode == 0, f"zspace {self.version} failed for {layout}: {p.stderr[-1000:]}"
         kv = dict(word.split("=", 1) for word in p.stdout.split() if "=" in word)
         return OracleResult(int(kv["SIZE"]), int(kv["USED"]), int(kv["AVAIL"]), int(kv["slop"]),
-                            int(kv["embedded_log_space"]), int(kv["ALLOC"]), f"OpenZFS {self.version}\n{p.stdout}")
+                            int(kv["embedded_log_space"]), int(kv["ALLOC"]), f"OpenZFS {self.version}\n{p.stdout}",
+                            int(kv.get("class_dalloc", 0)), tuple(kv.items()))
 
 
-def _file_sizes(layout: Layout, vdev_bytes: int | Mapping[int, int]) -> list[int]:
-    """The size of each file, in zpool_vdev_args order: vdev by vdev, each child, then the spares."""
-    if not isinstance(vdev_bytes, Mapping):
-        return [vdev_bytes] * layout.disks
-    sizes = []
-    for g in layout.groups:
-        for _ in range(g.count):
-            sizes += [vdev_bytes[b] for n, b in g.sizes for _ in range(n)]
-    return sizes + ([vdev_bytes[layout.spare_bytes]] * layout.hot_spares if layout.hot_spares else [])
+def _file_sizes(layout: Layout, vdev_bytes: int | Mapping[int, int],
+                class_vdev_bytes: Mapping[int, int] | None = None) -> list[int]:
+    """The size of each file, in zpool_vdev_args order: data vdevs child by child, the special, dedup
+    and log vdevs, the spares, then the cache devices."""
+    table = class_vdev_bytes or (vdev_bytes if isinstance(vdev_bytes, Mapping) else {})
+
+    def one(b: int, lookup: Mapping[int, int]) -> int:
+        return lookup.get(b, b) if b else vdev_bytes
+
+    def group(g, lookup) -> list[int]:
+        if not g.sizes:
+            return [vdev_bytes] * g.disks
+        return [one(b, lookup) for _ in range(g.count) for n, b in g.sizes for _ in range(n)]
+
+    data = vdev_bytes if isinstance(vdev_bytes, Mapping) else {}
+    sizes = [s for g in layout.groups for s in group(g, data)]
+    sizes += [s for c in layout.classes for s in group(c.group, table)]
+    sizes += [one(layout.spare_bytes, data)] * layout.hot_spares
+    return sizes + [one(layout.cache_bytes, table)] * layout.cache_devices
 
 
 def _skip_or_fail(reason: str) -> None:

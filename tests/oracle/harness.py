@@ -77,6 +77,11 @@ def api_flags(target: Target) -> list[str]:
         flags.append("-DZFS_DMU_TX_WAIT")
     if re.search(r"void\s+dmu_write\([^;]*dmu_flags_t", dmu):
         flags.append("-DZFS_DMU_WRITE_FLAGS")
+    metaslab = (inc / "metaslab.h").read_text(errors="replace") if (inc / "metaslab.h").exists() else ""
+    if "metaslab_class_get_dalloc" in metaslab:
+        flags.append("-DZFS_DALLOC")
+    if "spa_special_embedded_log_class" in spa:
+        flags.append("-DZFS_SPECIAL_ELOG")
     return flags
 
 

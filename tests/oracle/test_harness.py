@@ -17,17 +17,24 @@ HEADERS = {
               ("\tDMU_TX_WAIT\t\t= (1 << 0),\n"
                "void dmu_write(objset_t *os, uint64_t object, uint64_t offset, uint64_t size,\n"
                "    const void *buf, dmu_tx_t *tx);")),
-    "2.4.4": ("extern int spa_prop_get(spa_t *spa, nvlist_t *nvp);",
+    "2.4.4": ("extern int spa_prop_get(spa_t *spa, nvlist_t *nvp);\n"
+              "extern metaslab_class_t *spa_special_embedded_log_class(spa_t *spa);",
               ("\tDMU_TX_WAIT\t\t= (1 << 0),\n"
                "void dmu_write(objset_t *os, uint64_t object, uint64_t offset, uint64_t size,\n"
                "    const void *buf, dmu_tx_t *tx, dmu_flags_t flags);")),
 }
 
 
+# metaslab.h: metaslab_class_get_dalloc() from 2.3 (absent from 2.1.11's headers)
+METASLAB = {"2.1.11": "uint64_t metaslab_class_get_alloc(metaslab_class_t *);",
+            "2.3.9": "uint64_t metaslab_class_get_dalloc(metaslab_class_t *);",
+            "2.4.4": "uint64_t metaslab_class_get_dalloc(metaslab_class_t *);"}
+
+
 @pytest.mark.parametrize("version,flags", [
     ("2.1.11", []),
-    ("2.3.9", ["-DZFS_23", "-DZFS_DMU_TX_WAIT"]),
-    ("2.4.4", ["-DZFS_23", "-DZFS_DMU_TX_WAIT", "-DZFS_DMU_WRITE_FLAGS"]),
+    ("2.3.9", ["-DZFS_23", "-DZFS_DMU_TX_WAIT", "-DZFS_DALLOC"]),
+    ("2.4.4", ["-DZFS_23", "-DZFS_DMU_TX_WAIT", "-DZFS_DMU_WRITE_FLAGS", "-DZFS_DALLOC", "-DZFS_SPECIAL_ELOG"]),
 ])
 def test_api_flags_follow_the_headers(tmp_path, version, flags):
     spa, dmu = HEADERS[version]
@@ -35,6 +42,7 @@ def test_api_flags_follow_the_headers(tmp_path, version, flags):
     sys_dir.mkdir(parents=True)
     (sys_dir / "spa.h").write_text(spa)
     (sys_dir / "dmu.h").write_text(dmu)
+    (sys_dir / "metaslab.h").write_text(METASLAB[version])
     target = harness.Target("trixie", f"{version}-1", tmp_path, "/opt/zfs/usr")
     assert harness.api_flags(target) == ["-D_GNU_SOURCE", *flags]
 

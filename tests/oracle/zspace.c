@@ -4,8 +4,9 @@
  * It is the capacity oracle of zfslab's tests; see docs/test-guest.md#libzpool-oracle.
  *
  * usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...
- *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]|spare
- *   followed by its FILEs.  -k exports the pool instead of destroying it.
+ *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]|spare|cache
+ *   followed by its FILEs; special, dedup and log put the vdevs after them in that class, as
+ *   zpool_vdev.c construct_spec does (ZPOOL_CONFIG_ALLOCATION_BIAS, ZPOOL_CONFIG_IS_LOG).  -k exports the pool instead of destroying it.
  *   -w MIB first writes MIB MiB of incompressible 128 KiB records into one object and
  *   prints the CPU seconds this process spent until they are on the vdevs: the host cost of
  *   a layout's write pipeline (benchmarks/write_cpu_cost.py).
@@ -32,7 +33,9 @@ extern char *spa_config_path;
  * API differences between the libraries the oracle builds against; tests/oracle/harness.py
  * reads the headers and sets: -DZFS_23 when spa_prop_get() fills a caller's nvlist (2.3+),
  * -DZFS_DMU_TX_WAIT when dmu_tx_assign() takes DMU_TX_WAIT instead of TXG_WAIT (2.3.9, 2.4),
- * -DZFS_DMU_WRITE_FLAGS when dmu_write() takes a dmu_flags_t (2.4).
+ * -DZFS_DMU_WRITE_FLAGS when dmu_write() takes a dmu_flags_t (2.4),
+ * -DZFS_DALLOC when metaslab_class_get_dalloc() exists (2.3+: the deflated bytes a class holds),
+ * -DZFS_SPECIAL_ELOG when spa_special_embedded_log_class() exists (2.4).
  */
 #ifdef ZFS_DMU_TX_WAIT
 #define	ZS_TX_WAIT	DMU_TX_WAIT
@@ -113,10 +116,27 @@ make_leaf(const char *path)
 }
 
 static int
+is_class(const char *s)
+{
+	return (strcmp(s, "special") == 0 || strcmp(s, "dedup") == 0 ||
+	    strcmp(s, "log") == 0);
+}
+
+static int
 is_group(const char *s)
 {
 	return (strcmp(s, "mirror") == 0 || strncmp(s, "raidz", 5) == 0 ||
-	    strncmp(s, "draid", 5) == 0 || strcmp(s, "spare") == 0);
+	    strncmp(s, "draid", 5) == 0 || strcmp(s, "spare") == 0 ||
+	    strcmp(s, "cache") == 0 || is_class(s));
+}
+
+/* Mark a top-level vdev as the class `bias` names ("" for the normal class). */
+static void
+set_class(nvlist_t *top, const char *bias)
+{
+	fnvlist_add_uint64(top, ZPOOL_CONFIG_IS_LOG, strcmp(bias, "log") == 0);
+	if (*bias)
+		fnvlist_add_string(top, ZPOOL_CONFIG_ALLOCATION_BIAS, bias);
 }
 
 /* Parse draid[p][:Nd][:Nc][:Ns]; children is checked against the files given. */
@@ -165,8 +185,9 @@ main(int argc, char **argv)
 	}
 	const char *pool = argv[optind++];
 
-	nvlist_t *tops[MAXTOP], *spares[MAXLEAF];
-	int ntop = 0, nspare = 0;
+	nvlist_t *tops[MAXTOP], *spares[MAXLEAF], *caches[MAXLEAF];
+	int ntop = 0, nspare = 0, ncache = 0;
+	const char *bias = "";	/* the class of the vdevs that follow */
 	for (int i = optind; i < argc; ) {
 		if (ntop == MAXTOP) {
 			fprintf(stderr, "zspace: too many top-level vdevs\n");
@@ -174,14 +195,24 @@ main(int argc, char **argv)
 		}
 		if (!is_group(argv[i])) {
 			nvlist_t *leaf = make_leaf(argv[i++]);
-			fnvlist_add_uint64(leaf, ZPOOL_CONFIG_IS_LOG, 0);
+			set_class(leaf, bias);
 			tops[ntop++] = leaf;
 			continue;
 		}
 		const char *kind = argv[i++];
-		if (strcmp(kind, "spare") == 0) {
-			while (i < argc && !is_group(argv[i]) && nspare < MAXLEAF)
-				spares[nspare++] = make_leaf(argv[i++]);
+		if (is_class(kind)) {
+			bias = kind;
+			continue;
+		}
+		if (strcmp(kind, "spare") == 0 || strcmp(kind, "cache") == 0) {
+			int is_spare = strcmp(kind, "spare") == 0;
+			while (i < argc && !is_group(argv[i]) && nspare < MAXLEAF && ncache < MAXLEAF) {
+				if (is_spare)
+					spares[nspare++] = make_leaf(argv[i++]);
+				else
+					caches[ncache++] = make_leaf(argv[i++]);
+			}
+			bias = "";	/* construct_spec: spare and cache end a class */
 			continue;
 		}
 		nvlist_t *leaves[MAXLEAF];
@@ -189,7 +220,7 @@ main(int argc, char **argv)
 		while (i < argc && !is_group(argv[i]) && nleaf < MAXLEAF)
 			leaves[nleaf++] = make_leaf(argv[i++]);
 		nvlist_t *top = fnvlist_alloc();
-		fnvlist_add_uint64(top, ZPOOL_CONFIG_IS_LOG, 0);
+		set_class(top, bias);
 		if (strcmp(kind, "mirror") == 0) {
 			fnvlist_add_string(top, ZPOOL_CONFIG_TYPE, VDEV_TYPE_MIRROR);
 		} else if (strncmp(kind, "raidz", 5) == 0) {
@@ -230,6 +261,9 @@ main(int argc, char **argv)
 	if (nspare > 0)
 		fnvlist_add_nvlist_array(root, ZPOOL_CONFIG_SPARES,
 		    NVLIST_ARRAY(spares), nspare);
+	if (ncache > 0)
+		fnvlist_add_nvlist_array(root, ZPOOL_CONFIG_L2CACHE,
+		    NVLIST_ARRAY(caches), ncache);
 
 	/* A private cache file: the default would overwrite the host's zpool.cache. */
 	char cfg[] = "/tmp/zspace-cache-XXXXXX";
@@ -320,6 +354,23 @@ main(int argc, char **argv)
 	    (u_longlong_t)spa_get_dspace(spa),
 	    (u_longlong_t)spa_get_slop_space(spa),
 	    (u_longlong_t)metaslab_class_get_space(spa_embedded_log_class(spa)));
+	/* the classes' raw size and allocation; deflated allocation where the library has it */
+	printf("special_space=%llu dedup_space=%llu log_space=%llu "
+	    "special_alloc=%llu dedup_alloc=%llu\n",
+	    (u_longlong_t)metaslab_class_get_space(spa_special_class(spa)),
+	    (u_longlong_t)metaslab_class_get_space(spa_dedup_class(spa)),
+	    (u_longlong_t)metaslab_class_get_space(spa_log_class(spa)),
+	    (u_longlong_t)metaslab_class_get_alloc(spa_special_class(spa)),
+	    (u_longlong_t)metaslab_class_get_alloc(spa_dedup_class(spa)));
+#ifdef ZFS_DALLOC
+	printf("class_dalloc=%llu\n", (u_longlong_t)(
+	    metaslab_class_get_dalloc(spa_special_class(spa)) +
+	    metaslab_class_get_dalloc(spa_dedup_class(spa))));
+#endif
+#ifdef ZFS_SPECIAL_ELOG
+	printf("special_embedded_log_space=%llu\n", (u_longlong_t)
+	    metaslab_class_get_space(spa_special_embedded_log_class(spa)));
+#endif
 	printf("USED=%llu AVAIL=%llu REFER=%llu\n", (u_longlong_t)used,
 	    (u_longlong_t)avail, (u_longlong_t)refer);
 

@@ -143,7 +143,7 @@ def test_layout_json_with_devices(run_cli):
     (["plan", "24 disks"], "zfslab: error: cannot read disks '24 disks': write COUNTxSIZE, e.g. 24x4TB or 8x12TB\n", 2),
     (["plan", "--disk-size", "4TB"], "zfslab: error: say how many disks with --disks N (or write COUNTxSIZE, e.g. 24x4TB)\n", 2),
     (["capacity", "raidz2:6", "--disk-size", "4TB", "--zfs-version", "9.9"],
-     "zfslab: error: unknown OpenZFS version '9.9'; use one of: slop64, 0.6.5, 0.7, 0.8, 2.1, 2.4\n", 2),
+     "zfslab: error: unknown OpenZFS version '9.9'; use one of: slop64, 0.6.5, 0.7, 0.8, 2.1, 2.3.7, 2.4.0, 2.4\n", 2),
     (["capacity", "raidz2:6"], "zfslab: error: one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)\n", 2),
     (["plan", "24x4TB", "--layouts", "raidz2:6"], "zfslab: error: layout raidz2:6 uses 6 disks but the plan has 24\n", 2),
     (["capacity", "disk", "--vdev-bytes", "1MB"],

@@ -85,7 +85,8 @@ def test_parse_zpool_vdevs(words, layout):
 
 
 @pytest.mark.parametrize("words,message", [
-    ("raidz2 a b c d log e", "'log' vdevs are not modelled by zfslab"),
+    ("raidz2 a b c d special raidz1 e f g", "'raidz1': zpool create takes only mirrors or single disks as special"),
+    ("raidz2 a b c d log e log f", "'log' can be given only once"),
     ("mirror", "'mirror' in the vdev list has no devices after it"),
     ("draid2:4d:9c a b c d e f g h", "draid2:4d:9c names 9 children but 8 devices follow it"),
     ("raidz3 a b c", "raidz3:3: a raidz3 vdev needs more disks"),
@@ -204,3 +205,85 @@ def test_create_argv_keeps_its_default_for_bench():
     # bench (system/bench.py) calls it without force: -f also overrides zpool's in-use checks
     argv = zpool_create_argv("zfslab-bench", parse_layout("mirror:2+raidz2:6"), [f"d{i}" for i in range(8)])
     assert "-f" not in argv
+
+
+@pytest.mark.parametrize("words,layout,order", [
+    ("raidz2 a b c d e f special mirror g h log mirror i j cache k",
+     "raidz2:6+special=mirror:2+log=mirror:2+cache:1", "abcdefghijk"),
+    ("mirror a b log c special mirror d e mirror f g spare h cache i j",
+     "mirror:2+special=2xmirror:2+log=disk+spare:1+cache:2", "abdefgchij"),
+    ("raidz1 a b c dedup mirror d e special f", "raidz1:3+special=disk+dedup=mirror:2", "abcfde"),
+    # 'spare' ends the special section (construct_spec resets is_special): the mirror after it holds data
+    ("raidz2 a b c d special mirror e f spare g mirror h i", "raidz2:4+mirror:2+special=mirror:2+spare:1", "abcdhiefg"),
+])
+def test_zpool_vdev_list_with_classes_round_trips(words, layout, order):
+    parsed, devices = parse_zpool_vdevs(words)
+    assert str(parsed) == layout
+    assert devices == list(order)
+    again, _ = parse_zpool_vdevs(zpool_vdev_args(parsed, devices))
+    assert again == parsed
+
+
+@pytest.mark.parametrize("text,canonical,all_disks", [
+    ("raidz2:6+special=mirror:2+log=mirror:2+cache:2", "raidz2:6+special=mirror:2+log=mirror:2+cache:2", 12),
+    ("log=mirror:2+raidz2:6+special=mirror:2@1TB+special=mirror:2@1TB", "raidz2:6+special=2xmirror:2@1TB+log=mirror:2", 12),
+    ("2xmirror:2+dedup=mirror:3+special=disk+cache:1@2TB+spare:1", "2xmirror:2+special=disk+dedup=mirror:3+spare:1+cache:1@2TB", 10),
+])
+def test_class_grammar_canonical_form(text, canonical, all_disks):
+    layout = parse_layout(text)
+    assert str(layout) == canonical
+    assert parse_layout(canonical) == layout
+    assert layout.all_disks == all_disks
+
+
+@pytest.mark.parametrize("text,message", [
+    ("raidz2:6+special=raidz1:3", "special=raidz1:3: zpool create takes only mirrors or single disks as special vdevs"),
+    ("raidz2:6+l2arc=disk", "l2arc=disk: 'l2arc' is not an allocation class"),
+    ("raidz2:6+cache=disk", "cache=disk: 'cache' is not an allocation class; write cache devices as cache:2"),
+    ("raidz2:6+special=", "special=: say which vdev, e.g. special=mirror:2"),
+    ("raidz2:6+log=spare:1", "log=spare:1: hot spares belong to the pool"),
+    ("raidz2:6@12TB+special=mirror:2", "raidz2:6@12TB+special=mirror:2: the data disks are sized; give the size"),
+    ("raidz2:6+cache:x", "cache:x: the number of cache devices must be a whole number"),
+])
+def test_class_grammar_errors(text, message):
+    with pytest.raises(LayoutError) as e:
+        parse_layout(text)
+    assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("raidz2:6+special=mirror:2", "each special mirror vdev survives 1 failed disks, each raidz2 vdev 2 (the special "
+                                  "vdev (mirror:2) survives 1 failed disk, the data vdevs 2: losing it loses the pool"),
+    ("raidz2:6+special=mirror:3+log=disk", None),  # logs are skipped (ZPOOL_CONFIG_IS_LOG)
+    ("raidz1:5+special=mirror:2+dedup=mirror:2", None),
+    ("3xmirror:2+special=disk", "both mirror and special disk vdevs are present"),
+    ("3xmirror:2+special=mirror:3", "both 2-way mirror and 3-way special mirror vdevs are present"),
+])
+def test_special_vdevs_take_part_in_the_replication_check(text, reason):
+    got = replication_mismatch(parse_layout(text))
+    assert got == reason if reason is None else got.startswith(reason)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_class_token = st.builds(
+    lambda cls, kind, n, w, size: f"{cls}={n}x{'disk' if kind == 'disk' else f'mirror:{w}'}{size}",
+    st.sampled_from(["special", "dedup", "log"]), st.sampled_from(["disk", "mirror"]), st.integers(1, 3),
+    st.integers(2, 4), st.sampled_from(["", "@400GB", "@1TB"]))
+
+
+@settings(max_examples=200, derandomize=True)
+@given(data=st.sampled_from(["raidz2:6", "3xmirror:2", "draid2:4d:10c:1s", "4xdisk"]),
+       classes=st.lists(_class_token, max_size=4), spares=st.integers(0, 2), cache=st.integers(0, 2))
+def test_class_layouts_round_trip_through_both_grammars(data, classes, spares, cache):
+    tokens = [data, *classes] + [f"spare:{spares}"] * bool(spares) + [f"cache:{cache}"] * bool(cache)
+    layout = parse_layout("+".join(tokens))
+    assert parse_layout(str(layout)) == layout
+    devices = [f"d{i}" for i in range(layout.all_disks)]
+    words = zpool_vdev_args(layout, devices)
+    assert words.count("log") <= 1 and words.count("cache") <= 1
+    back, order = parse_zpool_vdevs(words)
+    assert order == devices
+    # sizes are not in a zpool vdev list: the shapes round-trip (neighbours of two sizes merge)
+    assert back == parse_layout(str(layout).replace("@400GB", "").replace("@1TB", ""))

@@ -95,7 +95,7 @@ def add_zfs_options(p: argparse.ArgumentParser) -> None:
                    help="log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
     p.add_argument("--zfs-version", default="2.1", metavar="V",
                    help="OpenZFS version whose accounting to apply: slop64, 0.6.5, 0.7, 0.8-2.0, "
-                        "2.1-2.3, 2.4, or a release such as 2.3.2 (default 2.1)")
+                        "2.1-2.3 (to 2.3.6), 2.3.7, 2.4.0, 2.4 (2.4.1+), or a release such as 2.3.2 (default 2.1)")
     p.add_argument("--sector-size", type=int_arg("--sector-size", 512, 4096), choices=(512, 4096), default=512,
                    help="logical sector size of whole disks, for their GPT partitioning (default 512)")
 

@@ -8,7 +8,7 @@ from zfslab.commands._common import add_zfs_options, console, size_arg
 from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
-from zfslab.model.layouts import parse_layout, replication_mismatch, size_text
+from zfslab.model.layouts import class_redundancy_risk, parse_layout, replication_mismatch, size_text
 from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import to_json
 
@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("capacity", epilog=f"example: {EXAMPLE}", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
                        description="Exact capacity of one layout, step by step as OpenZFS computes it.")
     p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1; "
-                                  "disks of several sizes: raidz2:8@12TB+raidz2:4@8TB, raidz2:12@8x12TB/4x8TB")
+                                  "disks of several sizes: raidz2:8@12TB+raidz2:4@8TB, raidz2:12@8x12TB/4x8TB; "
+                                  "allocation classes: raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB+cache:2@2TB")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
@@ -31,6 +32,9 @@ def add_parser(sub) -> None:
     add_zfs_options(p)
     p.add_argument("--created-with", metavar="V",
                    help="OpenZFS version that created the vdevs, if older (fixes the metaslab size)")
+    p.add_argument("--special-used", type=size_arg, default=0, metavar="SIZE",
+                   help="bytes the special and dedup vdevs hold (metadata, small blocks, dedup table): OpenZFS "
+                        "2.3.7+ and 2.4.1+ add them back to USED+AVAIL (default 0, the empty pool)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="record size for the efficiency line (default 128K)")
     p.add_argument("--file-size", type=size_arg, metavar="SIZE",
                    help="also show the raw space one incompressible file of this size takes")
@@ -43,22 +47,27 @@ def run(args: argparse.Namespace) -> int:
     rules = rules_for(args.zfs_version)
     created = rules_for(args.created_with) if args.created_with else None
     recordsize = parse_blocksize(args.recordsize)
+    # sizes written in the layout (data of a sized layout; special, dedup, log, cache disks): whole disks
+    # unless --exact-sizes
+    written = osizes(layout, whole_disk=not args.exact_sizes, sector_bytes=args.sector_size)
+    common = dict(ashift=args.ashift, rules=rules, created_with=created, class_vdev_bytes=written,
+                  class_alloc_bytes=args.special_used)
+    if args.special_used and not layout.pool_groups[len(layout.groups):]:
+        raise UsageError(f"--special-used: {layout} has no special or dedup vdev; add one, e.g. +special=mirror:3")
     if layout.sized:
         if args.vdev_bytes or args.disk_size:
             raise UsageError(f"{layout} gives the size of its disks; leave out --vdev-bytes and --disk-size "
                              "(--exact-sizes takes the sizes as exact vdev bytes)")
-        cap = pool_capacity(layout, osizes(layout, whole_disk=not args.exact_sizes, sector_bytes=args.sector_size),
-                            ashift=args.ashift, rules=rules, created_with=created)
+        cap = pool_capacity(layout, written, **common)
     elif not (args.vdev_bytes or args.disk_size):
         raise UsageError("one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)"
                          if not args.exact_sizes else
                          f"--exact-sizes: {layout} gives no sizes; write them in it, e.g. raidz2:8@12TB+raidz2:4@8TB")
     elif args.vdev_bytes:
-        cap = pool_capacity(layout, args.vdev_bytes, ashift=args.ashift, rules=rules, created_with=created)
+        cap = pool_capacity(layout, args.vdev_bytes, **common)
     else:
         osize = linux_whole_disk_osize(args.disk_size, args.sector_size)
-        cap = pool_capacity(layout, osize, ashift=args.ashift, rules=rules, created_with=created,
-                            disk_bytes=args.disk_size)
+        cap = pool_capacity(layout, osize, disk_bytes=args.disk_size, **common)
     record = _capacity_record(cap, recordsize, args.file_size)
     if args.json:
         print(to_json(record))
@@ -96,11 +105,62 @@ def _capacity_record(cap: PoolCapacity, recordsize: int, file_bytes: int | None)
                                 for b, osize in cap.vdev_sizes]
         record["wasted_bytes"] = cap.wasted_bytes
         record["zpool_create_needs_force"] = replication_mismatch(cap.layout)
+    if cap.layout.classes or cap.layout.cache_devices:
+        record |= _class_record(cap)
     if file_bytes is not None:
         f = file_allocation(cap.layout, file_bytes, recordsize, cap.ashift)
         record["file"] = {"file_bytes": f.file_bytes, "recordsize_bytes": f.recordsize_bytes, "blocks": f.blocks,
                           "physical_bytes": f.physical_bytes, "used_bytes": f.dsize_bytes}
     return record
+
+
+def _class_record(cap: PoolCapacity) -> dict:
+    """Per class: the vdevs, what each adds to SIZE, and how this version counts what they hold."""
+    vdevs = []
+    for v in cap.class_vdevs:
+        vdevs.append({"class": v.alloc_class, "vdev": v.group.token, "vdevs": v.group.count,
+                      "vdev_bytes": v.asize_bytes, "metaslab_shift": v.ms_shift, "metaslabs": v.ms_count,
+                      "size_bytes": v.size_bytes * v.group.count, "in_zpool_size": v.alloc_class != "log",
+                      "embedded_log_bytes": v.embedded_log_bytes * v.group.count, "wasted_bytes": v.wasted_bytes})
+    return {
+        "class_vdevs": vdevs,
+        "special_size_bytes": cap.class_size_bytes("special"), "dedup_size_bytes": cap.class_size_bytes("dedup"),
+        "log_size_bytes": cap.class_size_bytes("log"), "cache_devices": cap.layout.cache_devices,
+        "cache_device_bytes": cap.cache_vdev_bytes, "special_used_bytes": cap.class_alloc_bytes,
+        "special_used_counts_in_avail": cap.rules.class_alloc_in_dspace,
+        "zpool_create_needs_force": replication_mismatch(cap.layout),
+        "class_redundancy_risk": class_redundancy_risk(cap.layout),
+    }
+
+
+def _print_classes(cap: PoolCapacity, record: dict, line) -> None:
+    """One line per class, and how this OpenZFS counts what the special and dedup vdevs hold."""
+    names = {"special": "metadata and small blocks", "dedup": "the dedup table", "log": "the ZIL (sync writes)"}
+    for cls in ("special", "dedup", "log"):
+        vs = [v for v in cap.class_vdevs if v.alloc_class == cls]
+        if not vs:
+            continue
+        shape = " + ".join(v.group.token for v in vs)
+        where = ("not in SIZE nor AVAIL (zpool list -v shows it apart)" if cls == "log"
+                 else "in SIZE, not in AVAIL")
+        line(f"{cls}", cap.class_size_bytes(cls), f"{shape}: {names[cls]}; {where}")
+        elog = sum(v.embedded_log_bytes * v.group.count for v in vs)
+        if elog:
+            line(f"{cls} ZIL", elog, "embedded log metaslab on the special vdev (2.4+), taken off the slop")
+    if cap.layout.cache_devices:
+        n = cap.layout.cache_devices
+        line("cache", cap.cache_vdev_bytes * n, f"{n} L2ARC device{'s' * (n != 1)}: a read cache, in neither SIZE nor AVAIL")
+    if cap.layout.pool_groups[len(cap.layout.groups):]:
+        if cap.rules.class_alloc_in_dspace:
+            how = (f"what the special/dedup vdevs hold is added back to USED+AVAIL (spa_update_dspace), so it "
+                   f"does not shrink AVAIL; counted here: {cap.class_alloc_bytes:,} B (--special-used)")
+        else:
+            how = ("what the special/dedup vdevs hold counts in USED and lowers AVAIL, though it takes no space "
+                   "on the data vdevs (fixed in 2.3.7 and 2.4.1: --zfs-version 2.3.9 or 2.4)")
+        print(f"{cap.rules.software}: {how}")
+    why = record.get("class_redundancy_risk")
+    if why and not record.get("zpool_create_needs_force"):
+        print(f"warning: {why}")
 
 
 def _print_capacity(cap: PoolCapacity, record: dict, args: argparse.Namespace) -> None:
@@ -123,15 +183,20 @@ def _print_capacity(cap: PoolCapacity, record: dict, args: argparse.Namespace) -
     line("zpool SIZE", cap.size_bytes, f"zpool list: {record['zpool_list_size']}")
     line("usable", cap.usable_bytes, f"zfs list USED+AVAIL: {record['zfs_list_size']} ({100 * cap.efficiency:.1f} % of raw)")
     line("slop", cap.slop_bytes, "reserved by ZFS (spa_get_slop_space)")
-    line("embedded log", cap.embedded_log_bytes, "metaslabs set aside for the ZIL (2.1+)")
+    special_elog = any(v.embedded_log_bytes for v in cap.class_vdevs)
+    line("embedded log", cap.embedded_log_bytes,
+         "metaslabs set aside for the ZIL (2.1+)" + (", the special vdev's included" if special_elog else ""))
     if cap.layout.sized:
         line("wasted", cap.wasted_bytes, "of larger disks in vdevs of smaller ones (each child counts as the smallest)")
-    for v in cap.vdevs:
+    if "class_vdevs" in record:
+        _print_classes(cap, record, line)
+    for v in cap.vdevs + cap.class_vdevs:
         waste = f"; wastes {v.wasted_bytes:,} B" if v.wasted_bytes else ""
-        out.print(f"vdev {v.group.token}: asize {v.asize_bytes:,} B, {v.ms_count} metaslabs of 2^{v.ms_shift} B, "
+        cls = "" if v.alloc_class == "normal" else f"{v.alloc_class} "
+        out.print(f"{cls}vdev {v.group.token}: asize {v.asize_bytes:,} B, {v.ms_count} metaslabs of 2^{v.ms_shift} B, "
                   f"deflate {v.deflate_ratio}/512{waste}")
     if record.get("zpool_create_needs_force"):
-        out.print(f"zpool create refuses this layout without -f: {record['zpool_create_needs_force']}")
+        out.print(f"zpool create refuses this layout without -f: {record['zpool_create_needs_force']}", markup=False)
     rs = record["recordsize_bytes"]
     out.print(f"{format_recordsize(rs)} records are stored at {100 * record['recordsize_efficiency']:.1f} % "
               f"efficiency (logical / physical bytes)")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 import sys
 import time
 
-from zfslab.commands._common import (add_risk_options, afr_by_age, float_arg, inputs_text, int_arg, mttdl_text, console,
-                                     risk_params, sci, size_arg)
+from zfslab.commands._common import (add_risk_options, afr_by_age, float_arg, inputs_text, int_arg, load_disk_type,
+                                     mttdl_text, console, risk_params, sci, size_arg)
 from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.reliability.params import RiskParams
@@ -24,9 +25,15 @@ def add_parser(sub) -> None:
                        description="Probability of losing the pool or damaging blocks within 1, 5 and 10 years, "
                                    "expected bytes lost and MTTDL, from an exact Markov chain or a Monte Carlo "
                                    "simulation; or another calculator's number for comparison (--model).")
-    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s")
+    p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, "
+                                  "raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB")
     p.add_argument("--disk-size", type=size_arg, required=True, metavar="SIZE", help="size of each disk, e.g. 16TB")
     add_risk_options(p)
+    p.add_argument("--special-disk-type", metavar="TYPE",
+                   help="the disks of the special, dedup and log vdevs (their AFR, BER and speed): a --disk-type "
+                        "preset such as ssd or nvme, or a PROFILE.toml (default: --disk-type, with its overrides)")
+    p.add_argument("--crashes-per-year", type=float_arg("--crashes-per-year", 0, 8760), default=2.0, metavar="N",
+                   help="unclean shutdowns a year, for the log vdev's term (default 2)")
     p.add_argument("--spares", type=int_arg("--spares", 0, 100), metavar="N",
                    help="hot spares (replaces any spare:N in the layout)")
     p.add_argument("--model", choices=("zfs", "classic", "wintelguy", "backblaze"), default="zfs",
@@ -58,22 +65,37 @@ def _layout_with_spares(text: str, spares: int | None) -> Layout:
     layout = parse_layout(text)
     if spares is None:
         return layout
-    return Layout(layout.groups, spares)
+    return replace(layout, hot_spares=spares, spare_bytes=layout.spare_bytes if spares else 0)
+
+
+def _class_disk(args: argparse.Namespace, params: RiskParams) -> RiskParams | None:
+    """Risk inputs of the special, dedup and log disks: their preset's AFR, BER and speed, with the
+    pool's replacement time, fill, scrubs, horizons and repair policy; None: the data disks' own."""
+    if not args.special_disk_type:
+        return None
+    disk = load_disk_type(args.special_disk_type)
+    return params.with_(afr=disk.afr, mtbf_hours=None, ber_per_bit=disk.ber_per_bit,
+                        streaming_mb_s=disk.streaming_mb_s, resilver_mb_s=None)
 
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from zfslab.model.capacity import whole_disk_capacity
+    from zfslab.model.capacity import osizes, whole_disk_capacity
     from zfslab.model.reliability.montecarlo import Lifetime, simulate
     from zfslab.model.reliability.risk import compute_risk, markov_risk
 
     layout = _layout_with_spares(args.layout, args.spares)
     params = risk_params(args, args.disk_size)
-    usable = whole_disk_capacity(layout, args.disk_size, ashift=args.ashift).usable_bytes
+    ssd = _class_disk(args, params)
+    usable = whole_disk_capacity(layout, args.disk_size, ashift=args.ashift,
+                                 class_vdev_bytes=osizes(layout)).usable_bytes
     if args.engine == "montecarlo":
         if args.model not in ("zfs", "classic"):
             raise UsageError(f"--model {args.model} is a closed formula; use it with --engine markov")
+        if layout.classes:
+            raise UsageError(f"--engine montecarlo: {layout} has special, dedup or log vdevs, which only the "
+                             "Markov engine models; leave out --engine montecarlo")
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**32)
         life = None
         if args.afr_by_age:
@@ -88,20 +110,53 @@ def run(args: argparse.Namespace) -> int:
         if sys.stderr.isatty():
             print(file=sys.stderr)  # end the progress line
         result.extra["seed"] = seed
+    elif args.model in ("zfs", "classic"):
+        result = markov_risk(layout, params, usable_bytes=usable, model=args.model, class_disk=ssd,
+                             crashes_per_year=args.crashes_per_year)
     else:
-        result = compute_risk(layout, params, usable_bytes=usable, model=args.model)
+        result = compute_risk(layout.data_layout, params, usable_bytes=usable, model=args.model)
     ours = None
     if args.model in ("wintelguy", "backblaze"):
-        ours = markov_risk(layout, params, usable_bytes=usable)
+        ours = markov_risk(layout, params, usable_bytes=usable, class_disk=ssd, crashes_per_year=args.crashes_per_year)
     record = {"layout": str(layout), "shape": layout.describe(), "disk_bytes": args.disk_size,
               "usable_bytes": usable, "inputs": _params_record(params)} | result.as_dict()
     if ours is not None:
         record["zfslab_zfs_model"] = {"p_loss": ours.as_dict()["p_loss"], "mttdl_hours": ours.mttdl_hours}
+    if ssd is not None:
+        record["inputs_special_disks"] = _params_record(ssd)
     if args.json:
         print(to_json(record))
         return 0
     _print_risk(layout, params, result, ours)
+    _print_classes(layout, result, ssd, args)
     return 0
+
+
+def _print_classes(layout: Layout, result, ssd: RiskParams | None, args: argparse.Namespace) -> None:
+    """Where the risk comes from when the pool has special, dedup, log or cache vdevs."""
+    if not (layout.classes or layout.cache_devices):
+        return
+    out = console()
+    i = len(result.years) // 2
+    y = f"{result.years[i]:g} y" if result.years else ""
+    disks = (f"{args.special_disk_type} disks ({inputs_text(ssd)})" if ssd is not None
+             else "the same disk type as the data disks (--special-disk-type sets theirs)")
+    if result.model not in ("zfs", "classic"):
+        out.print(f"{result.model} counts the data vdevs only; the zfslab column adds the special and dedup vdevs")
+    for v in result.vdevs or ():
+        p_one = 1 - (1 - v.p_loss[i]) ** v.count if v.p_loss else 0.0
+        out.print(f"P(loss) over {y} of {v.vdev}: {sci(p_one)}" + (
+            f"  (a {v.vdev.split('=')[0]} vdev: its loss loses the pool; on {disks})" if "=" in v.vdev else ""),
+            markup=False)
+    log = result.extra.get("log")
+    if log:
+        p = log["p_sync_write_loss"][f"{result.years[i]:g}"]
+        out.print(f"log: P(losing the last seconds of synchronous writes) over {y}: {sci(p)}: the log vdev is lost "
+                  f"({log['log_vdev_lost_per_year']:.2g} a year) and the system crashes within {log['window_s']:g} s "
+                  f"({log['crashes_per_year']:g} unclean shutdowns a year, --crashes-per-year); not a pool loss, "
+                  f"and not in P(pool loss)", markup=False)
+    if layout.cache_devices:
+        out.print("cache: an L2ARC device holds copies only; its loss costs speed, never data")
 
 
 def _progress_line(args: argparse.Namespace):

@@ -33,6 +33,8 @@ class Rules:
     slop: str  # 'shift6', 'shift5', 'floor128m', 'capped'
     embedded_log: bool  # 2.1+: one metaslab per big vdev reserved for the ZIL
     max_block_shift: int = 24  # 17 before large_blocks
+    special_embedded_log: bool = False  # 2.4+: special vdevs reserve one too (spa_special_embedded_log_class)
+    class_alloc_in_dspace: bool = False  # 2.3.7+, 2.4.1+: what special/dedup vdevs hold is added back to dspace
 
 
 RULES: dict[str, Rules] = {
@@ -42,14 +44,20 @@ RULES: dict[str, Rules] = {
         Rules("0.6.5", "ZoL 0.6.5, illumos 4951 era (FreeBSD 10.x)", False, "shift5", False),
         Rules("0.7", "ZoL 0.7", False, "floor128m", False),
         Rules("0.8", "ZoL 0.8 and OpenZFS 2.0", True, "floor128m", False),
-        Rules("2.1", "OpenZFS 2.1 to 2.3", True, "capped", True),
+        Rules("2.1", "OpenZFS 2.1 to 2.3.6", True, "capped", True),
+        # spa_update_dspace adds the special and dedup classes' allocated bytes to dspace (PR #18222;
+        # 2.3.2 lacks it, 2.3.9 has it): without class vdevs the arithmetic is 2.1's
+        # (docs/capacity.md#allocation-classes)
+        Rules("2.3.7", "OpenZFS 2.3.7 to 2.3.x", True, "capped", True, class_alloc_in_dspace=True),
         # 2.4 adds an embedded log on special vdevs (counted in SIZE and taken off the slop);
         # without them its arithmetic is 2.1's, byte for byte against libzpool 2.4.4
         # (docs/capacity.md#what-24-changed)
-        Rules("2.4", "OpenZFS 2.4", True, "capped", True),
+        Rules("2.4.0", "OpenZFS 2.4.0", True, "capped", True, special_embedded_log=True),
+        Rules("2.4", "OpenZFS 2.4.1 and later", True, "capped", True, special_embedded_log=True,
+              class_alloc_in_dspace=True),
     )
 }
-RULE_ALIASES = {"0.8-2.0": "0.8", "2.0": "0.8", "2.1-2.3": "2.1", "2.2": "2.1", "2.3": "2.1", "0.6.4": "slop64"}
+RULE_ALIASES = {"0.8-2.0": "0.8", "2.0": "0.8", "2.1-2.3": "2.1", "2.2": "2.1", "2.3": "2.3.7", "0.6.4": "slop64"}
 DEFAULT_RULES = "2.1"
 
 
@@ -72,10 +80,12 @@ def rules_for(version: str) -> Rules:
         return RULES["0.7"]
     if (major, minor) in ((0, 8), (2, 0)):
         return RULES["0.8"]
+    if major == 2 and minor == 3 and (patch is None or patch >= 7):
+        return RULES["2.3.7"]
     if major == 2 and 1 <= minor <= 3:
         return RULES["2.1"]
     if major == 2 and minor == 4:
-        return RULES["2.4"]
+        return RULES["2.4.0" if patch == 0 else "2.4"]
     raise VersionError(version, ", ".join(RULES))
 
 
@@ -206,6 +216,7 @@ class VdevCapacity:
     dspace_bytes: int  # deflated, embedded-log metaslab excluded
     embedded_log_bytes: int
     wasted_bytes: int = 0  # of one vdev: what its larger children hold beyond the smallest (unused)
+    alloc_class: str = "normal"  # normal, special, dedup or log
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,19 +228,26 @@ class PoolCapacity:
     ashift: int
     vdev_bytes: int  # the size ZFS sees of each disk (osize)
     disk_bytes: int  # the size of each disk as sold (== vdev_bytes for files/partitions)
-    size_bytes: int  # zpool list SIZE
+    size_bytes: int  # zpool list SIZE: normal, special and dedup classes with their embedded logs; no log vdevs
     normal_dspace_bytes: int
-    embedded_log_bytes: int
+    embedded_log_bytes: int  # of the normal class, and (2.4) of the special class
     slop_bytes: int
     usable_bytes: int  # zfs list USED+AVAIL of the root dataset
     vdevs: tuple[VdevCapacity, ...]
     # sized layouts (mixed disks): (size as written in the layout, bytes ZFS sees), largest first;
     # vdev_bytes and disk_bytes are then those of the smallest disk
     vdev_sizes: tuple[tuple[int, int], ...] = ()
+    class_vdevs: tuple[VdevCapacity, ...] = ()  # special, dedup and log vdevs, in layout.classes order
+    class_alloc_bytes: int = 0  # deflated bytes the special and dedup vdevs hold (0: the empty pool)
+    cache_vdev_bytes: int = 0  # what ZFS sees of each cache device (L2ARC: in no SIZE nor AVAIL)
+
+    def class_size_bytes(self, alloc_class: str) -> int:
+        """The SIZE one class adds (special, dedup) or shows apart in zpool list -v (log)."""
+        return sum(v.size_bytes * v.group.count for v in self.class_vdevs if v.alloc_class == alloc_class)
 
     @property
     def raw_bytes(self) -> int:
-        """Bytes of all disks as sold (as written in a sized layout), hot spares included."""
+        """Bytes of all disks as sold (as written in a sized layout), hot spares included (data disks only)."""
         if self.layout.sized:
             return sum(b * n for b, n in self.layout.disk_sizes().items())
         return self.disk_bytes * self.layout.disks
@@ -237,7 +255,7 @@ class PoolCapacity:
     @property
     def wasted_bytes(self) -> int:
         """Bytes ZFS sees of the disks that no vdev uses: larger disks in a vdev of smaller ones."""
-        return sum(v.wasted_bytes * v.group.count for v in self.vdevs)
+        return sum(v.wasted_bytes * v.group.count for v in self.vdevs + self.class_vdevs)
 
     @property
     def efficiency(self) -> float:
@@ -245,7 +263,8 @@ class PoolCapacity:
         return self.usable_bytes / self.raw_bytes
 
 
-def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules, running: Rules) -> VdevCapacity:
+def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules, running: Rules,
+                  alloc_class: str = "normal") -> VdevCapacity:
     asize = top_asize(group, leaf_asize(vdev_bytes))
     if asize <= 0:
         raise LayoutError(f"{group.token}: each disk of {vdev_bytes} bytes is too small for this dRAID")
@@ -253,42 +272,90 @@ def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules
     sizes = metaslab_sizes(group, asize, shift, ashift)
     ratio = deflate_ratio(group, ashift)
     deflated = [(s >> SPA_MINBLOCKSHIFT) * ratio for s in sizes]
-    log = deflated[0] if running.embedded_log and len(sizes) > EMBEDDED_SLOG_MIN_MS else 0
-    return VdevCapacity(group, asize, shift, len(sizes), sum(sizes), ratio, sum(deflated) - log, log)
+    # vdev_metaslab_init moves one metaslab of a normal (2.4: or special) vdev of over
+    # zfs_embedded_slog_min_ms metaslabs to the embedded log class
+    embeds = running.embedded_log and (alloc_class == "normal" or (
+        alloc_class == "special" and running.special_embedded_log))
+    log = deflated[0] if embeds and len(sizes) > EMBEDDED_SLOG_MIN_MS else 0
+    return VdevCapacity(group, asize, shift, len(sizes), sum(sizes), ratio, sum(deflated) - log, log,
+                        alloc_class=alloc_class)
 
 
 def osizes(layout: Layout, *, whole_disk: bool = True, sector_bytes: int = 512) -> dict[int, int]:
-    """{size as written in a sized layout: bytes ZFS sees}: GPT partition 1 of whole disks, or the size itself."""
-    return {b: linux_whole_disk_osize(b, sector_bytes) if whole_disk else b for b in layout.disk_sizes()}
+    """{size as written in the layout: bytes ZFS sees}: GPT partition 1 of whole disks, or the size itself
+    (the data disks of a sized layout, and the special, dedup, log and cache disks that name a size)."""
+    sizes = set(layout.disk_sizes()) | set(layout.class_disk_sizes())
+    return {b: linux_whole_disk_osize(b, sector_bytes) if whole_disk else b for b in sorted(sizes, reverse=True)}
 
 
 def pool_capacity(
     layout: Layout, vdev_bytes: int | Mapping[int, int], *, ashift: int = 12, rules: Rules | str = DEFAULT_RULES,
     created_with: Rules | str | None = None, disk_bytes: int | None = None,
+    class_vdev_bytes: Mapping[int, int] | None = None, class_alloc_bytes: int = 0,
 ) -> PoolCapacity:
     """SIZE and USED+AVAIL of an empty pool whose disks each show `vdev_bytes` to ZFS; for a sized
-    layout (mixed disks), vdev_bytes maps each size written in it to what ZFS sees (osizes())."""
+    layout (mixed disks), vdev_bytes maps each size written in it to what ZFS sees (osizes()).
+    Special, dedup, log and cache disks that name their size (special=mirror:2@1TB) are looked up in
+    class_vdev_bytes (default: vdev_bytes if a map, else the size as written); unsized ones are data disks.
+    class_alloc_bytes: deflated bytes on the special and dedup vdevs, which 2.3.7+ and 2.4.1+ add to AVAIL."""
     if isinstance(vdev_bytes, Mapping) or layout.sized:
-        return _sized_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, created_with=created_with)
+        return _sized_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, created_with=created_with,
+                               class_vdev_bytes=class_vdev_bytes, class_alloc_bytes=class_alloc_bytes)
+    running, created = _rules(rules, created_with, ashift)
+    vdevs = tuple(vdev_capacity(g, vdev_bytes, ashift, created, running) for g in layout.groups)
+    return _pool(layout, running, created, ashift, vdevs, vdev_bytes, vdev_bytes if disk_bytes is None else disk_bytes,
+                 (), class_vdev_bytes, class_alloc_bytes)
+
+
+def _rules(rules, created_with, ashift: int) -> tuple[Rules, Rules]:
     running = rules if isinstance(rules, Rules) else rules_for(rules)
     created = running if created_with is None else (
         created_with if isinstance(created_with, Rules) else rules_for(created_with))
     if not 9 <= ashift <= 16:
         raise LayoutError(f"ashift {ashift}: OpenZFS accepts 9 to 16 (9 = 512 B, 12 = 4 KiB sectors)")
-    vdevs = tuple(vdev_capacity(g, vdev_bytes, ashift, created, running) for g in layout.groups)
-    size = sum(v.size_bytes * v.group.count for v in vdevs)
+    return running, created
+
+
+def _pool(layout: Layout, running: Rules, created: Rules, ashift: int, vdevs: tuple[VdevCapacity, ...],
+          vdev_bytes: int, disk_bytes: int, vdev_sizes: tuple, class_vdev_bytes, class_alloc_bytes: int) -> PoolCapacity:
+    """The pool from its data vdevs: adds the class vdevs, SIZE (spa_prop_get_config), slop and AVAIL."""
+    if class_alloc_bytes < 0:
+        raise LayoutError(f"class_alloc_bytes={class_alloc_bytes}: bytes on the special and dedup vdevs cannot be negative")
+    table = class_vdev_bytes if class_vdev_bytes is not None else dict(vdev_sizes) if vdev_sizes else None
+
+    def seen(group_sizes: tuple[tuple[int, int], ...], what: str) -> tuple[int, int]:
+        """(bytes ZFS sees of the smallest disk, bytes ZFS sees beyond it in one vdev)."""
+        if not group_sizes:
+            return vdev_bytes, 0
+        look = {b: (table[b] if table is not None and b in table else b) for _, b in group_sizes}
+        smallest = min(look.values())
+        return smallest, sum(n * (look[b] - smallest) for n, b in group_sizes)
+
+    class_vdevs = []
+    for c in layout.classes:
+        leaf, wasted = seen(c.group.sizes, c.alloc_class)
+        v = vdev_capacity(c.group, leaf, ashift, created, running, c.alloc_class)
+        class_vdevs.append(VdevCapacity(v.group, v.asize_bytes, v.ms_shift, v.ms_count, v.size_bytes, v.deflate_ratio,
+                                        v.dspace_bytes, v.embedded_log_bytes, wasted, c.alloc_class))
+    cache = seen(((layout.cache_devices, layout.cache_bytes),) if layout.cache_bytes else (), "cache")[0] \
+        if layout.cache_devices else 0
+    pooled = [v for v in class_vdevs if v.alloc_class != "log"]  # log vdevs: spa_log_class, in neither
+    size = sum(v.size_bytes * v.group.count for v in list(vdevs) + pooled)
     normal = sum(v.dspace_bytes * v.group.count for v in vdevs)
-    log = sum(v.embedded_log_bytes * v.group.count for v in vdevs)
+    log = sum(v.embedded_log_bytes * v.group.count for v in list(vdevs) + pooled)
     slop = slop_bytes(normal, log, running)
+    # spa_update_dspace (2.3.7+, 2.4.1+): spa_dspace = normal + dalloc(special) + dalloc(dedup)
+    back = class_alloc_bytes if running.class_alloc_in_dspace and pooled else 0
     return PoolCapacity(
-        layout=layout, rules=running, ashift=ashift, vdev_bytes=vdev_bytes,
-        disk_bytes=vdev_bytes if disk_bytes is None else disk_bytes,
+        layout=layout, rules=running, ashift=ashift, vdev_bytes=vdev_bytes, disk_bytes=disk_bytes,
         size_bytes=size, normal_dspace_bytes=normal, embedded_log_bytes=log,
-        slop_bytes=slop, usable_bytes=max(normal - slop, 0), vdevs=vdevs,
+        slop_bytes=slop, usable_bytes=max(normal - slop, 0) + back, vdevs=vdevs, vdev_sizes=vdev_sizes,
+        class_vdevs=tuple(class_vdevs), class_alloc_bytes=class_alloc_bytes, cache_vdev_bytes=cache,
     )
 
 
-def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_with) -> PoolCapacity:
+def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_with, class_vdev_bytes,
+                    class_alloc_bytes: int) -> PoolCapacity:
     """pool_capacity of a sized layout: each vdev on its own disks, every child counted as its
     smallest (vdev_raidz_open, vdev_mirror_open, vdev_draid_open take the minimum child asize)."""
     if not layout.sized:
@@ -300,11 +367,7 @@ def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_w
     missing = [b for b in layout.disk_sizes() if b not in vdev_bytes]
     if missing:
         raise LayoutError(f"{layout}: no vdev size given for disks of {missing[0]} bytes")
-    running = rules if isinstance(rules, Rules) else rules_for(rules)
-    created = running if created_with is None else (
-        created_with if isinstance(created_with, Rules) else rules_for(created_with))
-    if not 9 <= ashift <= 16:
-        raise LayoutError(f"ashift {ashift}: OpenZFS accepts 9 to 16 (9 = 512 B, 12 = 4 KiB sectors)")
+    running, created = _rules(rules, created_with, ashift)
     vdevs = []
     for g in layout.groups:
         smallest = min(vdev_bytes[b] for _, b in g.sizes)
@@ -312,16 +375,10 @@ def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_w
         wasted = sum(n * (vdev_bytes[b] - smallest) for n, b in g.sizes)
         vdevs.append(VdevCapacity(v.group, v.asize_bytes, v.ms_shift, v.ms_count, v.size_bytes, v.deflate_ratio,
                                   v.dspace_bytes, v.embedded_log_bytes, wasted))
-    size = sum(v.size_bytes * v.group.count for v in vdevs)
-    normal = sum(v.dspace_bytes * v.group.count for v in vdevs)
-    log = sum(v.embedded_log_bytes * v.group.count for v in vdevs)
-    slop = slop_bytes(normal, log, running)
     sizes = tuple(sorted(((b, vdev_bytes[b]) for b in layout.disk_sizes()), reverse=True))
-    return PoolCapacity(
-        layout=layout, rules=running, ashift=ashift, vdev_bytes=sizes[-1][1], disk_bytes=sizes[-1][0],
-        size_bytes=size, normal_dspace_bytes=normal, embedded_log_bytes=log,
-        slop_bytes=slop, usable_bytes=max(normal - slop, 0), vdevs=vdevs, vdev_sizes=sizes,
-    )
+    table = class_vdev_bytes if class_vdev_bytes is not None else vdev_bytes
+    return _pool(layout, running, created, ashift, tuple(vdevs), sizes[-1][1], sizes[-1][0], sizes, table,
+                 class_alloc_bytes)
 
 
 def whole_disk_capacity(layout: Layout, disk_bytes: int, *, sector_bytes: int = 512, **kw) -> PoolCapacity:

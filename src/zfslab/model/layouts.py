@@ -4,6 +4,10 @@ Grammar: tokens `[COUNTx]KIND[:WIDTH][@SIZES]` joined by `+`, e.g. `2xraidz2:6`,
 `24xdisk`, `draid2:8d:24c:1s`, `raidz2:11+spare:1`. For disks of several sizes, `@SIZES` says
 which disks each vdev sits on: `2xraidz2:4@12TB+raidz2:4@8TB`, or per vdev for one that spans
 sizes `raidz2:6@4x12TB/2x8TB`; hot spares as `spare:1@12TB` (docs/capacity.md#mixed-disk-sizes).
+
+Allocation classes: `CLASS=TOKEN` with CLASS special, dedup or log and TOKEN a mirror or single
+disks, and `cache:N` for L2ARC devices, each with its own disk size when it differs:
+`raidz2:6+special=mirror:2@1TB+log=mirror:2@400GB+cache:2@2TB` (docs/capacity.md#allocation-classes).
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ MAX_DRAID_SPARES = 100
 MAX_POOL_DISKS = 1024
 ZPOOL_FUZZ = 16 * 1024 * 1024  # cmd/zpool/zpool_vdev.c: children of one vdev may differ by this much
 KINDS_HELP = "disk, mirror, raidz1, raidz2, raidz3, draid or spare (e.g. raidz2:6, 12xmirror:2, draid2:8d:24c:1s, spare:1)"
+# vdevs outside the normal class, as zpool create names them; zpool_vdev.c construct_spec takes
+# only mirrors and single disks for them ("unsupported 'special' device: raidz")
+CLASSES = ("special", "dedup", "log")
+CLASS_HELP = "special=mirror:2, dedup=mirror:2, log=mirror:2 or log=disk, cache:2 (each may add @SIZE)"
 
 
 class VdevKind(Enum):
@@ -165,32 +173,101 @@ class VdevGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassGroup:
+    """Vdevs of one allocation class outside the normal one: special, dedup or log."""
+
+    alloc_class: str
+    group: VdevGroup
+
+    def __post_init__(self) -> None:
+        if self.alloc_class not in CLASSES:
+            raise LayoutError(f"{self.alloc_class}: the allocation classes are {', '.join(CLASSES)} (and cache:N)")
+        if self.group.kind not in (VdevKind.MIRROR, VdevKind.DISK):
+            raise LayoutError(f"{self.token}: zpool create takes only mirrors or single disks as {self.alloc_class} "
+                              f"vdevs; write {self.alloc_class}=mirror:2 or {self.alloc_class}=disk")
+
+    @property
+    def token(self) -> str:
+        return f"{self.alloc_class}={self.group.token}"
+
+    @property
+    def holds_pool_data(self) -> bool:
+        """Its loss loses the pool: special and dedup vdevs hold blocks found nowhere else; a log only the
+        last seconds of synchronous writes, replayed after a crash."""
+        return self.alloc_class != "log"
+
+    @property
+    def failures_survived(self) -> int:
+        """Disks of one of its vdevs that may fail without losing the vdev."""
+        return self.group.parity
+
+    def describe(self) -> str:
+        g = self.group
+        if g.kind is VdevKind.DISK:
+            on = f" on {_words(g.sizes[0][1])}" if g.sizes else ""
+            return f"{self.alloc_class} {g.count} single disk{'s' * (g.count > 1)}{on} (no redundancy)"
+        return f"{self.alloc_class} {g.describe()}"
+
+
+@dataclass(frozen=True, slots=True)
 class Layout:
-    """A pool: top-level vdev groups plus hot spares."""
+    """A pool: top-level data vdev groups plus hot spares, special/dedup/log vdevs and cache devices."""
 
     groups: tuple[VdevGroup, ...]
     hot_spares: int = 0
     spare_bytes: int = 0  # size of each hot spare as written, in a sized layout (0: unsized)
+    classes: tuple[ClassGroup, ...] = ()  # special, dedup and log vdevs, in the order given
+    cache_devices: int = 0  # L2ARC devices (never mirrored: zpool create takes single disks)
+    cache_bytes: int = 0  # size of each cache device as written (0: unsized)
 
     def __post_init__(self) -> None:
         if not self.groups:
             raise LayoutError("a layout needs at least one data vdev, e.g. raidz2:6 (spares alone hold no data)")
         if self.hot_spares < 0:
             raise LayoutError(f"spare:{self.hot_spares}: the number of hot spares cannot be negative")
+        if self.cache_devices < 0:
+            raise LayoutError(f"cache:{self.cache_devices}: the number of cache devices cannot be negative")
         sized = [bool(g.sizes) for g in self.groups] + ([bool(self.spare_bytes)] if self.hot_spares else [])
         if any(sized) and not all(sized):
             raise LayoutError(f"{shown(str(self), 60)}: give the disk size of every vdev and spare (e.g. "
                               f"raidz2:6@12TB+raidz2:6@8TB+spare:1@12TB), or of none")
-        if self.disks > MAX_POOL_DISKS:
-            raise LayoutError(f"{shown(str(self), 60)} has {self.disks} disks; zfslab models pools of at most "
+        # class vdevs may name their own (smaller, faster) disks beside unsized data disks; in a sized
+        # layout they must too, or their size would be a guess
+        if all(sized) and (any(not c.group.sizes for c in self.classes) or (self.cache_devices > 0 and not self.cache_bytes)):
+            raise LayoutError(f"{shown(str(self), 60)}: the data disks are sized; give the size of the special, dedup, "
+                              f"log and cache disks too, e.g. special=mirror:2@1TB")
+        if self.all_disks > MAX_POOL_DISKS:
+            raise LayoutError(f"{shown(str(self), 60)} has {self.all_disks} disks; zfslab models pools of at most "
                               f"{MAX_POOL_DISKS} disks")
 
     def __str__(self) -> str:
-        tokens = [g.token for g in self.groups]
+        tokens = [g.token for g in self.groups] + [c.token for c in self.classes]
         if self.hot_spares:
             at = f"@{size_text(self.spare_bytes)}" if self.spare_bytes else ""
             tokens.append(f"spare:{self.hot_spares}{at}")
+        if self.cache_devices:
+            at = f"@{size_text(self.cache_bytes)}" if self.cache_bytes else ""
+            tokens.append(f"cache:{self.cache_devices}{at}")
         return "+".join(tokens)
+
+    def of_class(self, alloc_class: str) -> tuple[VdevGroup, ...]:
+        """The vdev groups of one allocation class (special, dedup, log)."""
+        return tuple(c.group for c in self.classes if c.alloc_class == alloc_class)
+
+    @property
+    def class_disks(self) -> int:
+        """Disks of the special, dedup and log vdevs and the cache devices."""
+        return sum(c.group.disks for c in self.classes) + self.cache_devices
+
+    @property
+    def all_disks(self) -> int:
+        """Every device zpool create is given: data, spares, special, dedup, log and cache."""
+        return self.disks + self.class_disks
+
+    @property
+    def data_layout(self) -> Layout:
+        """The same pool without its special, dedup, log and cache vdevs."""
+        return Layout(self.groups, self.hot_spares, self.spare_bytes)
 
     @property
     def sized(self) -> bool:
@@ -207,9 +284,19 @@ class Layout:
             out[self.spare_bytes] = out.get(self.spare_bytes, 0) + self.hot_spares
         return dict(sorted(out.items(), reverse=True))
 
+    def class_disk_sizes(self) -> dict[int, int]:
+        """{bytes as written: how many} of the special, dedup, log and cache disks that name a size."""
+        out: dict[int, int] = {}
+        for c in self.classes:
+            for n, b in c.group.sizes:
+                out[b] = out.get(b, 0) + n * c.group.count
+        if self.cache_devices and self.cache_bytes:
+            out[self.cache_bytes] = out.get(self.cache_bytes, 0) + self.cache_devices
+        return dict(sorted(out.items(), reverse=True))
+
     @property
     def disks(self) -> int:
-        """All disks, hot spares included."""
+        """Data disks and hot spares (the disks a plan chooses among); all_disks adds the class vdevs."""
         return sum(g.disks for g in self.groups) + self.hot_spares
 
     @property
@@ -217,14 +304,20 @@ class Layout:
         return sum(g.count for g in self.groups)
 
     @property
+    def pool_groups(self) -> tuple[VdevGroup, ...]:
+        """The vdev groups whose loss loses the pool: data, special and dedup (not log, cache or spares)."""
+        return self.groups + tuple(c.group for c in self.classes if c.holds_pool_data)
+
+    @property
     def failures_guaranteed(self) -> int:
-        """Disks that may fail at once, whichever they are, without losing the pool."""
-        return min(g.parity for g in self.groups)
+        """Disks that may fail at once, whichever they are, without losing the pool (special and dedup
+        vdevs count: their loss loses it)."""
+        return min(g.parity for g in self.pool_groups)
 
     @property
     def failures_best_case(self) -> int:
         """Disks that may fail at once if they fall in the best places."""
-        return sum(g.parity * g.count for g in self.groups)
+        return sum(g.parity * g.count for g in self.pool_groups)
 
     def describe(self) -> str:
         text = " + ".join(g.describe() for g in self.groups)
@@ -232,6 +325,12 @@ class Layout:
             text += f" + {self.hot_spares} hot spare{'s' if self.hot_spares > 1 else ''}"
             if self.spare_bytes:
                 text += f" of {_words(self.spare_bytes)}"
+        for c in self.classes:
+            text += f" + {c.describe()}"
+        if self.cache_devices:
+            text += f" + {self.cache_devices} cache device{'s' if self.cache_devices > 1 else ''}"
+            if self.cache_bytes:
+                text += f" of {_words(self.cache_bytes)}"
         return text
 
 
@@ -392,16 +491,28 @@ def _parse_token(token: str, raw: str) -> VdevGroup | int:
 
 
 def parse_layout(text: str) -> Layout:
-    """A Layout from `2xraidz2:6+spare:1`; identical neighbouring groups are merged."""
+    """A Layout from `2xraidz2:6+spare:1` or `raidz2:6+special=mirror:2+log=mirror:2+cache:2`;
+    identical neighbouring groups are merged."""
     if not text or not text.strip():
         raise LayoutError(f"empty layout; write one such as raidz2:6 or 12xmirror:2 ({KINDS_HELP})")
     tokens = text.split("+")
     if len(tokens) > MAX_POOL_DISKS:
         raise LayoutError(f"a layout of {len(tokens)} parts: zfslab models pools of at most {MAX_POOL_DISKS} disks")
     groups: list[VdevGroup] = []
-    spares = 0
+    classes: list[ClassGroup] = []
+    spares = caches = 0
     spare_sizes: set[int] = set()
+    cache_sizes: set[int] = set()
     for token in tokens:
+        name = token.strip().lower()
+        if "=" in name:
+            classes.append(parse_class_token(token))
+            continue
+        if name.startswith("cache"):
+            n, cache_bytes = _parse_cache(token)
+            caches += n
+            cache_sizes.add(cache_bytes)
+            continue
         item, spare_bytes = parse_sized_token(token)
         if isinstance(item, int):
             spares += item
@@ -410,7 +521,47 @@ def parse_layout(text: str) -> Layout:
             groups.append(item)
     if len(spare_sizes) > 1:
         raise LayoutError(f"{shown(text, 60)}: zfslab models hot spares of one size; give the largest disks as spares")
-    return Layout(_merge(groups), spares, spare_sizes.pop() if spares else 0)
+    if len(cache_sizes) > 1:
+        raise LayoutError(f"{shown(text, 60)}: zfslab models cache devices of one size; write cache:2@1TB")
+    return Layout(_merge(groups), spares, spare_sizes.pop() if spares else 0, _merge_classes(classes),
+                  caches, cache_sizes.pop() if caches else 0)
+
+
+def parse_class_token(token: str) -> ClassGroup:
+    """`special=mirror:2@1TB`, `dedup=2xmirror:2`, `log=disk`: vdevs of one allocation class."""
+    raw = shown(token)
+    name, _, rest = token.strip().partition("=")
+    name = name.strip().lower()
+    if name not in CLASSES:
+        hint = "write cache devices as cache:2" if name == "cache" else f"use {CLASS_HELP}"
+        raise LayoutError(f"{raw}: {clip(name)} is not an allocation class; {hint}")
+    if not rest.strip():
+        raise LayoutError(f"{raw}: say which vdev, e.g. {name}=mirror:2")
+    item, _ = parse_sized_token(rest)
+    if isinstance(item, int):
+        raise LayoutError(f"{raw}: hot spares belong to the pool; write spare:1 as a token of its own")
+    try:
+        return ClassGroup(name, item)
+    except LayoutError as e:
+        raise LayoutError(f"{raw}: {str(e).split(': ', 1)[1]}") from None
+
+
+def _parse_cache(token: str) -> tuple[int, int]:
+    """(devices, bytes of each as written or 0) from `cache:2` or `cache:2@1TB`."""
+    raw = shown(token)
+    body, at, size = token.strip().lower().partition("@")
+    m = re.fullmatch(r"cache(?::(.*))?", body, re.ASCII | re.DOTALL)
+    if not m:
+        raise LayoutError(f"cannot read {raw}: write cache devices as cache:N, e.g. cache:2 or cache:2@1TB")
+    n = _positive(m.group(1) or "1", raw, "number of cache devices", MAX_POOL_DISKS)
+    if n < 1:
+        raise LayoutError(f"{raw}: the number of cache devices must be at least 1")
+    if not at:
+        return n, 0
+    sizes = _parse_sizes(size, raw, 1)
+    if len(sizes) > 1:
+        raise LayoutError(f"{raw}: cache devices of one token are of one size; write cache:2@1TB")
+    return n, sizes[0][1]
 
 
 def _merge(groups: list[VdevGroup]) -> tuple[VdevGroup, ...]:
@@ -423,60 +574,100 @@ def _merge(groups: list[VdevGroup]) -> tuple[VdevGroup, ...]:
     return tuple(merged)
 
 
+def _merge_classes(classes: list[ClassGroup]) -> tuple[ClassGroup, ...]:
+    """Grouped by class in CLASSES order, single disks before mirrors in each (zpool create would read
+    `log mirror a b c` as one 3-way mirror: a bare disk must come first), identical neighbours merged."""
+    merged: list[ClassGroup] = []
+    for c in sorted(classes, key=_class_order):
+        if merged and merged[-1].alloc_class == c.alloc_class and _same_shape(merged[-1].group, c.group):
+            last = merged.pop()
+            g = c.group
+            c = ClassGroup(c.alloc_class, VdevGroup(g.kind, g.width, g.parity, last.group.count + g.count,
+                                                    g.draid_data, g.draid_spares, g.sizes))
+        merged.append(c)
+    return tuple(merged)
+
+
+def _class_order(c: ClassGroup) -> tuple[int, bool]:
+    return CLASSES.index(c.alloc_class), c.group.kind is not VdevKind.DISK
+
+
 def _same_shape(a: VdevGroup, b: VdevGroup) -> bool:
     return ((a.kind, a.width, a.parity, a.draid_data, a.draid_spares, a.sizes)
             == (b.kind, b.width, b.parity, b.draid_data, b.draid_spares, b.sizes))
 
 
-_NOT_MODELLED = ("log", "cache", "special", "dedup")
-
-
 def parse_zpool_vdevs(words: list[str] | str) -> tuple[Layout, list[str]]:
-    """Layout and devices from a `zpool create` vdev list: 'raidz2 sda sdb ... mirror sdx sdy spare sdz'."""
+    """Layout and devices from a `zpool create` vdev list: 'raidz2 sda sdb ... mirror sdx sdy spare sdz',
+    with `special`, `dedup`, `log` and `cache` sections as zpool_vdev.c construct_spec reads them.
+    The devices come back in zpool_vdev_args order (data, classes, spares, cache)."""
     if isinstance(words, str):
         words = words.split()
     groups: list[VdevGroup] = []
-    devices: list[str] = []
-    spares = 0
+    data_devices: list[str] = []
+    classes: list[ClassGroup] = []
+    class_devices: list[list[str]] = []  # per entry of classes
+    spare_devices: list[str] = []
+    cache_devices: list[str] = []
+    section = "data"  # data, special, dedup, log, spare or cache: where the next vdev goes
+    seen: set[str] = set()
     current: tuple[str, list[str]] | None = None  # (keyword, its devices)
 
+    def add(group: VdevGroup, devs: list[str]) -> None:
+        if section == "data":  # also after 'spare' or 'cache', which end a class section
+            groups.append(group)
+            data_devices.extend(devs)
+        else:
+            classes.append(ClassGroup(section, group))
+            class_devices.append(devs)
+
     def close() -> None:
-        nonlocal spares
         if current is None:
             return
         keyword, devs = current
         if not devs:
             raise LayoutError(f"'{keyword}' in the vdev list has no devices after it")
-        if keyword == "spare":
-            spares += len(devs)
-        elif keyword.startswith("draid"):
+        if keyword.startswith("draid"):
             spec = keyword if re.search(r":[0-9]+c", keyword) else f"{keyword}:{len(devs)}c"
             g = parse_draid(spec, 1, keyword)
             if g.width != len(devs):
                 raise LayoutError(f"{keyword} names {g.width} children but {len(devs)} devices follow it")
-            groups.append(g)
+            add(g, devs)
         else:
             item = parse_token(f"{keyword}:{len(devs)}")
             assert isinstance(item, VdevGroup)
-            groups.append(item)
-        devices.extend(devs)
+            add(item, devs)
 
     for word in words:
         low = word.lower()
-        if low in _NOT_MODELLED:
-            raise LayoutError(f"'{word}' vdevs are not modelled by zfslab; list only data vdevs and spares")
-        if low == "mirror" or re.fullmatch(r"raidz[0-9]*", low) or low.startswith("draid") or low == "spare":
+        if low in ("spare", "cache", *CLASSES):
             close()
+            current = None
+            if low in ("spare", "cache", "log") and low in seen:
+                raise LayoutError(f"'{low}' can be given only once in a zpool create vdev list")
+            seen.add(low)
+            section = low
+        elif low == "mirror" or re.fullmatch(r"raidz[0-9]*", low) or low.startswith("draid"):
+            close()
+            if section in ("spare", "cache"):
+                section = "data"  # a grouping keyword ends the list of spares or cache devices
+            if section in CLASSES and low != "mirror":
+                raise LayoutError(f"'{low}': zpool create takes only mirrors or single disks as {section} vdevs")
             current = (low, [])
-        elif current is None:
-            groups.append(VdevGroup(VdevKind.DISK, width=1))
-            devices.append(word)
-        else:
+        elif current is not None:
             current[1].append(word)
+        elif section == "spare":
+            spare_devices.append(word)
+        elif section == "cache":
+            cache_devices.append(word)
+        else:
+            add(VdevGroup(VdevKind.DISK, width=1), [word])
     close()
     if not groups:
         raise LayoutError("the vdev list holds no data vdev; e.g. 'raidz2 sda sdb sdc sdd sde sdf'")
-    return Layout(_merge(groups), spares), devices
+    layout = Layout(_merge(groups), len(spare_devices), 0, _merge_classes(classes), len(cache_devices))
+    order = sorted(range(len(classes)), key=lambda i: _class_order(classes[i]))  # as _merge_classes
+    return layout, data_devices + [d for i in order for d in class_devices[i]] + spare_devices + cache_devices
 
 
 # pool_namecheck (module/zcommon/zfs_namecheck.c) with zpool_name_valid's wider reserved set for
@@ -522,39 +713,62 @@ def replication_mismatch(layout: Layout) -> str | None:
     get_replication() in cmd/zpool/zpool_vdev.c compares each top-level vdev with the one before:
     raidz and dRAID go together at equal parity, raidz or dRAID with a mirror only when the mirror
     survives as many failures, otherwise kind, parity and width must all match. (Releases before
-    2.2 refuse every mirror with raidz, and before 2.1 raidz vdevs of different widths.)"""
+    2.2 refuse every mirror with raidz, and before 2.1 raidz vdevs of different widths.)
+    Special and dedup vdevs take part (only log vdevs are skipped, by ZPOOL_CONFIG_IS_LOG), so a
+    special mirror with less redundancy than raidz2 data vdevs needs -f: class_redundancy_risk says why it matters."""
     def rep(g: VdevGroup) -> tuple[str, int, int]:
         name = {VdevKind.DISK: "disk", VdevKind.MIRROR: "mirror", VdevKind.RAIDZ: "raidz", VdevKind.DRAID: "draid"}
         parity = g.parity if g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) else 0
         return name[g.kind], g.width, parity
 
-    for g in layout.groups:
+    tops = [("", g) for g in layout.groups] + [(f"{c.alloc_class} ", c.group) for c in layout.classes
+                                               if c.holds_pool_data]
+    for cls, g in tops:
         # the same function refuses a mirror, raidz or dRAID whose children differ by over
         # ZPOOL_FUZZ (16 MiB): "raidz contains devices of different sizes"
         if g.spans_sizes and g.sizes[0][1] - g.sizes[-1][1] > ZPOOL_FUZZ:
-            return f"a {rep(g)[0]} vdev contains devices of different sizes"
-    for a, b in zip(layout.groups, layout.groups[1:]):
+            return f"a {cls}{rep(g)[0]} vdev contains devices of different sizes"
+    for (ca, a), (cb, b) in zip(tops, tops[1:]):
         (ka, wa, pa), (kb, wb, pb) = rep(a), rep(b)
         parity_kinds = ("raidz", "draid")
         if {ka, kb} & {"mirror"} and {ka, kb} & set(parity_kinds):
-            raidz, mirror = (a, b) if ka in parity_kinds else (b, a)
+            (craidz, raidz), (cmirror, mirror) = ((ca, a), (cb, b)) if ka in parity_kinds else ((cb, b), (ca, a))
             if raidz.parity != mirror.width - 1:
-                return (f"each {mirror.spec} vdev survives {mirror.width - 1} failed disks, each {raidz.spec.split(':')[0]} "
-                        f"vdev {raidz.parity}")
+                why = (f"each {cmirror}{mirror.spec} vdev survives {mirror.width - 1} failed disks, each "
+                       f"{craidz}{raidz.spec.split(':')[0]} vdev {raidz.parity}")
+                return why + _class_note(layout)
         elif ka in parity_kinds and kb in parity_kinds:
             if pa != pb:
                 return f"both parity {pa} and parity {pb} vdevs are present"
         elif ka != kb:
-            return f"both {ka} and {kb} vdevs are present"
+            return f"both {ca}{ka} and {cb}{kb} vdevs are present" + _class_note(layout)
         elif wa != wb:
-            return f"both {wa}-way and {wb}-way {ka} vdevs are present"
+            return f"both {wa}-way {ca}{ka} and {wb}-way {cb}{kb} vdevs are present" + _class_note(layout)
     return None
+
+
+def class_redundancy_risk(layout: Layout) -> str | None:
+    """Why a special or dedup vdev is the pool's weak point: it survives fewer failed disks than the
+    data vdevs, and its loss loses the pool (its blocks exist nowhere else); None when it does not."""
+    data = min(g.parity for g in layout.groups)
+    weak = [c for c in layout.classes if c.holds_pool_data and c.failures_survived < data]
+    if not weak:
+        return None
+    c = min(weak, key=lambda c: c.failures_survived)
+    n = c.failures_survived
+    return (f"the {c.alloc_class} vdev ({c.group.token}) survives {n} failed disk{'s' * (n != 1)}, the data vdevs "
+            f"{data}: losing it loses the pool; give it {data + 1} disks ({c.alloc_class}=mirror:{data + 1})")
+
+
+def _class_note(layout: Layout) -> str:
+    why = class_redundancy_risk(layout)
+    return f" ({why})" if why else ""
 
 
 def zpool_vdev_args(layout: Layout, devices: list[str]) -> list[str]:
     """The vdev part of `zpool create` for these devices, in layout order."""
-    if len(devices) != layout.disks:
-        raise LayoutError(f"{layout} needs {layout.disks} devices, got {len(devices)}")
+    if len(devices) != layout.all_disks:
+        raise LayoutError(f"{layout} needs {layout.all_disks} devices, got {len(devices)}")
     seen: set[str] = set()
     for d in devices:
         check_device_name(d)
@@ -564,14 +778,29 @@ def zpool_vdev_args(layout: Layout, devices: list[str]) -> list[str]:
     args: list[str] = []
     it = iter(devices)
     for g in layout.groups:
-        for _ in range(g.count):
-            if g.spec:
-                args.append(g.spec)
-            args.extend(next(it) for _ in range(g.width))
+        args += _vdev_words(g, it)
+    last = None
+    for c in layout.classes:  # sorted by class: zpool create takes 'log' once
+        if c.alloc_class != last:
+            args.append(c.alloc_class)
+        last = c.alloc_class
+        args += _vdev_words(c.group, it)
     if layout.hot_spares:
         args.append("spare")
+        args.extend(next(it) for _ in range(layout.hot_spares))
+    if layout.cache_devices:
+        args.append("cache")
         args.extend(it)
     return args
+
+
+def _vdev_words(g: VdevGroup, it) -> list[str]:
+    words: list[str] = []
+    for _ in range(g.count):
+        if g.spec:
+            words.append(g.spec)
+        words.extend(next(it) for _ in range(g.width))
+    return words
 
 
 def zpool_create_argv(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from zfslab.errors import LayoutError, ParamError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
-from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, pool_capacity
+from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, osizes, pool_capacity
 from zfslab.model.layouts import Layout, replication_mismatch, size_text
 from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
@@ -161,7 +161,7 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfi
     layout = cap.layout
     extra: dict = {}
     shape = layout.describe()
-    if layout.sized or unused_disks:
+    if layout.sized or unused_disks or layout.classes:
         force = replication_mismatch(layout)
         extra |= {"unused_disks": unused_disks, "wasted_bytes": cap.wasted_bytes, "needs_force": force, "mixed": True}
         notes = [f"wastes {format_bytes(cap.wasted_bytes)}"] if cap.wasted_bytes else []
@@ -193,6 +193,8 @@ def vdev_sized_risk(layout: Layout, params: RiskParams, *, usable_bytes: int) ->
             for b in {g.smallest_bytes for g in layout.groups}}
     # each group from the run of its own size; combined as markov_risk combines its vdevs
     vdevs = [runs[g.smallest_bytes].vdevs[i] for i, g in enumerate(layout.groups)]
+    # special and dedup vdevs follow the data vdevs in every run, each on its own named disk size
+    vdevs += next(iter(runs.values())).vdevs[len(layout.groups):]
     hours = [y * HOURS_PER_YEAR for y in params.years]
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
     rate = sum(v.count / v.mttdl_hours for v in vdevs)
@@ -226,10 +228,13 @@ def plan(
     rows = []
     for layout in layouts:
         layout, unused = _fit(layout, disks)
+        # special, dedup, log and cache disks are beside the plan's disks, partitioned as they are
+        extra = osizes(layout, whole_disk=disks.whole_disk) if layout.classes or layout.cache_devices else None
         if layout.sized:
-            cap = pool_capacity(layout, disks.osizes, ashift=ashift, rules=rules)
+            cap = pool_capacity(layout, disks.osizes, ashift=ashift, rules=rules, class_vdev_bytes=extra)
         else:
-            cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes)
+            cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes,
+                                class_vdev_bytes=extra)
         rows.append(plan_row(cap, risk, speed, recordsize, unused))
     return rows
 
@@ -245,7 +250,10 @@ def _fit(layout: Layout, disks: DiskSet) -> tuple[Layout, int]:
             raise LayoutError(f"layout {layout} uses {need[b]} disks of {size_text(b)} but the plan has "
                               f"{have.get(b, 0)} ({disks.label})")
     elif disks.parts:
-        fitted = fill_by_size(layout, have)
+        fitted = fill_by_size(layout.data_layout, have)
+        if fitted is not None and (layout.classes or layout.cache_devices):
+            fitted = replace(fitted, classes=layout.classes, cache_devices=layout.cache_devices,
+                             cache_bytes=layout.cache_bytes)
         if fitted is None:
             why = (f"its {layout.hot_spares} hot spares would be of different sizes; write the sizes, e.g. "
                    f"spare:1@{size_text(max(have))}" if layout.disks <= disks.count else "")

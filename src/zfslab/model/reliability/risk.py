@@ -130,29 +130,49 @@ def _critical_flux(group: VdevGroup, lam: float, mttr: float, parallel: bool) ->
     return math.exp(min(log_flux, math.log(n * lam)))
 
 
-def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model: str = "zfs") -> RiskResult:
-    """Engine A under `zfs` or `classic` semantics."""
+# A log vdev's loss loses data only if the system also crashes before the transaction groups its
+# records cover are written to the pool: about two txgs (zfs_txg_timeout = 5 s each); see
+# docs/reliability.md#allocation-classes. Unclean shutdowns per year is an assumption, given apart.
+LOG_WINDOW_S = 10.0
+CRASHES_PER_YEAR = 2.0
+
+
+def class_params(group: VdevGroup, params: RiskParams) -> RiskParams:
+    """The risk inputs of a special, dedup or log vdev: its own disk size when the layout names one."""
+    return params.with_(disk_bytes=group.smallest_bytes) if group.sizes else params
+
+
+def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model: str = "zfs",
+                class_disk: RiskParams | None = None, crashes_per_year: float = CRASHES_PER_YEAR) -> RiskResult:
+    """Engine A under `zfs` or `classic` semantics. Special and dedup vdevs are vdevs of the pool
+    (their loss loses it), with the inputs of `class_disk` (default: `params`) and their own disk
+    size; log vdevs give a separate term, extra["log"] (docs/reliability.md#allocation-classes)."""
     if model not in ("zfs", "classic"):
         raise ParamError("model", model, "the Markov engine computes zfs or classic")
+    if not (math.isfinite(crashes_per_year) and 0 <= crashes_per_year <= 8760):
+        raise ParamError("crashes_per_year", f"{crashes_per_year:g}", "give 0 to 8760 unclean shutdowns a year")
     classic = model == "classic"
-    lam = params.failure_rate_per_hour
     hours = [y * HOURS_PER_YEAR for y in params.years]
     vdevs: list[VdevRisk] = []
     damage_rate = 0.0  # damaging critical episodes per hour, pool-wide
     bad_blocks_rate = 0.0  # expected bad blocks per hour, pool-wide
     extra_loss_rate = 0.0  # classic: read errors that lose the array, per hour
-    for g in layout.groups:
-        chain, mttr = vdev_chain(g, layout, params, full_disk=classic)
+    ssd = class_disk or params
+    members = [("", g, params) for g in layout.groups] + [
+        (f"{c.alloc_class}=", c.group, class_params(c.group, ssd)) for c in layout.classes if c.holds_pool_data]
+    for prefix, g, vp in members:
+        lam = vp.failure_rate_per_hour
+        chain, mttr = vdev_chain(g, layout, vp, full_disk=classic)
         mttdl = markov.mean_time_to_loss(chain)
         p_v = [markov.loss_probability(chain, h) for h in hours]
         flux = m = 0.0
         if g.parity > 0:
-            flux = _critical_flux(g, lam, mttr, params.parallel_repair)
-            bits = _surviving_read_bytes(g, params, 1.0 if classic else params.fill) * 8
-            m = bits * params.ber_per_bit
-            if params.lse_per_hour and not classic:
+            flux = _critical_flux(g, lam, mttr, vp.parallel_repair)
+            bits = _surviving_read_bytes(g, vp, 1.0 if classic else vp.fill) * 8
+            m = bits * vp.ber_per_bit
+            if vp.lse_per_hour and not classic:
                 # live latent errors on the survivors' allocated parts (docs/reliability.md#latent-sector-errors)
-                m += (g.width - g.parity) * params.lse_per_hour * params.scrub_days * 24 / 2 * params.fill
+                m += (g.width - g.parity) * vp.lse_per_hour * vp.scrub_days * 24 / 2 * vp.fill
         if classic and g.parity > 0:
             ure = -math.expm1(-m)  # P(at least one read error in the full-disk rebuild)
             extra_loss_rate += g.count * flux * ure
@@ -162,7 +182,7 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         else:
             damage_rate += g.count * flux * -math.expm1(-m)
             bad_blocks_rate += g.count * flux * m
-        vdevs.append(VdevRisk(g.token, g.count, mttr, mttdl, tuple(p_v), flux, m))
+        vdevs.append(VdevRisk(prefix + g.token, g.count, mttr, mttdl, tuple(p_v), flux, m))
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
     rate = sum(v.count / v.mttdl_hours for v in vdevs)
     mttdl_pool = 1.0 / rate if rate > 0 else math.inf  # each vdev's MTTDL beyond a float's range
@@ -170,12 +190,38 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
     bytes_partial = tuple(bad_blocks_rate * h * params.block_bytes for h in hours)
     stored = params.fill * usable_bytes
     bytes_pool = tuple(p * stored for p in p_loss)
+    extra = {}
+    if layout.of_class("log"):
+        extra["log"] = log_risk(layout, class_params(layout.of_class("log")[0], ssd), crashes_per_year)
     return RiskResult(model, "markov", params.years, mttdl_pool, p_loss, p_damage, bytes_partial, bytes_pool,
-                      _dominant(layout, p_loss, p_damage, classic), tuple(vdevs))
+                      _dominant(layout, p_loss, p_damage, classic, tuple(vdevs)), tuple(vdevs), extra)
 
 
-def _dominant(layout: Layout, p_loss, p_damage, classic: bool) -> str:
+def log_risk(layout: Layout, params: RiskParams, crashes_per_year: float = CRASHES_PER_YEAR) -> dict:
+    """P(losing the last seconds of synchronous writes) by params.years: a log vdev is lost (all of
+    its disks) and the system crashes within LOG_WINDOW_S after, before the pool holds those writes.
+    Not a pool loss: the pool imports without the log (zpool import -m)."""
+    lost_per_hour = 0.0
+    for g in layout.of_class("log"):
+        chain, _ = vdev_chain(g, layout, params)
+        lost_per_hour += g.count / markov.mean_time_to_loss(chain)
+    crash_in_window = crashes_per_year / HOURS_PER_YEAR * LOG_WINDOW_S / 3600
+    rate = lost_per_hour * min(crash_in_window, 1.0)
+    return {"p_sync_write_loss": {f"{y:g}": -math.expm1(-rate * y * HOURS_PER_YEAR) for y in params.years},
+            "log_vdev_lost_per_year": lost_per_hour * HOURS_PER_YEAR, "crashes_per_year": crashes_per_year,
+            "window_s": LOG_WINDOW_S}
+
+
+def _dominant(layout: Layout, p_loss, p_damage, classic: bool, vdevs: tuple[VdevRisk, ...] = ()) -> str:
     i = min(range(len(p_loss)), key=lambda k: abs(k - len(p_loss) // 2))
+    classes = [v for v in vdevs if "=" in v.vdev]
+    if classes and p_loss[i] > 0:
+        worst = max(vdevs, key=lambda v: 1 - (1 - v.p_loss[i]) ** v.count)
+        share = (1 - (1 - worst.p_loss[i]) ** worst.count) / p_loss[i]
+        if worst in classes and share > 0.5:
+            cls = worst.vdev.split("=")[0]
+            return (f"the {cls} vdev ({worst.vdev}): {100 * min(share, 1):.0f} % of P(pool loss); its loss loses "
+                    f"the pool, give it more disks")
     if layout.failures_guaranteed == 0:
         return "no redundancy: any failed disk loses the pool"
     if classic:

@@ -1,0 +1,142 @@
+"""Special, dedup, log and cache vdevs in the capacity model and in the commands that show them
+(docs/capacity.md#allocation-classes); the byte-exact checks are tests/oracle/test_classes_oracle.py."""
+
+import json
+
+import pytest
+
+from zfslab.errors import LayoutError
+from zfslab.model.capacity import pool_capacity
+from zfslab.model.layouts import parse_layout
+from zfslab.model.units import GB, TB
+
+DATA = 4 * TB
+
+
+def cap(text, rules="2.1", **kw):
+    return pool_capacity(parse_layout(text), DATA, rules=rules, **kw)
+
+
+def test_log_and_cache_vdevs_change_neither_size_nor_usable():
+    plain = cap("raidz2:6")
+    for extra in ("log=mirror:2@400GB", "log=disk", "cache:2@1TB", "cache:1", "spare:1"):
+        other = cap(f"raidz2:6+{extra}")
+        assert (other.size_bytes, other.usable_bytes, other.slop_bytes) == (
+            plain.size_bytes, plain.usable_bytes, plain.slop_bytes), extra
+    assert cap("raidz2:6+log=mirror:2@400GB").class_size_bytes("log") > 0
+
+
+def test_a_special_vdev_adds_to_size_but_not_to_usable_before_2_4():
+    plain, special = cap("raidz2:6"), cap("raidz2:6+special=mirror:2@400GB")
+    assert special.size_bytes == plain.size_bytes + special.class_size_bytes("special")
+    assert special.usable_bytes == plain.usable_bytes
+
+
+def test_2_4_reserves_a_zil_metaslab_on_big_special_vdevs_and_takes_it_off_the_slop():
+    big = cap("raidz2:6+special=mirror:2@400GB", rules="2.4")  # 186 metaslabs of 2 GiB
+    small = cap("raidz2:6+special=mirror:2@30GB", rules="2.4")  # 55 metaslabs: none
+    assert big.class_vdevs[0].embedded_log_bytes == 2 * 2**30
+    assert small.class_vdevs[0].embedded_log_bytes == 0
+    assert big.usable_bytes == cap("raidz2:6+special=mirror:2@400GB", rules="2.3.2").usable_bytes + 2 * 2**30
+    assert cap("raidz2:6+dedup=mirror:2@400GB", rules="2.4").class_vdevs[0].embedded_log_bytes == 0
+
+
+@pytest.mark.parametrize("version,added", [("2.1.11", False), ("2.3.2", False), ("2.3.9", True), ("2.4.0", False),
+                                           ("2.4.4", True)])
+def test_what_the_special_vdev_holds_counts_in_usable_from_2_3_7_and_2_4_1(version, added):
+    empty = cap("raidz2:6+special=mirror:3@1TB", rules=version)
+    used = cap("raidz2:6+special=mirror:3@1TB", rules=version, class_alloc_bytes=50 * GB)
+    assert used.usable_bytes - empty.usable_bytes == (50 * GB if added else 0)
+
+
+def test_class_allocations_need_a_special_or_dedup_vdev_to_count():
+    assert cap("raidz2:6+log=disk", rules="2.4", class_alloc_bytes=GB).usable_bytes == cap("raidz2:6", rules="2.4").usable_bytes
+    with pytest.raises(LayoutError, match="cannot be negative"):
+        cap("raidz2:6+special=mirror:3", class_alloc_bytes=-1)
+
+
+def test_unsized_class_vdevs_sit_on_data_disks_and_sized_ones_on_their_own():
+    same = cap("raidz2:6+special=mirror:3")
+    assert same.class_vdevs[0].asize_bytes == same.vdevs[0].asize_bytes // 6
+    whole = pool_capacity(parse_layout("raidz2:6+special=mirror:3@1TB"), DATA, class_vdev_bytes={TB: TB - 10**9})
+    assert whole.class_vdevs[0].asize_bytes < cap("raidz2:6+special=mirror:3@1TB").class_vdevs[0].asize_bytes
+
+
+def test_capacity_prints_each_class(run_cli):
+    r = run_cli("capacity", "raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB+cache:2@2TB", "--disk-size", "12TB",
+                "--zfs-version", "2.4")
+    assert r.exit_code == 0, r.stderr
+    lines = {}
+    for line in r.stdout.splitlines():
+        if line.strip():
+            lines.setdefault(line.split()[0], line)  # the first line of each label
+    assert "metadata and small blocks; in SIZE, not in AVAIL" in lines["special"]
+    assert "not in SIZE nor AVAIL" in lines["log"]
+    assert "2 L2ARC devices" in lines["cache"]
+    assert "embedded log metaslab on the special vdev (2.4+)" in r.stdout
+    assert "is added back to USED+AVAIL (spa_update_dspace)" in r.stdout
+
+
+def test_capacity_json_gives_the_class_sizes_and_the_force_reason(run_cli):
+    r = run_cli("capacity", "raidz2:6+special=mirror:2@1TB", "--disk-size", "12TB", "--zfs-version", "2.3.2", "--json")
+    record = json.loads(r.stdout)
+    assert record["special_size_bytes"] == record["class_vdevs"][0]["size_bytes"] > 0
+    assert record["special_used_counts_in_avail"] is False
+    assert record["zpool_create_needs_force"].startswith("each special mirror vdev survives 1 failed disks")
+    assert "losing it loses the pool" in record["class_redundancy_risk"]
+
+
+def test_special_used_moves_usable_on_2_4_only(run_cli):
+    def usable(version):
+        r = run_cli("capacity", "raidz2:6+special=mirror:3@1TB", "--disk-size", "12TB", "--zfs-version", version,
+                    "--special-used", "100GB", "--json")
+        return json.loads(r.stdout)["usable_bytes"]
+    assert usable("2.4.4") - usable("2.4.0") == 100 * GB
+
+
+def test_special_used_without_a_special_vdev_is_refused(run_cli):
+    r = run_cli("capacity", "raidz2:6+log=disk", "--disk-size", "12TB", "--special-used", "1GB")
+    assert (r.exit_code, r.stderr) == (2, "zfslab: error: --special-used: raidz2:6+log=disk has no special or dedup "
+                                          "vdev; add one, e.g. +special=mirror:3\n")
+
+
+def test_layout_prints_the_zpool_line_with_classes_and_force(run_cli):
+    r = run_cli("layout", "raidz2:6+special=mirror:2@1TB+log=disk@32GB+cache:1@2TB")
+    last = r.stdout.splitlines()[-1]
+    assert last == ("zpool create -f tank raidz2 DISK1 DISK2 DISK3 DISK4 DISK5 DISK6 special mirror SSD1 SSD2 "
+                    "log SSD3 cache SSD4")
+    assert "-f: zpool create refuses a \"mismatched replication level\" without it: each special mirror" in r.stdout
+
+
+def test_risk_says_where_the_risk_comes_from(run_cli):
+    r = run_cli("risk", "raidz2:6+special=mirror:2@1TB+log=mirror:2@400GB+cache:2@2TB", "--disk-size", "12TB")
+    assert r.exit_code == 0, r.stderr
+    assert "dominant cause: the special vdev (special=mirror:2@1TB)" in r.stdout
+    assert "log: P(losing the last seconds of synchronous writes)" in r.stdout
+    assert "cache: an L2ARC device holds copies only" in r.stdout
+
+
+def test_risk_special_disk_type_changes_only_the_class_vdevs(run_cli):
+    def record(*extra):
+        r = run_cli("risk", "raidz2:6+special=mirror:3@1TB", "--disk-size", "12TB", "--json", *extra)
+        return json.loads(r.stdout)
+    hdd, ssd = record(), record("--special-disk-type", "ssd")
+    assert hdd["vdevs"][0] == ssd["vdevs"][0]
+    assert hdd["vdevs"][1]["vdev"] == "special=mirror:3@1TB"
+    assert hdd["vdevs"][1]["p_loss"] != ssd["vdevs"][1]["p_loss"]
+    assert ssd["inputs_special_disks"]["ber_per_bit"] != hdd["inputs"]["ber_per_bit"]
+
+
+def test_montecarlo_refuses_class_vdevs(run_cli):
+    r = run_cli("risk", "raidz2:6+special=mirror:3", "--disk-size", "12TB", "--engine", "montecarlo")
+    assert r.exit_code == 2 and "only the Markov engine models" in r.stderr
+
+
+def test_plan_layouts_with_classes_say_why_zpool_wants_force(run_cli):
+    r = run_cli("plan", "8x12TB", "--layouts", "raidz2:8+special=mirror:2@1TB,raidz2:8+special=mirror:3@1TB", "--json")
+    rows = {row["layout"]: row for row in json.loads(r.stdout)["layouts"]}
+    assert rows["raidz2:8+special=mirror:2@1TB"]["zpool_create_needs_force"].startswith("each special mirror")
+    assert rows["raidz2:8+special=mirror:3@1TB"]["zpool_create_needs_force"] is None
+    two, three = rows["raidz2:8+special=mirror:2@1TB"], rows["raidz2:8+special=mirror:3@1TB"]
+    assert two["p_loss"]["5"] > three["p_loss"]["5"]
+    assert two["failures_guaranteed"] == 1 and three["failures_guaranteed"] == 2
