@@ -72,6 +72,20 @@ def test_zpool_vdev_list_round_trip():
     assert zpool_vdev_args(layout, devices) == words.split()
 
 
+@pytest.mark.parametrize("text", ["mirror:2+disk", "raidz1:3+2xdisk", "disk+mirror:3+disk", "mirror:2+disk+spare:1"])
+def test_plain_disks_are_written_before_grouped_vdevs(text):
+    """After 'mirror a b', a bare 'c' joins that mirror: zpool would build a 3-way mirror."""
+    layout = parse_layout(text)
+    devices = [f"d{i}" for i in range(layout.all_disks)]
+    again, again_devices = parse_zpool_vdevs(zpool_vdev_args(layout, devices))
+
+    def top_level_vdevs(lay):  # the pool's vdevs, whatever order they are written in
+        return sorted((g.kind.value, g.width, g.parity) for g in lay.groups for _ in range(g.count))
+    assert top_level_vdevs(again) == top_level_vdevs(layout)
+    assert again.hot_spares == layout.hot_spares
+    assert sorted(again_devices) == sorted(devices)
+
+
 @pytest.mark.parametrize("words,layout", [
     ("sda sdb sdc", "3xdisk"),
     ("mirror a b mirror c d mirror e f", "3xmirror:2"),

@@ -775,10 +775,11 @@ def zpool_vdev_args(layout: Layout, devices: list[str]) -> list[str]:
         if d in seen:
             raise LayoutError(f"device {shown(d)} is given twice; each disk can be used once")
         seen.add(d)
-    args: list[str] = []
     it = iter(devices)
-    for g in layout.groups:
-        args += _vdev_words(g, it)
+    words = [_vdev_words(g, it) for g in layout.groups]  # devices are taken in layout order...
+    # ...but plain disks are written first: after 'mirror a b', a bare 'c' would join that mirror.
+    args = [w for g, ws in zip(layout.groups, words) if not g.spec for w in ws]
+    args += [w for g, ws in zip(layout.groups, words) if g.spec for w in ws]
     last = None
     for c in layout.classes:  # sorted by class: zpool create takes 'log' once
         if c.alloc_class != last:
