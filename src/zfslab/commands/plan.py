@@ -17,7 +17,7 @@ from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
-from zfslab.commands._calibration import Calibration, calibrate, calibrated_fields, fit_dict, intervals
+from zfslab.commands._calibration import Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line
 from zfslab.report.plan_table import column_keys, fit_table, table_width
 from zfslab.report.tables import to_csv, to_json
 
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
     risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons, disk)
-    speed = None if args.no_speed else disk.speed if calibration is None else calibration.fit.profile(disk.speed)
+    speed = None if args.no_speed else disk.speed if calibration is None else calibration.profile(disk.speed)
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
@@ -180,12 +180,14 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     if speed is not None and calibration is not None:
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         n = len(calibration.measured)
+        iops = "fitted" if calibration.iops is not None else f"from {disk.name}"
         lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
                      f"({speed.seq_write_mb_s:,.0f}/{speed.seq_read_mb_s:,.0f} MB/s fitted, "
-                     f"{speed.rand_read_iops_qd1:g} IOPS from {disk.name}).")
+                     f"{speed.rand_read_iops_qd1:,.0f} IOPS {iops}).")
         lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
                      f"(run {calibration.run_id}{', SANDBOX file vdevs' if calibration.sandbox else ''}); "
                      "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
+        lines.append(iops_line(calibration, disk.name))
     elif speed is not None:
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "

@@ -23,7 +23,7 @@ class DamagedDatabase(ZfslabError):
 # What report reads of each row, and the types a zfslab database holds there (None: NULL allowed)
 _RUN_COLUMNS = {"id": (int,), "started_at": (str,), "zfs_version": (str, None), "kernel": (str, None),
                 "cpu": (str, None), "ram_bytes": (int, None), "sandbox": (int,)}
-_DISK_COLUMNS = {"device": (str,), "size_bytes": (int, None)}
+_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "size_bytes": (int, None)}
 _DRILL_COLUMNS = {"layout": (str,), "scenario": (str,), "outcome": (str,), "verdict": (str,),
                   "seconds": (int, float, None)}
 _BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_s": (int, float, None),
@@ -81,8 +81,10 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     bench = []
     for r in runs:
         disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']}", path) for d in conn.execute(
-            "SELECT device, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
+            "SELECT device, serial, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
         r["disks"] = ", ".join(d["device"] for d in disks)
+        # the disks' identity: their serials when bench read every one, else the paths it was given
+        r["disk_ids"] = tuple(d["serial"] if all(x["serial"] for x in disks) else d["device"] for d in disks)
         r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
         if has_table(conn, "measurements"):
             try:
