@@ -194,3 +194,50 @@ def iops_line(calibration: Calibration, preset: str) -> str:
     return (f"IOPS: fitted on {n} layout{'s' * (n != 1)} measured by the ars suite on these disks "
             f"(run {calibration.iops_run_id}): one disk {v['disk_read_iops_qd1']:,.0f}/{v['disk_read_iops_qd8']:,.0f} "
             f"random reads/s at QD1/QD8, a ZIL commit {v['sync_write_ms']:.3g} ms.")
+
+
+@dataclass(frozen=True)
+class MeasuredResilver:
+    """A healing resilver drill timed on these disks: ZFS's resilvered bytes over the seconds."""
+
+    vdev_kind: str  # mirror | raidz
+    mb_s: float
+    drill_id: int
+    layout: str
+    fill: float
+    resilvered_bytes: int
+    seconds: float
+
+
+def measured_resilvers(path: str, calibration: Calibration) -> dict[str, MeasuredResilver]:
+    """The latest healing resilver per vdev kind (mirror, raidz) that drill timed on disks of the
+    calibration's bench run (its pool's disks all among the run's; the spare may be any disk)."""
+    from zfslab.model.speed_fit import FitError
+    from zfslab.store.readback import read_resilvers
+
+    disks = set(calibration.disk_ids)
+    out: dict[str, MeasuredResilver] = {}
+    for r in read_resilvers(path):
+        pool = [d for d in r["disks"] if d["role"] == "pool"]
+        ids = [d["serial"] if all(x["serial"] for x in pool) else d["device"] for d in pool]
+        if (r["how"] == "sequential" or r["vdev_kind"] not in ("mirror", "raidz") or not ids
+                or bool(r["sandbox"]) != calibration.sandbox or not set(ids) <= disks):
+            continue
+        if r["resilvered_bytes"] <= 0 or r["seconds"] <= 0:
+            raise FitError(f"--db {shown(path, 200)}: resilver {r['id']} (drill {r['drill_id']}): "
+                           f"{r['resilvered_bytes']} bytes in {r['seconds']!r} s; a measured resilver must be above 0")
+        out[r["vdev_kind"]] = MeasuredResilver(r["vdev_kind"], r["resilvered_bytes"] / r["seconds"] / 1e6,
+                                               r["drill_id"], r["layout"], r["fill"], r["resilvered_bytes"],
+                                               r["seconds"])
+    return out
+
+
+def resilver_line(measured: dict[str, MeasuredResilver]) -> str:
+    """The footer's word on the resilver rates the risk columns used."""
+    rates = "; ".join(f"{m.mb_s:,.0f} MB/s ({kind}, drill run {m.drill_id})" for kind, m in sorted(measured.items()))
+    return f"resilver rate measured by drill on these disks: {rates}."
+
+
+def resilver_dicts(measured: dict[str, MeasuredResilver]) -> list[dict]:
+    return [{"vdev_kind": m.vdev_kind, "mb_s": m.mb_s, "drill_id": m.drill_id, "layout": m.layout, "fill": m.fill,
+             "resilvered_bytes": m.resilvered_bytes, "seconds": m.seconds} for m in measured.values()]

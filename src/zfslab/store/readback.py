@@ -101,3 +101,33 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     return runs, bench, drills, latest
 
 
+
+
+_RESILVER_COLUMNS = {"id": (int,), "drill_id": (int,), "layout": (str,), "vdev_kind": (str,), "how": (str,),
+                     "fill": (int, float), "fill_bytes": (int,), "resilvered_bytes": (int,),
+                     "seconds": (int, float), "sandbox": (int,)}
+_RESILVER_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "role": (str,)}
+
+
+def read_resilvers(path: str) -> list[dict]:
+    """Every resilver drill timed (migration 4), each with its disks, read without changing the file;
+    [] for a database from before drill recorded them. Call after read_results() has vetted `path`."""
+    from zfslab.store.schema import has_table, open_readonly
+    conn = open_readonly(path)
+    try:
+        if not has_table(conn, "resilvers"):
+            return []
+        out = []
+        for r in conn.execute("SELECT * FROM resilvers ORDER BY id"):
+            row = _checked(dict(r), _RESILVER_COLUMNS, f"resilver {clip(r['id'])}", path)
+            row["disks"] = [_checked(dict(d), _RESILVER_DISK_COLUMNS, f"a disk of resilver {row['id']}", path)
+                            for d in conn.execute("SELECT device, serial, role FROM resilver_disks WHERE resilver_id = ? "
+                                                  "ORDER BY position", (row["id"],))]
+            out.append(row)
+        return out
+    except sqlite3.DatabaseError as e:
+        raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
+    except (KeyError, IndexError) as e:
+        raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
+    finally:
+        conn.close()

@@ -86,13 +86,36 @@ MIGRATIONS: list[list[str]] = [
             created_at TEXT NOT NULL
         )""",
     ],
+    [  # 4: each resilver a drill timed, with what it needs to stand for these disks in plan's risk
+       #    columns: the vdev kind, the disks, the fill, and ZFS's own count of resilvered bytes
+        """CREATE TABLE resilvers (
+            id INTEGER PRIMARY KEY,
+            drill_id INTEGER NOT NULL REFERENCES drills(id),
+            layout TEXT NOT NULL,
+            vdev_kind TEXT NOT NULL,        -- mirror | raidz | draid: the vdev resilvered
+            how TEXT NOT NULL,              -- fresh disk | hot spare | distributed spare | sequential
+            fill REAL NOT NULL,             -- share of the pool's USED+AVAIL filled before it
+            fill_bytes INTEGER NOT NULL,
+            resilvered_bytes INTEGER NOT NULL,  -- zpool status: bytes repair wrote to the new disk
+            seconds REAL NOT NULL,
+            sandbox INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE resilver_disks (
+            resilver_id INTEGER NOT NULL REFERENCES resilvers(id),
+            position INTEGER NOT NULL,
+            device TEXT NOT NULL, serial TEXT,  -- as given (by-id) and as read, as bench records them
+            role TEXT NOT NULL,             -- pool | spare
+            PRIMARY KEY (resilver_id, position)
+        )""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 # 'zfsl' in ASCII: SQLite's header field for the application that owns the file
 APPLICATION_ID = 0x7A66736C
-KNOWN_TABLES = {"schema_version", "runs", "run_disks", "measurements", "layout_capacity", "drills", "pools"}
+KNOWN_TABLES = {"schema_version", "runs", "run_disks", "measurements", "layout_capacity", "drills", "pools",
+                "resilvers", "resilver_disks"}
 
 
 class DatabaseTooNew(ZfslabError):
