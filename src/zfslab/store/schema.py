@@ -150,6 +150,11 @@ def stored_version(conn: sqlite3.Connection, path: str) -> int:
     if app not in (0, APPLICATION_ID):  # 0: files made before zfslab set it
         raise NotOurDatabase(path, f"an SQLite database of another program (application_id {app:#x})")
     foreign = sorted(tables - KNOWN_TABLES)
+    if foreign and app == APPLICATION_ID and "schema_version" in tables:
+        # a newer zfslab's own file: its new tables are not foreign, its version says why we cannot read it
+        newer = [r[0] for r in conn.execute("SELECT version FROM schema_version") if type(r[0]) is int]
+        if newer and max(newer) > SCHEMA_VERSION:
+            raise DatabaseTooNew(path, max(newer), SCHEMA_VERSION)
     if "schema_version" not in tables or foreign:
         raise NotOurDatabase(path, "an SQLite database that is not zfslab's (tables: "
                                    f"{', '.join(sorted(tables)[:6])})")
