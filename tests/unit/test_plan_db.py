@@ -272,3 +272,14 @@ def test_bad_iops_get_one_line_and_exit_2(run_cli, tmp_path, value, message):
     r = run_cli("plan", "--db", path)
     assert r.exit_code == 2 and r.stdout == "", r.stdout
     assert r.stderr.startswith("zfslab: error: ") and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_the_iops_tests_are_the_ars_suites_4k_tests():
+    from zfslab.model.iops_fit import METRICS
+    from zfslab.system.suites import IOPS_METRIC, SUITES
+    ars = {t.name: t for t in SUITES["ars"]}
+    assert IOPS_METRIC == ARS and set(IOPS_METRIC.values()) == set(METRICS)
+    for name, metric in IOPS_METRIC.items():  # the point each metric names: 4K, 1 job QD1 or 8 jobs QD8
+        t = ars[name]
+        assert t.bs == "4k" and (t.numjobs, t.iodepth) == ((1, 1) if metric.endswith("qd1") else (8, 8))
+        assert (t.fsync == 1) == metric.startswith("sync") and t.reads == metric.startswith("rand_read")
