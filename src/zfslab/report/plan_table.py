@@ -48,7 +48,8 @@ def _speed(key: str) -> Callable[[PlanRow], str]:
     return lambda r: "-" if r.speed is None else f"{r.speed[key]:,.0f}"
 
 
-def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None, iops: bool = False) -> Callable[[PlanRow], str]:
+def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None,
+            iops: bool = False) -> Callable[[PlanRow], str]:
     """With a calibration, a speed cell of a measured layout ends in "m" (the others in a space,
     so the digits stay aligned); without one, the cell as it was."""
     if calibrated is None:

@@ -120,9 +120,10 @@ def read_resilvers(path: str) -> list[dict]:
         out = []
         for r in conn.execute("SELECT * FROM resilvers ORDER BY id"):
             row = _checked(dict(r), _RESILVER_COLUMNS, f"resilver {clip(r['id'])}", path)
+            disks = conn.execute("SELECT device, serial, role FROM resilver_disks WHERE resilver_id = ? "
+                                 "ORDER BY position", (row["id"],))
             row["disks"] = [_checked(dict(d), _RESILVER_DISK_COLUMNS, f"a disk of resilver {row['id']}", path)
-                            for d in conn.execute("SELECT device, serial, role FROM resilver_disks WHERE resilver_id = ? "
-                                                  "ORDER BY position", (row["id"],))]
+                            for d in disks]
             out.append(row)
         return out
     except sqlite3.DatabaseError as e:

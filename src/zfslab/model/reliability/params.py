@@ -104,7 +104,8 @@ class RiskParams:
 
     def resilver_measured(self, mirror: bool) -> bool:
         """Whether the rate healing_mb_s() gives for this kind is drill's measurement."""
-        return self.resilver_mb_s is None and (self.resilver_mirror_mb_s if mirror else self.resilver_raidz_mb_s) is not None
+        measured = self.resilver_mirror_mb_s if mirror else self.resilver_raidz_mb_s
+        return self.resilver_mb_s is None and measured is not None
 
     def resilver_hours(self, mirror: bool, speedup: float = 1.0) -> float:
         """Time to rewrite a disk's allocated bytes at the resilver rate (dRAID: times its speed-up)."""
