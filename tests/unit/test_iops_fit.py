@@ -68,7 +68,8 @@ def test_what_no_measurement_pins_stays_at_its_prior():
     disk = parse_layout("disk")
     fit = fit_iops([IopsMeasurement(disk, "rand_read_iops_qd1", 95.0)], streaming=base)
     got = {p.name: p for p in fit.parameters()}
-    assert got["disk_read_iops_qd1"].pinned_by == "data" and math.isclose(got["disk_read_iops_qd1"].value, 95, rel_tol=0.05)
+    assert got["disk_read_iops_qd1"].pinned_by == "data"
+    assert math.isclose(got["disk_read_iops_qd1"].value, 95, rel_tol=0.05)
     # the preset's own figures are the priors of what it gives; the others their documented medians
     assert math.isclose(got["sync_write_ms"].value, base.sync_write_ms, rel_tol=1e-3)
     assert math.isclose(got["disk_read_iops_qd8"].value, base.rand_read_iops_qd8, rel_tol=0.02)

@@ -235,7 +235,8 @@ def test_the_footer_says_what_the_iops_rest_on(run_cli, ars_db, db):
     out = " ".join(run_cli("plan", "--db", ars_db).stdout.split())  # the footer wraps at the page's width
     assert "IOPS: fitted on 6 layouts measured by the ars suite on these disks (run 2)" in out
     assert "IOPS fitted" in out and "IOPS from hdd)" not in out
-    out = " ".join(run_cli("plan", "--db", db).stdout.split())  # streaming only: still fitted, the IOPS are the preset's
+    # streaming only: still fitted, the IOPS are the preset's
+    out = " ".join(run_cli("plan", "--db", db).stdout.split())
     assert "Speed figures: fitted on 6 layouts" in out
     assert "IOPS: from the hdd preset, uncalibrated: no ars run on these disks" in out
     data = json.loads(run_cli("plan", "--db", db, "--json").stdout)
