@@ -5,6 +5,8 @@ import os
 import shlex
 import shutil
 
+import sqlite3
+
 import pytest
 
 from tests.conftest import DATA
@@ -197,6 +199,13 @@ def test_schema_migrations(tmp_path):
     conn.execute("INSERT INTO schema_version VALUES (99)")
     conn.close()
     with pytest.raises(DatabaseTooNew, match="newer than this zfslab knows"):
+        connect(path)
+    # a newer zfslab's tables are not taken for another program's: the version says why
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE from_the_future (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(DatabaseTooNew, match="schema version 99"):
         connect(path)
 
 

@@ -17,7 +17,8 @@ def test_the_dry_run_lists_the_design_and_then_only_its_layouts(run_cli, tmp_pat
     assert lines[0] == (f"# calibration: {len(picks)} of the {len(candidate_layouts(6))} layouts plan lists for 6 disks "
                         "(docs/speed.md#calibration-design); plan --db fits the speed model on them")
     assert lines[1:1 + len(picks)] == [f"# {p.layout}: {p.rule}; pins {', '.join(p.pins)}" for p in picks]
-    assert lines[1] == "# 6xdisk: one disk; pins disk_write_mb_s, disk_read_mb_s, disk_rewrite_mb_s"
+    assert lines[1] == ("# 6xdisk: one disk; pins disk_write_mb_s, disk_read_mb_s, disk_rewrite_mb_s, "
+                        "disk_read_iops_qd1, read_modify_write, sync_write_ms")
     creates = [line for line in lines if line.startswith("zpool create")]
     assert len(creates) == len(picks) == 6
     assert [c.split(" zfslab-bench ")[1].split()[0] for c in creates[1:]] == \

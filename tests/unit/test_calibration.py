@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tests.conftest import DATA
 from zfslab.model.calibration import calibration_budget, calibration_design
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
+from zfslab.model.iops_fit import NAMES as IOPS_NAMES
 from zfslab.model.speed_fit import NAMES
 from zfslab.model.validation import row_layout
 
@@ -43,7 +44,7 @@ def test_calomel_design_is_nine_rows_and_says_what_each_pins():
     ]
     assert [p.index for p in picks] == [0, 25, 24, 23, 22, 5, 8, 3, 19]
     pinned = {name for p in picks for name in p.pins}
-    assert pinned == set(NAMES)  # every parameter of the fit is pinned by some row
+    assert pinned == set(NAMES) | set(IOPS_NAMES)  # every parameter of both fits is pinned by some row
 
 
 def test_a_small_table_gets_its_most_informative_rows_first():
@@ -91,7 +92,7 @@ def test_never_more_than_a_third_and_never_twice_the_same_row(layouts):
     picks = calibration_design(layouts)
     assert len(picks) <= -(-len(layouts) // 3)
     assert len({p.index for p in picks}) == len(picks)
-    assert all(layouts[p.index] is p.layout and set(p.pins) <= set(NAMES) for p in picks)
+    assert all(layouts[p.index] is p.layout and set(p.pins) <= set(NAMES) | set(IOPS_NAMES) for p in picks)
 
 
 @given(layouts=tables)

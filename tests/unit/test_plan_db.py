@@ -163,3 +163,124 @@ def test_a_missing_file_and_no_speed(run_cli, tmp_path, db):
     r = run_cli("plan", "--db", db, "--no-speed")
     assert r.exit_code == 2 and "--no-speed" in r.stderr
     assert not os.path.exists(tmp_path / "none.sqlite")
+
+
+# --- the random path: the ars suite's 4K tests, measured in a run of their own on the same disks ---
+
+# the disks' random path as the synthetic ars run measures it: not the preset's, so the fit has work to do
+TRUTH_IOPS = replace(TRUTH, rand_read_iops_qd1=110.0, rand_read_iops_qd8=190.0, sync_write_ms=7.0,
+                     host=replace(TRUTH.host, read_modify_write=0.6, sync_batch=3.0))
+ARS = {"randread-4k-t1q1": "rand_read_iops_qd1", "randread-4k-t8q8": "rand_read_iops_qd8",
+       "randwrite-4k-t1q1": "rand_write_iops_qd1", "randwrite-4k-t8q8": "rand_write_iops_qd8",
+       "syncwrite-4k-t1q1": "sync_write_iops_qd1", "syncwrite-4k-t8q8": "sync_write_iops_qd8"}
+
+
+def iops_record(layout: str, test: str, iops: float, repeat: int) -> Measurement:
+    read = test.startswith("randread")
+    return replace(record(layout, "seqread" if read else "seqwrite", 0.0, repeat), test=test,
+                   read_iops=iops if read else 0.0, write_iops=0.0 if read else iops,
+                   read_mb_s=iops * 4096e-6 if read else 0.0, write_mb_s=0.0 if read else iops * 4096e-6)
+
+
+def ars_run(path, disks: int = 6, layouts=None, *, devices: str = "/dev/d", value=None) -> None:
+    """A finished `bench --suite ars` run after the seq run of bench_db: each 4K test twice at what
+    TRUTH_IOPS predicts (±3 %), or at `value`."""
+    if layouts is None:
+        layouts = [str(p.layout) for p in calibration_design(candidate_layouts(disks))]
+    results = Results(connect(str(path)))
+    run_id = results.start_run(key="a", command="zfslab bench --suite ars", suite="ars", repeats=2,
+                               options={"ashift": 12, "recordsize": "128K"}, sandbox=False, facts={},
+                               disks=[{"device": f"{devices}{i}", "size_bytes": DISK_BYTES} for i in range(disks)])
+    for text in layouts:
+        p = predict(parse_layout(text), TRUTH_IOPS)
+        for test, field in ARS.items():
+            iops = getattr(p, field) if value is None else value
+            results.add(run_id, iops_record(text, test, iops * 0.97, 1), iops_record(text, test, iops * 1.03, 2))
+    results.finish_run(run_id)
+    results.conn.close()
+
+
+@pytest.fixture(scope="module")
+def ars_db(tmp_path_factory):
+    path = bench_db(tmp_path_factory.mktemp("ars") / "r.sqlite")
+    ars_run(path)
+    return path
+
+
+def test_ars_results_fit_the_iops_columns_with_ranges(run_cli, ars_db):
+    r = run_cli("plan", "--db", ars_db, "--json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)
+    fit = data["speed_fit"]
+    assert fit["run_id"] == 1 and fit["iops_from"] == "fit"
+    iops = fit["iops_fit"]
+    assert iops["run_id"] == 2 and len(iops["layouts_measured"]) == 6
+    values = {p["name"]: p for p in iops["parameters"]}
+    truth = {"disk_read_iops_qd1": 110.0, "disk_read_iops_qd8": 190.0, "sync_write_ms": 7.0,
+             "read_modify_write": 0.6, "sync_batch": 3.0}
+    for name, value in truth.items():  # the preset says 80, 140, 12 ms, 1 and 1: the data moved them
+        assert values[name]["low"] <= value <= values[name]["high"], values[name]
+        assert values[name]["pinned_by"] == "data"
+    assert values["host_read_iops"]["pinned_by"] == "prior"  # HDDs never reach the host's read path
+    for row in data["layouts"]:
+        p = predict(parse_layout(row["layout"]), TRUTH_IOPS)
+        for metric in ARS.values():
+            value = row["speed"][metric]
+            assert row[f"{metric}_low"] < value < row[f"{metric}_high"], (row["layout"], metric)
+            assert math.isclose(value, getattr(p, metric), rel_tol=0.1), (row["layout"], metric)
+        assert row["measured_iops"] == (row["layout"] in iops["layouts_measured"])
+
+
+def test_the_footer_says_what_the_iops_rest_on(run_cli, ars_db, db):
+    out = " ".join(run_cli("plan", "--db", ars_db).stdout.split())  # the footer wraps at the page's width
+    assert "IOPS: fitted on 6 layouts measured by the ars suite on these disks (run 2)" in out
+    assert "IOPS fitted" in out and "IOPS from hdd)" not in out
+    # streaming only: still fitted, the IOPS are the preset's
+    out = " ".join(run_cli("plan", "--db", db).stdout.split())
+    assert "Speed figures: fitted on 6 layouts" in out
+    assert "IOPS: from the hdd preset, uncalibrated: no ars run on these disks" in out
+    data = json.loads(run_cli("plan", "--db", db, "--json").stdout)
+    assert data["speed_fit"]["iops_from"] == "preset" and data["speed_fit"]["iops_fit"] is None
+    assert "rand_read_iops_qd8_low" not in data["layouts"][0]
+
+
+def test_the_iops_columns_are_marked_and_ranged(run_cli, ars_db):
+    out = run_cli("plan", "--db", ars_db, "--all", "--columns", "layout,rand_read,rand_read_range").stdout
+    assert "rand_read 90 %" in out and "range IOPS" in out
+    measured = {str(p.layout) for p in calibration_design(candidate_layouts(6))}
+    every = {str(x) for x in candidate_layouts(6)}
+    rows = [cells[1:] if cells[0] in "★◆" else cells for cells in map(str.split, out.splitlines())
+            if set(cells[:2]) & every]
+    assert len(rows) == len(every)
+    for name, iops, low_high in rows:  # the mark, then the fitted figure inside its range
+        assert iops.endswith("m") == (name in measured), rows
+        low, high = (float(x.replace(",", "")) for x in low_high.split("-"))
+        assert low < float(iops.rstrip("m").replace(",", "")) < high
+
+
+def test_an_ars_run_on_other_disks_is_not_used(run_cli, tmp_path):
+    path = bench_db(tmp_path / "r.sqlite")
+    ars_run(path, devices="/dev/other")
+    out = " ".join(run_cli("plan", "--db", path).stdout.split())
+    assert "IOPS: from the hdd preset" in out
+
+
+@pytest.mark.parametrize("value, message", [(-5.0, "IOPS; a measured rate must be above 0"),
+                                            (float("inf"), "not a zfslab value")])
+def test_bad_iops_get_one_line_and_exit_2(run_cli, tmp_path, value, message):
+    path = bench_db(tmp_path / "r.sqlite")
+    ars_run(path, value=value)
+    r = run_cli("plan", "--db", path)
+    assert r.exit_code == 2 and r.stdout == "", r.stdout
+    assert r.stderr.startswith("zfslab: error: ") and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_the_iops_tests_are_the_ars_suites_4k_tests():
+    from zfslab.model.iops_fit import METRICS
+    from zfslab.system.suites import IOPS_METRIC, SUITES
+    ars = {t.name: t for t in SUITES["ars"]}
+    assert IOPS_METRIC == ARS and set(IOPS_METRIC.values()) == set(METRICS)
+    for name, metric in IOPS_METRIC.items():  # the point each metric names: 4K, 1 job QD1 or 8 jobs QD8
+        t = ars[name]
+        assert t.bs == "4k" and (t.numjobs, t.iodepth) == ((1, 1) if metric.endswith("qd1") else (8, 8))
+        assert (t.fsync == 1) == metric.startswith("sync") and t.reads == metric.startswith("rand_read")

@@ -236,8 +236,9 @@ def mttdl_text(hours: float | None) -> str:
 
 def inputs_text(p: RiskParams) -> str:
     rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
-    resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else \
-        f"{0.8 * p.streaming_mb_s:.0f} MB/s mirrors, {0.5 * p.streaming_mb_s:.0f} MB/s raidz"
+    resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else ", ".join(
+        f"{p.healing_mb_s(mirror):.0f} MB/s {kind}{' (measured by drill)' if p.resilver_measured(mirror) else ''}"
+        for mirror, kind in ((True, "mirrors"), (False, "raidz")))
     return (f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h, resilver {resilver}, "
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 

@@ -134,7 +134,10 @@ def _run(zfs, runner, args, scenarios) -> int:
     drill.run(plan)
     line = verdict(str(layout), args.fill, drill.results)
     version = zfs.version().kernel
-    results.add_drill(str(layout), drill.results, line, version, sandbox)
+    given = {i.given: i for i in infos}
+    disks = [{"device": d, "serial": getattr(given.get(d), "serial", None), "role": "pool"} for d in devices]
+    disks += [{"device": spare, "serial": getattr(given.get(spare), "serial", None), "role": "spare"}] if spare else []
+    results.add_drill(str(layout), drill.results, line, version, sandbox, disks)
     if args.json:
         print(to_json({"layout": str(layout), "fill": args.fill, "verdict": line, "zfs_version": version,
                        "sandbox": sandbox, "seconds": time.monotonic() - t0,

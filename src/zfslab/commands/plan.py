@@ -17,7 +17,8 @@ from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
 from zfslab.model.units import parse_blocksize
-from zfslab.commands._calibration import Calibration, calibrate, calibrated_fields, fit_dict, intervals
+from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
+                                         measured_resilvers, resilver_dicts, resilver_line)
 from zfslab.report.plan_table import column_keys, fit_table, table_width
 from zfslab.report.tables import to_csv, to_json
 
@@ -113,7 +114,12 @@ def run(args: argparse.Namespace) -> int:
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
     risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons, disk)
-    speed = None if args.no_speed else disk.speed if calibration is None else calibration.fit.profile(disk.speed)
+    resilvers = {}
+    if risk is not None and calibration is not None and args.resilver_mbps is None:  # the user's rate wins
+        resilvers = measured_resilvers(args.db, calibration)
+        risk = risk.with_(resilver_mirror_mb_s=getattr(resilvers.get("mirror"), "mb_s", None),
+                          resilver_raidz_mb_s=getattr(resilvers.get("raidz"), "mb_s", None))
+    speed = None if args.no_speed else disk.speed if calibration is None else calibration.profile(disk.speed)
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
@@ -133,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         if args.csv:
             print(to_csv(records), end="")
         else:
-            basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level)}
+            basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
+                                                    "resilver_measured": resilver_dicts(resilvers)}
             print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                            "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
                            "disk_type": disk.name,
@@ -156,12 +163,13 @@ def run(args: argparse.Namespace) -> int:
     out.print(fitted.table)
     out.print()
     out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
-    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration):
+    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
         out.print(Text(line, style="dim"))
     return 0
 
 
-def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, calibration=None) -> list[str]:
+def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, calibration=None,
+            resilvers=None) -> list[str]:
     h = f"{goal.horizon_years:g} year{'s' * (goal.horizon_years != 1)}"
     out = len(rec.over_budget)
     if args.all:
@@ -177,15 +185,19 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     if risk is not None:
         lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
                      f"Inputs: {inputs_text(risk)}.")
+        if resilvers:
+            lines.append(resilver_line(resilvers))
     if speed is not None and calibration is not None:
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         n = len(calibration.measured)
+        iops = "fitted" if calibration.iops is not None else f"from {disk.name}"
         lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
                      f"({speed.seq_write_mb_s:,.0f}/{speed.seq_read_mb_s:,.0f} MB/s fitted, "
-                     f"{speed.rand_read_iops_qd1:g} IOPS from {disk.name}).")
+                     f"{speed.rand_read_iops_qd1:,.0f} IOPS {iops}).")
         lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
                      f"(run {calibration.run_id}{', SANDBOX file vdevs' if calibration.sandbox else ''}); "
                      "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
+        lines.append(iops_line(calibration, disk.name))
     elif speed is not None:
         metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "

@@ -5,15 +5,18 @@ them (rounded up): every other layout is left to check the model on. Each rule b
 layout, the first that fits, and names the parameters (model/speed_fit.py) it pins; a rule with
 no layout to take, or one already taken, adds nothing. In priority order:
 
-1. one disk (the smallest stripe): the disk's own write, read and rewrite rates;
-2. the widest stripe: the host's write and read ceilings and the rewrite's parallel share;
+1. one disk (the smallest stripe): the disk's own write, read and rewrite rates, and its random
+   reads, random writes and sync writes (model/iops_fit.py);
+2. the widest stripe: the host's write and read ceilings and the rewrite's parallel share, and
+   random reads spread over every disk (the disks' depth against the host's read path);
 3. the widest raidz (then dRAID) of each parity level, highest parity first: host time per
-   child I/O and per parity column (their slope over parity levels of similar width);
+   child I/O and per parity column (their slope over parity levels of similar width); for the
+   random path, one vdev: one disk's reads per record, and every fsync through one vdev's commits;
 4. the narrowest raidz (fewest data columns, then lowest parity): the vdev pipeline, whose
    allocated bytes per data byte are highest there and whose parity cost is the smallest;
 5. the layout nearest the middle of the table's sizes (geometric mean of the fewest and most
    disks read at once): reads in flight, which shape the knee between disks and host;
-6. the widest mirror: child I/Os and allocated bytes of copies (and mirror reads);
+6. the widest mirror: child I/Os and allocated bytes of copies (and mirror reads, random ones too);
 7. the raidz with the most vdevs: the vdev pipeline against the pool-wide host costs;
 8. the narrowest raidz of each other parity level, then the mirror with the most vdevs.
 
@@ -29,8 +32,9 @@ from dataclasses import dataclass
 
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 
-DISK_RATES = ("disk_write_mb_s", "disk_read_mb_s", "disk_rewrite_mb_s")
-HOST_CEILINGS = ("host_write_mb_s", "host_read_mb_s", "rewrite_parallel")
+DISK_RATES = ("disk_write_mb_s", "disk_read_mb_s", "disk_rewrite_mb_s",
+              "disk_read_iops_qd1", "read_modify_write", "sync_write_ms")
+HOST_CEILINGS = ("host_write_mb_s", "host_read_mb_s", "rewrite_parallel", "disk_read_iops_qd8", "host_read_iops")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +108,7 @@ def calibration_design(layouts: Sequence[Layout], *, budget: int | None = None) 
     # 3. the widest vdev of each parity level, highest parity first
     for kp in levels:
         take(of_level(kp), lambda i: (-main[i].width, -main[i].count), f"the widest {name(kp)}",
-             ("child_io_us", "parity_us_per_mb"))
+             ("child_io_us", "parity_us_per_mb", "sync_batch"))
     # 4. the narrowest raidz: most allocated bytes per data byte, least parity work
     take(redundant, lambda i: (_data_disks(VdevGroup(main[i].kind, main[i].width, main[i].parity, 1,
                                                      main[i].draid_data, main[i].draid_spares)),
@@ -117,7 +121,7 @@ def calibration_design(layouts: Sequence[Layout], *, budget: int | None = None) 
              "the middle size", ("reads_in_flight",))
     # 6. the widest mirror: copies and their child I/Os
     take(mirrors, lambda i: (-main[i].width, -main[i].count), "the widest mirror",
-         ("vdev_pipeline_mb_s", "child_io_us"))
+         ("vdev_pipeline_mb_s", "child_io_us", "disk_read_iops_qd8"))
     # 7. the most parity vdevs: each vdev's pipeline against the pool-wide host
     take([i for i in redundant if main[i].count > 1], lambda i: (-main[i].count, -main[i].width),
          "the most parity vdevs", ("vdev_pipeline_mb_s",))

@@ -19,8 +19,12 @@ Few parameters, each with a physical meaning (docs/speed.md gives each rule and 
 - random reads: a raidz block read occupies min(d, N-p) disks, so a vdev serves
   I_r N / min(d, N-p) at depth, a mirror N I_r, dRAID floor((c-s)/(d+p)) I_r; no more reads
   are served at once than are in flight (1 at QD1; 64 at the "QD8" point, 8 jobs x depth 8);
-- async random writes are copy-on-write: bandwidth-bound, each costing the record it dirties;
-- sync writes wait for a ZIL write plus a cache flush on one vdev: 1/t_sync per vdev in use;
+  the disks and the host's per-read time (H IOPS) form the same closed loop as streaming reads;
+- async random writes are copy-on-write: each dirties a whole record, which the txg writes back
+  at the pool's streaming rate; a share m of them must first read that record from the disks
+  (a partial write of a block not in the ARC), at the random-read rate of the same depth;
+- sync writes add a ZIL commit (a log write plus a cache flush, t_sync) to the writer's path;
+  at the 8-job point up to min(8, vdevs) commits run at once, each carrying b writers' records;
 - raidz/dRAID parity is computed by the CPUs: a core protects G_p MB/s of data at parity p
   (the module's own benchmark, /proc/spl/kstat/zfs/vdev_raidz_bench), and the write issue
   threads run on every core, so streaming writes are also capped at G_p x cores.
@@ -59,6 +63,9 @@ class HostLimits:
     child_io_us: float = 0.0  # microseconds a vdev's pipeline spends per child I/O of a written record
     parity_us_per_mb: float = 0.0  # host microseconds per MB of data written, per parity column
     reads_in_flight: float = 1.0  # Q: records a streaming read keeps between the disks and the host
+    read_iops: float = math.inf  # H: random reads per second the host's read path (zio, checksum, copy) serves
+    read_modify_write: float = 0.0  # m: share of 4K random writes that first read their record from the disks
+    sync_batch: float = 1.0  # b: fsyncs one ZIL commit carries when 8 writers sync at once
 
     def __post_init__(self) -> None:
         if len(self.parity_mb_s) != 3 or not all(_is_rate(v, unbounded=True) for v in self.parity_mb_s):
@@ -68,7 +75,7 @@ class HostLimits:
         if not 1 <= self.cpus <= 65536:
             raise ValueError(f"cpus(={self.cpus}) must be at least 1" if self.cpus < 1 else
                              f"cpus(={self.cpus}) must be at most 65536")
-        for name in ("write_mb_s", "read_mb_s", "vdev_pipeline_mb_s"):
+        for name in ("write_mb_s", "read_mb_s", "vdev_pipeline_mb_s", "read_iops"):
             if not _is_rate(getattr(self, name), unbounded=True):
                 raise ValueError(f"{name}(={getattr(self, name)!r}) must be > 0")
         for name in ("child_io_us", "parity_us_per_mb"):
@@ -77,6 +84,10 @@ class HostLimits:
                 raise ValueError(f"{name}(={value!r}) must be a finite number >= 0")
         if not (_is_rate(self.reads_in_flight, unbounded=True) and self.reads_in_flight >= 1):
             raise ValueError(f"reads_in_flight(={self.reads_in_flight!r}) must be at least 1")
+        if not (self.read_modify_write == 0 or (_is_rate(self.read_modify_write) and self.read_modify_write <= 1)):
+            raise ValueError(f"read_modify_write(={self.read_modify_write!r}) must be from 0 to 1")
+        if not (_is_rate(self.sync_batch) and 1 <= self.sync_batch <= 64):
+            raise ValueError(f"sync_batch(={self.sync_batch!r}) must be from 1 to 64")
         if not (_is_rate(self.rewrite_parallel) and self.rewrite_parallel <= 1):
             raise ValueError(f"rewrite_parallel(={self.rewrite_parallel!r}) must be above 0 and at most 1")
 
@@ -302,6 +313,50 @@ def _random_read_servers(g: VdevGroup, recordsize: int, ashift: int) -> float:
     return float(max((g.width - g.draid_spares) // (g.draid_data + g.parity), 1))
 
 
+def random_read_servers(layout: Layout, recordsize: int = 128 * KiB, ashift: int = 12) -> float:
+    """Single disks' worth of random reads the pool serves at once."""
+    return sum(g.count * _random_read_servers(g, recordsize, ashift) for g in layout.groups)
+
+
+READS_IN_FLIGHT_QD8 = 64  # "QD8" is the Ars Technica heavy point: 8 jobs at queue depth 8
+WRITERS_QD8 = 8  # its jobs: each waits for its own fsync
+
+
+@dataclass(frozen=True, slots=True)
+class RandomIops:
+    """4 KiB random IOPS of one layout at the two Ars Technica points (1 job QD1, 8 jobs QD8)."""
+
+    read_qd1: float
+    read_qd8: float
+    write_qd1: float
+    write_qd8: float
+    sync_qd1: float
+    sync_qd8: float
+
+
+def random_iops(*, servers: float, vdevs: int, write_mb_s: float, recordsize: int, block_size: int,
+                disk_read_iops_qd1: float, disk_read_iops_qd8: float, host_read_iops: float,
+                read_modify_write: float, sync_write_ms: float, sync_batch: float) -> RandomIops:
+    """The random path (docs/speed.md#random-io): what predict() and the IOPS fit both use."""
+    # reads: the disks (one record per read, `servers` at once) and the host's per-read time in a
+    # closed loop of the reads in flight: in series at QD1, the slower of the two at depth
+    read_qd1 = closed_loop_mb_s(disk_read_iops_qd1, host_read_iops, 1.0)
+    disks_qd8 = min(READS_IN_FLIGHT_QD8 * disk_read_iops_qd1, servers * disk_read_iops_qd8)
+    read_qd8 = closed_loop_mb_s(disks_qd8, host_read_iops, READS_IN_FLIGHT_QD8)
+    # writes: copy-on-write rewrites the whole record a 4K write dirties (at the streaming rate),
+    # after reading it first for the share m whose record is not cached
+    writeback_s = max(recordsize, block_size) / (write_mb_s * 1e6)
+    write_qd1 = 1.0 / (read_modify_write / read_qd1 + writeback_s)
+    write_qd8 = 1.0 / (read_modify_write / read_qd8 + writeback_s)
+    # sync: the writer also waits for a ZIL commit; at depth, commits on up to min(8, vdevs)
+    # vdevs at once, each carrying b writers, never more writers than there are
+    t_sync = sync_write_ms / 1000.0
+    sync_qd1 = min(1.0 / (read_modify_write / read_qd1 + t_sync), write_qd1)
+    commits = min(WRITERS_QD8, min(WRITERS_QD8, vdevs) * sync_batch)
+    sync_qd8 = min(commits / t_sync, WRITERS_QD8 / (read_modify_write / read_qd8 + t_sync), write_qd8)
+    return RandomIops(read_qd1, read_qd8, write_qd1, write_qd8, sync_qd1, sync_qd8)
+
+
 @dataclass(frozen=True, slots=True)
 class SpeedPrediction:
     """MB/s for streaming, IOPS for random (4 KiB unless said), for one layout."""
@@ -351,21 +406,13 @@ def predict(layout: Layout, disk: DiskProfile, host: HostLimits | None = None, *
                        vdev_pipeline_mb_s=host.vdev_pipeline_mb_s, child_io_us=host.child_io_us,
                        parity_us_per_mb=host.parity_us_per_mb,
                        parity_ceiling_mb_s=parity_ceiling_mb_s(layout, host, recordsize, ashift))
-    write, rewrite, read = s.write_mb_s, s.rewrite_mb_s, s.read_mb_s
-    servers = sum(g.count * _random_read_servers(g, recordsize, ashift) for g in layout.groups)
-    read_qd1 = disk.rand_read_iops_qd1
-    # "QD8" is the Ars Technica heavy point: 8 jobs at queue depth 8, so up to 64 reads in flight
-    read_qd8 = min(64 * disk.rand_read_iops_qd1, servers * disk.rand_read_iops_qd8)
-    # copy-on-write: a random write of block_size dirties (and rewrites) a whole record
-    dirtied = max(recordsize, block_size)
-    amplification = dirtied / block_size
-    write_iops = write * 1e6 / block_size / amplification
-    write_qd1 = write_iops  # buffered: the writer returns once its data is in the txg
-    vdevs = layout.top_level_vdevs
-    sync_qd1 = 1000.0 / disk.sync_write_ms
-    sync_qd8 = min(8, vdevs) * sync_qd1
-    return SpeedPrediction(str(layout), write, rewrite, read, read_qd1, read_qd8, write_qd1, write_iops,
-                           sync_qd1, min(sync_qd8, write_iops))
+    r = random_iops(servers=random_read_servers(layout, recordsize, ashift), vdevs=layout.top_level_vdevs,
+                    write_mb_s=s.write_mb_s, recordsize=recordsize, block_size=block_size,
+                    disk_read_iops_qd1=disk.rand_read_iops_qd1, disk_read_iops_qd8=disk.rand_read_iops_qd8,
+                    host_read_iops=host.read_iops, read_modify_write=host.read_modify_write,
+                    sync_write_ms=disk.sync_write_ms, sync_batch=host.sync_batch)
+    return SpeedPrediction(str(layout), s.write_mb_s, s.rewrite_mb_s, s.read_mb_s, r.read_qd1, r.read_qd8,
+                           r.write_qd1, r.write_qd8, r.sync_qd1, r.sync_qd8)
 
 
 def single_disk(disk: DiskProfile, host: HostLimits | None = None, **kw) -> SpeedPrediction:

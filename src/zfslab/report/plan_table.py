@@ -37,6 +37,7 @@ class Calibrated:
     measured: frozenset[str]
     intervals: dict[str, dict[str, tuple[float, float]]]
     level: float = 0.9
+    measured_iops: frozenset[str] = frozenset()  # layouts the ars suite measured (their IOPS are fitted)
 
 
 def _years(h: float) -> str:
@@ -47,12 +48,14 @@ def _speed(key: str) -> Callable[[PlanRow], str]:
     return lambda r: "-" if r.speed is None else f"{r.speed[key]:,.0f}"
 
 
-def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None) -> Callable[[PlanRow], str]:
+def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None,
+            iops: bool = False) -> Callable[[PlanRow], str]:
     """With a calibration, a speed cell of a measured layout ends in "m" (the others in a space,
     so the digits stay aligned); without one, the cell as it was."""
     if calibrated is None:
         return text
-    return lambda r: text(r) + ("m" if r.layout in calibrated.measured else " ")
+    measured = calibrated.measured_iops if iops else calibrated.measured
+    return lambda r: text(r) + ("m" if r.layout in measured else " ")
 
 
 def _interval(key: str, calibrated: Calibrated | None) -> Callable[[PlanRow], str]:
@@ -63,6 +66,8 @@ def _interval(key: str, calibrated: Calibrated | None) -> Callable[[PlanRow], st
 
 
 INTERVAL_COLUMNS = {"write_mb_s": "write_range", "rewrite_mb_s": "rewrite_range", "read_mb_s": "read_range"}
+IOPS_INTERVAL_COLUMNS = {"rand_read_iops_qd8": "rand_read_range", "rand_write_iops_qd8": "rand_write_range",
+                         "sync_write_iops_qd8": "sync_write_range"}
 
 
 SPEED_COLUMNS = {  # metric: (key, header)
@@ -97,12 +102,15 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: Calibrated 
     workload_first = list(goal.metrics) + [m for m in SPEED_COLUMNS if m not in goal.metrics]
     for metric in workload_first:
         key, header = SPEED_COLUMNS[metric]
-        streaming = metric in INTERVAL_COLUMNS  # what bench measures and the fit pins; IOPS stay the preset's
-        cols.append(PlanColumn(key, header, _marked(_speed(metric), calibrated) if streaming else _speed(metric),
-                               needs="speed"))
-        if metric in INTERVAL_COLUMNS:  # only --wide or --columns show them: the fit's range of this metric
+        streaming = metric in INTERVAL_COLUMNS  # what the seq suite measures and the streaming fit pins
+        marked = streaming or bool(calibrated and calibrated.measured_iops)  # IOPS: only once the ars suite ran
+        cols.append(PlanColumn(key, header, _marked(_speed(metric), calibrated, not streaming) if marked
+                               else _speed(metric), needs="speed"))
+        ranges = INTERVAL_COLUMNS if streaming else IOPS_INTERVAL_COLUMNS
+        if metric in ranges:  # only --wide or --columns show them: the fit's range of this metric
             level = f"{100 * calibrated.level:g} %" if calibrated else "90 %"
-            cols.append(PlanColumn(INTERVAL_COLUMNS[metric], f"{key} {level}\nrange MB/s",
+            unit = "MB/s" if streaming else "IOPS"
+            cols.append(PlanColumn(ranges[metric], f"{key} {level}\nrange {unit}",
                                    _interval(metric, calibrated), needs="interval"))
     cols.append(PlanColumn("shape", "shape", lambda r: r.shape, left=True))
     if rec is not None:

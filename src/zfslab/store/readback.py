@@ -23,7 +23,7 @@ class DamagedDatabase(ZfslabError):
 # What report reads of each row, and the types a zfslab database holds there (None: NULL allowed)
 _RUN_COLUMNS = {"id": (int,), "started_at": (str,), "zfs_version": (str, None), "kernel": (str, None),
                 "cpu": (str, None), "ram_bytes": (int, None), "sandbox": (int,)}
-_DISK_COLUMNS = {"device": (str,), "size_bytes": (int, None)}
+_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "size_bytes": (int, None)}
 _DRILL_COLUMNS = {"layout": (str,), "scenario": (str,), "outcome": (str,), "verdict": (str,),
                   "seconds": (int, float, None)}
 _BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_s": (int, float, None),
@@ -81,8 +81,10 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     bench = []
     for r in runs:
         disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']}", path) for d in conn.execute(
-            "SELECT device, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
+            "SELECT device, serial, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
         r["disks"] = ", ".join(d["device"] for d in disks)
+        # the disks' identity: their serials when bench read every one, else the paths it was given
+        r["disk_ids"] = tuple(d["serial"] if all(x["serial"] for x in disks) else d["device"] for d in disks)
         r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
         if has_table(conn, "measurements"):
             try:
@@ -99,3 +101,34 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     return runs, bench, drills, latest
 
 
+
+
+_RESILVER_COLUMNS = {"id": (int,), "drill_id": (int,), "layout": (str,), "vdev_kind": (str,), "how": (str,),
+                     "fill": (int, float), "fill_bytes": (int,), "resilvered_bytes": (int,),
+                     "seconds": (int, float), "sandbox": (int,)}
+_RESILVER_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "role": (str,)}
+
+
+def read_resilvers(path: str) -> list[dict]:
+    """Every resilver drill timed (migration 4), each with its disks, read without changing the file;
+    [] for a database from before drill recorded them. Call after read_results() has vetted `path`."""
+    from zfslab.store.schema import has_table, open_readonly
+    conn = open_readonly(path)
+    try:
+        if not has_table(conn, "resilvers"):
+            return []
+        out = []
+        for r in conn.execute("SELECT * FROM resilvers ORDER BY id"):
+            row = _checked(dict(r), _RESILVER_COLUMNS, f"resilver {clip(r['id'])}", path)
+            disks = conn.execute("SELECT device, serial, role FROM resilver_disks WHERE resilver_id = ? "
+                                 "ORDER BY position", (row["id"],))
+            row["disks"] = [_checked(dict(d), _RESILVER_DISK_COLUMNS, f"a disk of resilver {row['id']}", path)
+                            for d in disks]
+            out.append(row)
+        return out
+    except sqlite3.DatabaseError as e:
+        raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
+    except (KeyError, IndexError) as e:
+        raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
+    finally:
+        conn.close()

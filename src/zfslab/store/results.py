@@ -39,6 +39,23 @@ class Measurement:
     iostat_text: str
 
 
+def resilvers_of(result) -> list[dict]:
+    """The timed resilvers of one drill scenario: the healing one, and a sequential rebuild if run;
+    none when skipped, or when ZFS reported no bytes (nothing to turn into a rate)."""
+    d = result.detail
+    if result.scenario != "resilver" or result.outcome == "skipped" or "vdev_kind" not in d:
+        return []
+    out = []
+    if d.get("resilvered_bytes", 0) > 0 and d.get("seconds", 0) > 0:
+        out.append({"vdev_kind": d["vdev_kind"], "how": d["how"], "fill": d["fill"], "fill_bytes": d["fill_bytes"],
+                    "resilvered_bytes": d["resilvered_bytes"], "seconds": d["seconds"]})
+    seq = d.get("sequential") or {}
+    if seq.get("written_bytes", 0) > 0 and seq.get("seconds", 0) > 0:
+        out.append({"vdev_kind": d["vdev_kind"], "how": "sequential", "fill": d["fill"], "fill_bytes": d["fill_bytes"],
+                    "resilvered_bytes": seq["written_bytes"], "seconds": seq["seconds"]})
+    return out
+
+
 class Results:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -104,15 +121,27 @@ class Results:
             rows = self.conn.execute("SELECT guid FROM pools WHERE purpose = ?", (purpose,))
         return {r[0] for r in rows}
 
-    def add_drill(self, layout: str, results: list, verdict: str, zfs_version: str, sandbox: bool) -> None:
-        """A drill's scenarios (ScenarioResult: scenario, outcome, seconds, detail), in one transaction."""
+    def add_drill(self, layout: str, results: list, verdict: str, zfs_version: str, sandbox: bool,
+                  disks: list[dict] | None = None) -> None:
+        """A drill's scenarios (ScenarioResult: scenario, outcome, seconds, detail), in one transaction;
+        each resilver it timed also as a row of its own, with the drill's `disks` ({device, serial,
+        role}: pool or spare) so plan can tell the disks it was measured on."""
         with atomic(self.conn):
             for r in results:
-                self.conn.execute(
+                cur = self.conn.execute(
                     "INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json, "
                     "zfs_version, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
                     (layout, r.scenario, now(), r.seconds, r.outcome, verdict, json.dumps(r.detail), zfs_version,
                      int(sandbox)))
+                for timed in resilvers_of(r):
+                    rid = self.conn.execute(
+                        "INSERT INTO resilvers (drill_id, layout, vdev_kind, how, fill, fill_bytes, resilvered_bytes, "
+                        "seconds, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (cur.lastrowid, layout, timed["vdev_kind"], timed["how"], timed["fill"], timed["fill_bytes"],
+                         timed["resilvered_bytes"], timed["seconds"], int(sandbox))).lastrowid
+                    for i, d in enumerate(disks or ()):
+                        self.conn.execute("INSERT INTO resilver_disks (resilver_id, position, device, serial, role) "
+                                          "VALUES (?,?,?,?,?)", (rid, i, d["device"], d.get("serial"), d["role"]))
 
     def add_capacity(self, run_id: int, layout: str, size_bytes: int, usable_bytes: int) -> None:
         with atomic(self.conn):

@@ -86,13 +86,36 @@ MIGRATIONS: list[list[str]] = [
             created_at TEXT NOT NULL
         )""",
     ],
+    [  # 4: each resilver a drill timed, with what it needs to stand for these disks in plan's risk
+       #    columns: the vdev kind, the disks, the fill, and ZFS's own count of resilvered bytes
+        """CREATE TABLE resilvers (
+            id INTEGER PRIMARY KEY,
+            drill_id INTEGER NOT NULL REFERENCES drills(id),
+            layout TEXT NOT NULL,
+            vdev_kind TEXT NOT NULL,        -- mirror | raidz | draid: the vdev resilvered
+            how TEXT NOT NULL,              -- fresh disk | hot spare | distributed spare | sequential
+            fill REAL NOT NULL,             -- share of the pool's USED+AVAIL filled before it
+            fill_bytes INTEGER NOT NULL,
+            resilvered_bytes INTEGER NOT NULL,  -- zpool status: bytes repair wrote to the new disk
+            seconds REAL NOT NULL,
+            sandbox INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE resilver_disks (
+            resilver_id INTEGER NOT NULL REFERENCES resilvers(id),
+            position INTEGER NOT NULL,
+            device TEXT NOT NULL, serial TEXT,  -- as given (by-id) and as read, as bench records them
+            role TEXT NOT NULL,             -- pool | spare
+            PRIMARY KEY (resilver_id, position)
+        )""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 # 'zfsl' in ASCII: SQLite's header field for the application that owns the file
 APPLICATION_ID = 0x7A66736C
-KNOWN_TABLES = {"schema_version", "runs", "run_disks", "measurements", "layout_capacity", "drills", "pools"}
+KNOWN_TABLES = {"schema_version", "runs", "run_disks", "measurements", "layout_capacity", "drills", "pools",
+                "resilvers", "resilver_disks"}
 
 
 class DatabaseTooNew(ZfslabError):
@@ -127,6 +150,11 @@ def stored_version(conn: sqlite3.Connection, path: str) -> int:
     if app not in (0, APPLICATION_ID):  # 0: files made before zfslab set it
         raise NotOurDatabase(path, f"an SQLite database of another program (application_id {app:#x})")
     foreign = sorted(tables - KNOWN_TABLES)
+    if foreign and app == APPLICATION_ID and "schema_version" in tables:
+        # a newer zfslab's own file: its new tables are not foreign, its version says why we cannot read it
+        newer = [r[0] for r in conn.execute("SELECT version FROM schema_version") if type(r[0]) is int]
+        if newer and max(newer) > SCHEMA_VERSION:
+            raise DatabaseTooNew(path, max(newer), SCHEMA_VERSION)
     if "schema_version" not in tables or foreign:
         raise NotOurDatabase(path, "an SQLite database that is not zfslab's (tables: "
                                    f"{', '.join(sorted(tables)[:6])})")

@@ -543,8 +543,11 @@ class Drill:
                 ok, _, _ = self._do(step)
             else:
                 self._do(step)
+        # resilvered_bytes: ZFS's count of repair writes to leaf vdevs (scn_processed, vdev_stat_update
+        # in module/zfs/vdev.c): the data the new disk received, what plan's risk model divides by a rate
         detail = {"replaced": victim, "with": target, "how": healing.note, "seconds": seconds,
-                  "resilvered_bytes": done_bytes, "mb_s": _mb_s(done_bytes, seconds), "verified": ok}
+                  "resilvered_bytes": done_bytes, "mb_s": _mb_s(done_bytes, seconds), "verified": ok,
+                  "vdev_kind": self.layout.groups[0].kind.value, "fill": self.fill, "fill_bytes": self.fill_bytes}
         if self.layout.groups[0].kind is VdevKind.MIRROR and healing.note == "fresh disk":
             detail["sequential"] = sequential or {"skipped": "not asked for (--sequential-rebuild); it can crash "
                                                              "OpenZFS releases without the fix of openzfs/zfs#18276"}

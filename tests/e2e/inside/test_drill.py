@@ -45,8 +45,19 @@ def test_every_scenario(zfs, disks, tmp_path, layout):
     beyond = by["corrupt-beyond-parity"]
     assert beyond["outcome"] == "damaged" and (beyond["damaged_files"] or not beyond["verified"]), beyond
     assert out["verdict"].startswith(f"{layout} at 5 % full: survived {p} failed disk")
-    rows = sqlite3.connect(db).execute("SELECT scenario, outcome FROM drills").fetchall()
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT scenario, outcome FROM drills").fetchall()
     assert len(rows) == 4
+    # each timed resilver as plan --db reads it: the vdev kind, the fill, ZFS's bytes, the disks by serial
+    timed = conn.execute("SELECT id, vdev_kind, how, fill, fill_bytes, resilvered_bytes, seconds FROM resilvers "
+                         "ORDER BY id").fetchall()
+    assert [t[1:4] for t in timed][:1] == [(lay.groups[0].kind.value, by["resilver"]["how"], 0.05)]
+    assert len(timed) == (2 if layout == "mirror:2" else 1)
+    assert timed[0][5] == by["resilver"]["resilvered_bytes"] and timed[0][4] > 0 and timed[0][6] > 0
+    serials = conn.execute("SELECT serial, role FROM resilver_disks WHERE resilver_id = ? ORDER BY position",
+                           (timed[0][0],)).fetchall()
+    assert [r for _, r in serials] == ["pool"] * lay.disks + ["spare"]
+    assert all(s and s.startswith("ZFSLAB") for s, _ in serials), serials
     assert not zfs.pool_exists("zfslab-drill")
     print(out["verdict"], {s["scenario"]: round(s["seconds"], 1) for s in out["scenarios"]})
 

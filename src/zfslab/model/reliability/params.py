@@ -46,6 +46,10 @@ class RiskParams:
     ber_per_bit: float = 1e-14
     replace_hours: float = 48.0  # from a failure until the admin has put in a new disk
     resilver_mb_s: float | None = None  # healing resilver rate; None: from the disk class
+    # healing resilver rates measured on these disks (zfslab drill), per vdev kind; the user's
+    # resilver_mb_s still wins, and a kind not measured keeps the disk class's share of streaming
+    resilver_mirror_mb_s: float | None = None
+    resilver_raidz_mb_s: float | None = None
     streaming_mb_s: float = 150.0
     fill: float = 0.7
     detect_hours: float = 0.0  # ZED notices and starts a spare: part of the repair when a spare is used
@@ -71,8 +75,10 @@ class RiskParams:
             raise ParamError("detect_hours", f"{self.detect_hours:g}", "the hours until a failure is noticed, 0 or more")
         if not 0 < self.streaming_mb_s < math.inf:
             raise ParamError("streaming_mb_s", f"{self.streaming_mb_s:g}", "the disk's sequential MB/s, more than 0")
-        if self.resilver_mb_s is not None and self.resilver_mb_s <= 0:
-            raise ParamError("resilver_mb_s", f"{self.resilver_mb_s:g}", "must be more than 0 MB/s")
+        for name in ("resilver_mb_s", "resilver_mirror_mb_s", "resilver_raidz_mb_s"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value < math.inf:
+                raise ParamError(name, f"{value:g}", "must be more than 0 MB/s")
         if not 0 < self.fill <= 1:
             raise ParamError("fill", f"{self.fill:g}", "the allocated fraction is above 0 and at most 1")
         if self.scrub_days <= 0:
@@ -87,10 +93,19 @@ class RiskParams:
         return -math.log1p(-self.afr) / HOURS_PER_YEAR
 
     def healing_mb_s(self, mirror: bool) -> float:
-        """The user's resilver rate, or 0.8 (mirror) / 0.5 (raidz) of streaming (docs/reliability.md#repair-time)."""
+        """The user's resilver rate, else the rate drill measured for this vdev kind, else 0.8 (mirror)
+        / 0.5 (raidz) of streaming (docs/reliability.md#repair-time)."""
         if self.resilver_mb_s is not None:
             return self.resilver_mb_s
+        measured = self.resilver_mirror_mb_s if mirror else self.resilver_raidz_mb_s
+        if measured is not None:
+            return measured
         return self.streaming_mb_s * (0.8 if mirror else 0.5)
+
+    def resilver_measured(self, mirror: bool) -> bool:
+        """Whether the rate healing_mb_s() gives for this kind is drill's measurement."""
+        measured = self.resilver_mirror_mb_s if mirror else self.resilver_raidz_mb_s
+        return self.resilver_mb_s is None and measured is not None
 
     def resilver_hours(self, mirror: bool, speedup: float = 1.0) -> float:
         """Time to rewrite a disk's allocated bytes at the resilver rate (dRAID: times its speed-up)."""
