@@ -7,7 +7,7 @@ import argparse
 import re
 
 from zfslab.commands._common import console, float_arg, int_arg, read_text_file
-from zfslab.errors import ParamError, UsageError, clip
+from zfslab.errors import ParamError, UsageError, clip, shown
 from zfslab.model.special_size import (DEFAULT_THRESHOLDS, RESERVE_PCT, SpecialEstimate, SpecialSettings,
                                       check_threshold, from_file_sizes, from_zdb)
 from zfslab.model.units import format_bytes, parse_blocksize
@@ -15,7 +15,7 @@ from zfslab.report.tables import to_json
 from zfslab.system.size_inputs import FORMATS, parse_input
 
 EXAMPLE = "zfslab special-size tests/data/special-sizes.txt --special-small-blocks 16K"
-MAX_INPUT_BYTES = 1 << 30  # a find listing of about 100 million files
+MAX_INPUT_BYTES = 256 << 20  # a find listing of about 25 million files
 FLAGS = {"special_small_blocks": "--special-small-blocks", "recordsize": "--recordsize", "ashift": "--ashift",
          "compression_ratio": "--compression", "growth_fraction": "--growth", "mirror_width": "--special-layout",
          "files_per_directory": "--files-per-dir"}
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     except ParamError as e:
         raise UsageError(e.worded(FLAGS)) from None
     text = read_text_file(args.input, "input", max_bytes=MAX_INPUT_BYTES, kind="text")
-    fmt, parsed = parse_input(text, f"input {args.input}", args.format)
+    fmt, parsed = parse_input(text, f"input {shown(args.input, 200)}", args.format)
     if fmt == "zdb":
         estimate = from_zdb(parsed, settings, small_blocks_bytes=threshold, thresholds=DEFAULT_THRESHOLDS)
     else:

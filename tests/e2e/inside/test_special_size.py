@@ -1,15 +1,18 @@
 """special-size against the real kernel module: a raidz1:3 pool with a special mirror:2, a known
 mix of small and large incompressible files, and what ZFS allocated on the special vdev.
 
-Tolerances: the small blocks are counted exactly (the same blocks zdb finds, to the block), so
-their bytes must match the special vdev's allocation less the metadata zdb measured to 1 %;
-the metadata a file-size list gives is an estimate (dnode and indirect blocks compressed as
-typical, directories by entry, the MOS as a constant), checked to 35 % of what the dataset's
-files added, and the whole answer to 15 % of the special vdev's ALLOC when small blocks dominate."""
+Tolerances: the small blocks are counted exactly (the same blocks, to the block, as zdb -bbbb
+finds at every threshold), and with the metadata zdb measured they must make the special vdev's
+ALLOC to 2 % (deferred frees); the metadata a file-size list gives is an estimate (dnode and
+indirect blocks compressed as typical, directories by entry, the MOS as a constant), checked to
+35 % of what the metadata-only dataset's files added, and the whole answer to 15 % of what the
+special_small_blocks=16K dataset's files added. On OpenZFS 2.3.2 (2026-11-24): 933,888 B added
+against 1,073,152 B estimated (+15 %); 14,688,256 B against 14,876,672 B (+1.3 %)."""
 
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -29,7 +32,7 @@ def special_alloc(pool: str) -> int:
     """ALLOC of the special class's vdev row in zpool list -v -Hp."""
     lines = sh("zpool", "list", "-v", "-Hp", pool).splitlines()
     at = next(i for i, line in enumerate(lines) if line.split()[0] == "special")
-    return int(lines[at + 1].split("\t")[2])
+    return int(lines[at + 1].split()[2])  # the vdev row under it: name, SIZE, ALLOC, ...
 
 
 def file_sizes(seed: int) -> list[int]:
@@ -50,18 +53,12 @@ def zfslab(*args: str) -> dict:
 
 @pytest.fixture
 def special_pool(zfs, disks):
-    made = []
-
-    def make(small_blocks: str) -> str:
-        sh("zpool", "create", "-f", "-o", "ashift=12", "-O", "compression=off", "-O", "atime=off",
-           "-m", f"/mnt/{POOL}", POOL, "raidz1", *disks[0:3], "special", "mirror", *disks[3:5])
-        made.append(POOL)
-        sh("zfs", "create", "-o", f"special_small_blocks={small_blocks}", f"{POOL}/fs")
-        sh("zpool", "sync", POOL)
-        return f"/mnt/{POOL}/fs"
-    yield make
-    for p in made:
-        subprocess.run(["zpool", "destroy", "-f", p], capture_output=True)
+    sh("zpool", "create", "-f", "-o", "ashift=12", "-O", "compression=off", "-O", "atime=off",
+       "-m", f"/mnt/{POOL}", POOL, "raidz1", *disks[0:3], "special", "mirror", *disks[3:5])
+    try:
+        yield POOL
+    finally:
+        subprocess.run(["zpool", "destroy", "-f", POOL], capture_output=True)
 
 
 def write_files(root: str, sizes: list[int]) -> None:
@@ -73,45 +70,60 @@ def write_files(root: str, sizes: list[int]) -> None:
             f.write(rng.randbytes(size))
 
 
-@pytest.mark.parametrize("small_blocks", ["16K", "0"])
-def test_special_size_matches_what_zfs_allocated(special_pool, tmp_path, small_blocks):
-    root = special_pool(small_blocks)
-    before = special_alloc(POOL)
-    write_files(root, file_sizes(5))
+def dataset_with_files(small_blocks: str, tmp_path) -> tuple[int, str]:
+    """The special vdev's growth from one dataset of the file mix, and its size list."""
+    fs = f"{POOL}/ssb-{small_blocks}"
+    sh("zfs", "create", "-o", f"special_small_blocks={small_blocks}", fs)
     sh("zpool", "sync", POOL)
+    before = special_alloc(POOL)
+    write_files(f"/mnt/{fs}", file_sizes(5))
+    sh("zpool", "sync", POOL)
+    listing = tmp_path / f"sizes-{small_blocks}.txt"
+    listing.write_text(sh("find", f"/mnt/{fs}", "-type", "f", "-printf", "%s\\n"))
+    return special_alloc(POOL) - before, str(listing)
+
+
+def zdb_version_args() -> list[str]:
+    """zdb -bb prints its Metadata Total row from OpenZFS 2.2 on; before, -bbb -P's levels give it."""
+    m = re.search(r"zfs-(?:kmod-)?([0-9]+)\.([0-9]+)", sh("zfs", "version"))
+    return ["-bb"] if m and (int(m.group(1)), int(m.group(2))) >= (2, 2) else ["-bbb", "-P"]
+
+
+def test_special_size_matches_what_zfs_allocated(special_pool, tmp_path):
+    grown_meta, meta_list = dataset_with_files("0", tmp_path)       # metadata only
+    grown_small, small_list = dataset_with_files("16K", tmp_path)   # metadata and blocks up to 16K
     allocated = special_alloc(POOL)
-    sizes = tmp_path / "sizes.txt"
-    sizes.write_text(sh("find", root, "-type", "f", "-printf", "%s\\n"))
-    zdb4 = tmp_path / "zdb-bbbb.txt"
+    both = tmp_path / "sizes-both.txt"
+    both.write_text(open(meta_list).read() + open(small_list).read())
+    zdb4, zdb2 = tmp_path / "zdb-bbbb.txt", tmp_path / "zdb-bb.txt"
     zdb4.write_text(sh("zdb", "-bbbb", "-P", POOL))
-    zdb2 = tmp_path / "zdb-bb.txt"
-    zdb2.write_text(sh("zdb", "-bb", POOL))
-    t = "16K" if small_blocks == "16K" else "0"
-    files, measured, rough = (zfslab(str(p), "--special-small-blocks", t) for p in (sizes, zdb4, zdb2))
-    mos = next(m["bytes"] for m in files["metadata"] if m["part"] == "MOS")
+    zdb2.write_text(sh("zdb", *zdb_version_args(), POOL))
+    meta = zfslab(meta_list, "--special-small-blocks", "0")
+    small = zfslab(small_list, "--special-small-blocks", "16K")
+    listed = zfslab(str(both), "--special-small-blocks", "16K")
+    measured = zfslab(str(zdb4), "--special-small-blocks", "16K")
+    rough = zfslab(str(zdb2), "--special-small-blocks", "16K")
+    mos = next(m["bytes"] for m in meta["metadata"] if m["part"] == "MOS")
+    small_bytes = small["chosen"]["small_blocks_bytes"]
     zdb_metadata = measured["chosen"]["metadata_bytes"]
-    print(f"special_small_blocks={t}: allocated {allocated:,} (before the files {before:,}); "
-          f"zdb metadata {zdb_metadata:,}; predicted from sizes: small {files['chosen']['small_blocks_bytes']:,} "
-          f"metadata {files['chosen']['metadata_bytes']:,} needed {files['chosen']['needed_bytes']:,}; "
-          f"from zdb -bbbb needed {measured['chosen']['needed_bytes']:,}; from zdb -bb {rough['chosen']['needed_bytes']:,}")
-    for row in files["thresholds"]:
-        print(f"  threshold {row['special_small_blocks']:>6}: predicted small blocks {row['small_blocks']:,} = "
-              f"{row['small_blocks_bytes']:,} B; zdb -bbbb "
-              f"{next(r for r in measured['thresholds'] if r['special_small_blocks'] == row['special_small_blocks'])['small_blocks_bytes']:,} B")
-    # the same small blocks, counted from the file sizes and found by zdb, at every threshold
-    for a, b in zip(files["thresholds"], measured["thresholds"]):
+    print(f"\nspecial vdev ALLOC {allocated:,}; zdb metadata {zdb_metadata:,}")
+    print(f"special_small_blocks=0: grew {grown_meta:,}; predicted metadata {meta['chosen']['metadata_bytes'] - mos:,} "
+          f"(+ MOS {mos:,})")
+    print(f"special_small_blocks=16K: grew {grown_small:,}; predicted {small['chosen']['needed_bytes'] - mos:,} "
+          f"(small blocks {small_bytes:,}, metadata {small['chosen']['metadata_bytes'] - mos:,})")
+    for a, b, c in zip(listed["thresholds"], measured["thresholds"], rough["thresholds"]):
+        print(f"  threshold {a['special_small_blocks']:>6}: from sizes {a['small_blocks']:,} blocks "
+              f"{a['small_blocks_bytes']:,} B; zdb -bbbb {b['small_blocks']:,} blocks {b['small_blocks_bytes']:,} B; "
+              f"zdb {' '.join(zdb_version_args())} {c['small_blocks_bytes']:,} B")
+        # the same small blocks, counted from the file sizes and found by zdb, at every threshold
         assert (a["small_blocks"], a["small_blocks_bytes"]) == (b["small_blocks"], b["small_blocks_bytes"])
-    # zdb's metadata and the small blocks are what the special vdev holds
-    small = files["chosen"]["small_blocks_bytes"]
-    assert abs(zdb_metadata + small - allocated) <= 0.01 * allocated, (zdb_metadata, small, allocated)
-    assert abs(measured["chosen"]["needed_bytes"] - allocated) <= 0.01 * allocated
-    # the metadata estimate, against what the files added (the MOS is a separate constant)
-    estimate = files["chosen"]["metadata_bytes"] - mos
-    added = allocated - before - small
-    assert abs(estimate - added) <= 0.35 * added, (estimate, added)
-    if small_blocks == "16K":
-        assert abs(files["chosen"]["needed_bytes"] - allocated) <= 0.15 * allocated
-        # without per-type histograms, zdb -bb counts the 16K bin whole: an upper bound
-        assert rough["chosen"]["needed_bytes"] >= allocated * 0.99 and not rough["chosen"]["exact"]
-    else:
-        assert small == 0 and files["chosen"]["recommended_bytes"] == files["chosen"]["needed_bytes"]
+        assert c["small_blocks_bytes"] >= 0.99 * b["small_blocks_bytes"]  # the power-of-two bins: an upper bound
+    # what the special vdev holds: zdb's metadata and the 16K dataset's small blocks, to 2 % (blocks
+    # freed in the last transaction groups still count as allocated until their frees are final)
+    assert abs(zdb_metadata + small_bytes - allocated) <= 0.02 * allocated, (zdb_metadata, small_bytes, allocated)
+    assert abs(rough["chosen"]["metadata_bytes"] - zdb_metadata) <= 0.01 * zdb_metadata
+    # the metadata estimate against what the files added (the MOS is a separate constant)
+    assert abs(meta["chosen"]["metadata_bytes"] - mos - grown_meta) <= 0.35 * grown_meta
+    assert meta["chosen"]["recommended_bytes"] == meta["chosen"]["needed_bytes"]  # no reserve for metadata
+    # with small blocks, the whole answer
+    assert abs(small["chosen"]["needed_bytes"] - mos - grown_small) <= 0.15 * grown_small
