@@ -60,6 +60,13 @@ def test_small_blocks_by_threshold_are_counted_by_hand():
     assert e.chosen.small_blocks_bytes == 16 * K and e.file_count == 14
 
 
+def test_a_higher_threshold_never_needs_less():
+    e = from_file_sizes({size: 3 for size in range(0, 300_000, 997)}, SpecialSettings(compression_ratio=1.7),
+                        small_blocks_bytes=1 << 20, thresholds=tuple(512 << i for i in range(12)))
+    needed = [r.needed_bytes for r in e.rows]
+    assert needed == sorted(needed) and e.rows[-1].small_block_count > e.rows[1].small_block_count > 0
+
+
 def test_the_chosen_threshold_joins_the_table_and_ashift_sets_the_rounding():
     e = from_file_sizes({1000: 4}, SpecialSettings(ashift=9), small_blocks_bytes=1024)
     assert [r.small_blocks_bytes for r in e.rows] == [0, 1024, 4 * K, 8 * K, 16 * K, 32 * K, 64 * K]
@@ -137,7 +144,8 @@ def data(name):
     return os.path.join(REPO, "tests", "data", name)
 
 
-# captured in the test guest on the pool of tests/e2e/inside/test_special_size.py (special_small_blocks=16K)
+# captured in the test guest: a raidz1:3 + special mirror:2 pool, one special_small_blocks=16K dataset of
+# tests/e2e/inside/test_special_size.py's file mix (2.3.2; 2.1.11 with an earlier mix of 3,004 files)
 ZDB, ZDB_P = data("zdb-bbb-special-2.1.txt"), data("zdb-bbbP-special-2.1.txt")
 ZDB_23, ZDB_23_4P = data("zdb-bb-special-2.3.txt"), data("zdb-bbbbP-special-2.3.txt")
 
@@ -210,3 +218,14 @@ def test_command_bad_input_names_the_line(run_cli, tmp_path):
     f.write_text("1\n2\nthree\n")
     r = run_cli("special-size", str(f))
     assert r.exit_code == 2 and "line 3: 'three' is not a file size" in r.stderr
+
+
+def test_command_takes_a_csv_and_zdb_output(run_cli, tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_text("size_bytes,count\r\n4096,10\r\n5000,2\r\n20000,1\r\n307200,1\r\n")
+    d = json.loads(run_cli("special-size", str(f), "--special-small-blocks", "32K", "--json").stdout)
+    assert (d["chosen"]["small_blocks"], d["chosen"]["small_blocks_bytes"]) == (13, 40_960 + 2 * 8192 + 20_480)
+    z = json.loads(run_cli("special-size", ZDB_23_4P, "--special-small-blocks", "16K", "--json").stdout)
+    assert z["source"] == "zdb" and z["metadata"][0]["measured"] and z["chosen"]["exact"]
+    r = run_cli("special-size", ZDB_23, "--special-small-blocks", "16K")
+    assert r.exit_code == 0 and "+: a histogram bin straddles the threshold" in r.stdout
