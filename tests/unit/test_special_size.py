@@ -92,10 +92,10 @@ def test_metadata_grows_with_files_and_counts_two_copies():
 
 
 def test_settings_and_thresholds_are_checked():
-    for t in (256, 3000, 2 << 20):
+    for t in (256, 3000, 32 << 20):
         with pytest.raises(ParamError):
             check_threshold(t)
-    assert check_threshold(0) == 0 and check_threshold(1 << 20) == 1 << 20
+    assert check_threshold(0) == 0 and check_threshold(16 << 20) == 16 << 20
     with pytest.raises(ParamError):
         SpecialSettings(compression_ratio=float("nan"))
     with pytest.raises(ParamError):
@@ -202,7 +202,7 @@ def test_command_json_and_table(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (("--special-small-blocks", "3K"), "--special-small-blocks '3K': give 0, or a power of two from 512 to 1M"),
+    (("--special-small-blocks", "3K"), "--special-small-blocks '3K': give 0, or a power of two from 512 to 16M"),
     (("--compression", "zstd"), "--compression 'zstd': write off, or lz4-ratio R"),
     (("--recordsize", "100K"), "--recordsize '100K': give a power of two"),
 ])

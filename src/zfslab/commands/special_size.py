@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="auto", help="what INPUT is (default auto: from its text)")
     p.add_argument("--special-small-blocks", default="0", metavar="T",
                    help="the dataset's special_small_blocks: 0 (metadata only, default) or a power of two "
-                        "from 512 to 1M, e.g. 16K")
+                        "from 512 to 16M, e.g. 16K")
     p.add_argument("--recordsize", default="128K", metavar="R", help="the dataset's recordsize (default 128K)")
     p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
                    help="ashift of the special vdev (and of the pool; default 12)")
@@ -63,7 +63,7 @@ def _threshold(text: str) -> int:
     try:
         return check_threshold(parse_blocksize(text))
     except (ParamError, UsageError, ValueError):
-        raise UsageError(f"--special-small-blocks {clip(text)}: give 0, or a power of two from 512 to 1M, "
+        raise UsageError(f"--special-small-blocks {clip(text)}: give 0, or a power of two from 512 to 16M, "
                          "e.g. 16K") from None
 
 

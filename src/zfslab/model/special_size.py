@@ -4,7 +4,8 @@ allocation class, as it allocates them there, and the reserve it keeps (docs/cap
 The rules are OpenZFS 2.1 to 2.3's (read in 2.3.2): `spa_preferred_class()` in module/zfs/spa_misc.c
 sends every metadata block and every indirect block of a file to the special class, and a file's
 data block there when its physical size (`io_size`, after compression) is at most the dataset's
-special_small_blocks, while the class is less than 75 % allocated."""
+special_small_blocks, while the class is less than 75 % allocated. 2.4.4 keeps that rule for
+files (it extends it to zvols and lets the ZIL use the class; neither is modelled here)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ INDIRECT_BLOCK_BYTES = 128 * KiB  # DN_MAX_INDBLKSHIFT 17
 BPS_PER_INDIRECT = INDIRECT_BLOCK_BYTES // 128  # 1024 block pointers of 128 B
 METADATA_COPIES = 2             # redundant_metadata=all: dmu_write_policy() adds one copy to metadata
 RESERVE_PCT = 25                # zfs_special_class_metadata_reserve_pct (spa_misc.c)
-MAX_SMALL_BLOCKS = 1 << 20      # special_small_blocks: "zero or 512 to 1M, power of 2" (zfs_prop.c, 2.3)
+MAX_SMALL_BLOCKS = 16 << 20     # special_small_blocks: 0 or a power of two up to the pool's maxblocksize
+                                # (libzfs zfs_valid_proplist(), 2.3; zfs_prop.c's "512 to 1M" text is stale)
 ZDB_HISTOGRAM_MAX_BYTES = 128 * KiB  # zdb -bbbb's per-type psize histogram ends at SPA_OLD_MAXBLOCKSIZE
 DEFAULT_THRESHOLDS = (0, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB)
 
@@ -76,10 +78,10 @@ class SpecialSettings:
 
 
 def check_threshold(small_blocks_bytes: int) -> int:
-    """special_small_blocks as OpenZFS 2.3 accepts it: 0, or a power of two from 512 to 1M."""
+    """special_small_blocks as OpenZFS 2.3 accepts it: 0, or a power of two from 512 to 16M."""
     t = small_blocks_bytes
     if t != 0 and (t < SPA_MINBLOCKSIZE or t > MAX_SMALL_BLOCKS or t & (t - 1)):
-        raise ParamError("special_small_blocks", str(t), "0, or a power of two from 512 to 1M")
+        raise ParamError("special_small_blocks", str(t), "0, or a power of two from 512 to 16M")
     return t
 
 
