@@ -95,7 +95,7 @@ def block_psize(data_bytes: int, lsize: int, s: SpecialSettings) -> int:
         return 0  # an all-zero block is a hole
     compressed = math.ceil(data_bytes / s.compression_ratio)
     if compressed <= BPE_PAYLOAD_SIZE and compressed < lsize:
-        return 0  # embedded data (only a file's sole small block: lsize is its size rounded to 512)
+        return 0  # embedded in its block pointer (BP_EMBEDDED_TYPE_DATA): no allocation
     limit = lsize - (lsize >> 3)
     limit -= limit % s.sector_bytes
     if compressed > limit:
