@@ -23,7 +23,7 @@ def test_version_from_the_installed_script():
     assert out.returncode == 0 and out.stdout.strip() == f"zfslab {__version__}"
 
 
-@pytest.mark.parametrize("command", ["plan", "capacity", "risk", "validate", "profile-disk", "bench", "drill",
+@pytest.mark.parametrize("command", ["plan", "capacity", "special-size", "risk", "validate", "profile-disk", "bench", "drill",
                                      "report", "layout"])
 def test_every_command_has_help(run_cli, capsys, command):
     """--help exits 0, names every option of the command and shows an example of it."""
