@@ -24,7 +24,7 @@ def test_version_from_the_installed_script():
 
 
 @pytest.mark.parametrize("command", ["plan", "capacity", "risk", "validate", "profile-disk", "bench", "drill",
-                                     "report", "layout"])
+                                     "report", "layout", "expand"])
 def test_every_command_has_help(run_cli, capsys, command):
     """--help exits 0, names every option of the command and shows an example of it."""
     from zfslab.cli import build_parser
