@@ -131,9 +131,10 @@ def check_expandable(layout: Layout, added: int, ashift: int) -> VdevGroup:
 
 def expand(
     layout: Layout, vdev_bytes: int, added: int, *, release: ZfsRelease | str = "2.4", ashift: int = 12,
-    fill: float = 0.0, recordsize: int = 128 * 1024, rewrite: bool = False,
+    fill: float = 0.0, recordsize: int = 128 * 1024, rewrite: bool = False, written_bytes: int | None = None,
 ) -> Expansion:
-    """The pool after creation and after each of `added` attaches of a disk of the same size."""
+    """The pool after creation and after each of `added` attaches of a disk of the same size, with
+    `fill` of the usable space (or `written_bytes`, in whole records) written before the first."""
     release = release if isinstance(release, ZfsRelease) else parse_release(release)
     if not 9 <= ashift <= 16:
         raise LayoutError(f"ashift {ashift}: OpenZFS accepts 9 to 16 (9 = 512 B, 12 = 4 KiB sectors)")
@@ -165,7 +166,7 @@ def expand(
 
     empty = space(w0)
     usable0 = max(empty[3] - empty[5], 0)
-    records = int(fill * usable0) // recordsize
+    records = int(fill * usable0) // recordsize if written_bytes is None else written_bytes // recordsize
     # the records must fit as ZFS charges them; a fill of 1 stops at a full pool
     records = min(records, usable0 // charge(w0))
 
