@@ -140,3 +140,10 @@ def test_cli_table_fits_80_columns(run_cli, monkeypatch):
 def test_cli_errors_are_one_line_exit_2(run_cli, args, message):
     r = run_cli("expand", *args)
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and message in r.stderr
+
+
+def test_written_bytes_instead_of_a_fill():
+    e = expand(parse_layout("raidz2:6"), linux_whole_disk_osize(WD4001FYYG), 1, written_bytes=10**12 + 5)
+    assert e.data_bytes == 10**12 // (128 << 10) * (128 << 10)
+    with pytest.raises(UsageError, match="--written 20000000000000: raidz2:6 holds at most"):
+        expand(parse_layout("raidz2:6"), linux_whole_disk_osize(WD4001FYYG), 1, written_bytes=20 * 10**12)

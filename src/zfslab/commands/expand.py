@@ -32,8 +32,11 @@ def add_parser(sub) -> None:
     size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
                       help="size of each whole disk, the new ones alike (Linux partitioning applies; default 4TB)")
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N", help="exact bytes ZFS sees of each vdev (files, partitions)")
-    p.add_argument("--fill-before", type=float_arg("--fill-before", 0, 1), default=0.0, metavar="F",
-                   help="fraction of the usable space written (incompressible) before the first attach (default 0)")
+    data = p.add_mutually_exclusive_group()
+    data.add_argument("--fill-before", type=float_arg("--fill-before", 0, 1), default=0.0, metavar="F",
+                      help="fraction of the usable space written (incompressible) before the first attach (default 0)")
+    data.add_argument("--written", type=size_arg, metavar="SIZE",
+                      help="or the data written before the first attach, e.g. 30TB (at most what fits)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="record size of that data and of new data (default 128K)")
     p.add_argument("--rewrite", action="store_true", help="add a row after zfs rewrite of the old data (2.3.4+)")
     p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if vdev_bytes <= 0:
         raise UsageError(f"--disk-size {disk_bytes}: too small for a GPT partition; give at least 80MB")
     result = expand(layout, vdev_bytes, args.add, release=release, ashift=args.ashift, fill=args.fill_before,
-                    recordsize=recordsize, rewrite=args.rewrite)
+                    recordsize=recordsize, rewrite=args.rewrite, written_bytes=args.written)
     record = expansion_record(result, disk_bytes)
     if args.json:
         print(to_json(record))

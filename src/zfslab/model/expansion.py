@@ -168,6 +168,9 @@ def expand(
     usable0 = max(empty[3] - empty[5], 0)
     records = int(fill * usable0) // recordsize if written_bytes is None else written_bytes // recordsize
     # the records must fit as ZFS charges them; a fill of 1 stops at a full pool
+    if written_bytes is not None and records > usable0 // charge(w0):
+        raise UsageError(f"--written {written_bytes}: {layout} holds at most "
+                         f"{usable0 // charge(w0) * recordsize} B of {recordsize} B records before the expansion")
     records = min(records, usable0 // charge(w0))
 
     def step(label: str, width: int, born: int) -> ExpansionStep:
