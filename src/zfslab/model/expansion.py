@@ -60,7 +60,10 @@ def parse_release(text: str) -> ZfsRelease:
     release = ZfsRelease(nums[0], nums[1], nums[2] if len(nums) == 3 else None)
     if (release.major, release.minor) < EXPANSION_SINCE:
         raise UsageError(f"--zfs-version {text}: RAID-Z expansion came in OpenZFS 2.3; give 2.3 or later")
-    release.rules  # noqa: B018 -- refuses versions no rule set knows (2.5 and later) with VersionError
+    try:
+        release.rules  # noqa: B018 -- a version no rule set knows (2.5 and later)
+    except VersionError:
+        raise VersionError(text, "2.3, 2.3.9, 2.4, 2.4.4 (zfslab knows no later OpenZFS)") from None
     return release
 
 

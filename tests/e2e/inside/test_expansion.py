@@ -105,7 +105,7 @@ CASES = [  # layout, added, fill before, where
     ("raidz1:3", 2, 0.0, "disks"),
     ("raidz2:6", 2, 0.0, "disks"),
     ("raidz1:3", 2, 0.5, "files"),
-    ("raidz2:4", 2, 0.5, "files"),
+    ("raidz2:6", 2, 0.5, "files"),
 ]
 
 
