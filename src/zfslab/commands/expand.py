@@ -13,7 +13,7 @@ from zfslab.model.allocation import format_recordsize
 from zfslab.model.capacity import linux_whole_disk_osize
 from zfslab.model.expansion import Expansion, expand, parse_release
 from zfslab.model.layouts import MAX_CHILDREN, parse_layout
-from zfslab.model.units import format_tib, parse_blocksize, zfs_nicenum
+from zfslab.model.units import parse_blocksize, zfs_nicenum
 from zfslab.report.tables import to_json
 
 EXAMPLE = "zfslab expand raidz2:6 --add 2 --disk-size 4TB --fill-before 0.5 --rewrite"
@@ -114,6 +114,6 @@ def _print(e: Expansion, record: dict) -> None:
     out.print("locked: what zfs rewrite of the old blocks would add to fits")
     if e.data_bytes:
         last = e.steps[-1]
-        out.print(f"written before the first attach: {e.data_bytes:,} B ({format_tib(e.data_bytes)})")
+        out.print(f"written before the first attach: {e.data_bytes:,} B ({zfs_nicenum(e.data_bytes)})")
         if last.label == "rewritten":
             out.print("rewritten: zfs rewrite -r of that data; a snapshot would keep the old blocks")
