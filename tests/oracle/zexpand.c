@@ -7,6 +7,7 @@
  *
  * usage: zexpand [-a ashift] [-w MIB] [-W MIB] POOL raidzP FILE... + NEWFILE...
  *   -W MIB writes that much more after the last attach (records of the new width).
+ *   -F then writes 128 KiB records until the pool refuses one (ENOSPC): what really fits.
  *
  * Only nvlist and exported functions are used: the packaged headers do not match
  * the library's struct layouts (docs/test-guest.md#libzpool-oracle), so reaching into structs crashes.
@@ -98,6 +99,54 @@ write_records(const char *pool, spa_t *spa, long mib)
 	free(buf);
 }
 
+static void report(const char *pool, spa_t *spa, const char *step);
+
+/* Write 128 KiB records into a new object until a tx cannot get space; print how many fit. */
+static void
+fill_pool(const char *pool, spa_t *spa)
+{
+	const size_t bs = 128 * 1024;
+	objset_t *os;
+	VERIFY0(dmu_objset_own(pool, DMU_OST_ZFS, B_FALSE, B_FALSE, FTAG, &os));
+	char *buf = malloc(bs);
+	uint64_t x = 2463534242ULL;
+	for (size_t j = 0; j < bs; j += 8) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		memcpy(buf + j, &x, 8);
+	}
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_bonus(tx, DMU_NEW_OBJECT);
+	VERIFY0(dmu_tx_assign(tx, ZS_TX_WAIT));
+	uint64_t obj = dmu_object_alloc(os, DMU_OT_UINT64_OTHER, bs, DMU_OT_NONE, 0, tx);
+	dmu_tx_commit(tx);
+	uint64_t off = 0;
+	int err = 0;
+	for (;;) {
+		memcpy(buf, &off, sizeof (off));
+		tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, obj, off, bs);
+		if ((err = dmu_tx_assign(tx, ZS_TX_WAIT)) != 0) {
+			dmu_tx_abort(tx);
+			/* a refusal may only mean the space is still reserved by the open txg */
+			txg_wait_synced(spa_get_dsl(spa), 0);
+			tx = dmu_tx_create(os);
+			dmu_tx_hold_write(tx, obj, off, bs);
+			if ((err = dmu_tx_assign(tx, ZS_TX_WAIT)) != 0) {
+				dmu_tx_abort(tx);
+				break;
+			}
+		}
+		ZS_DMU_WRITE(os, obj, off, bs, buf, tx);
+		dmu_tx_commit(tx);
+		off += bs;
+	}
+	txg_wait_synced(spa_get_dsl(spa), 0);
+	printf("FILL records=%llu error=%d\n", (u_longlong_t)(off / bs), err);
+	dmu_objset_disown(os, B_FALSE, FTAG);
+	free(buf);
+	report(pool, spa, "full");
+}
+
 static nvlist_t *
 make_leaf(const char *path)
 {
@@ -178,13 +227,16 @@ main(int argc, char **argv)
 {
 	int opt;
 	long write_mib = 0, write_after_mib = 0;
-	while ((opt = getopt(argc, argv, "a:w:W:")) != -1) {
+	int fill = 0;
+	while ((opt = getopt(argc, argv, "a:w:W:F")) != -1) {
 		if (opt == 'a')
 			ashift = atoi(optarg);
 		else if (opt == 'w')
 			write_mib = atol(optarg);
 		else if (opt == 'W')
 			write_after_mib = atol(optarg);
+		else if (opt == 'F')
+			fill = 1;
 		else
 			return (2);
 	}
@@ -265,6 +317,8 @@ main(int argc, char **argv)
 		write_records(pool, spa, write_after_mib);
 		report(pool, spa, "written-after");
 	}
+	if (fill)
+		fill_pool(pool, spa);
 	spa_close(spa, FTAG);
 	VERIFY0(spa_destroy(pool));
 	kernel_fini();
