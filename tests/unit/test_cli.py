@@ -23,8 +23,8 @@ def test_version_from_the_installed_script():
     assert out.returncode == 0 and out.stdout.strip() == f"zfslab {__version__}"
 
 
-@pytest.mark.parametrize("command", ["plan", "capacity", "special-size", "risk", "validate", "profile-disk", "bench", "drill",
-                                     "report", "layout"])
+@pytest.mark.parametrize("command", ["plan", "capacity", "special-size", "expand", "risk", "validate", "profile-disk",
+                                     "bench", "drill", "report", "layout"])
 def test_every_command_has_help(run_cli, capsys, command):
     """--help exits 0, names every option of the command and shows an example of it."""
     from zfslab.cli import build_parser

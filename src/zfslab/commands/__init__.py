@@ -7,6 +7,8 @@ To add a command: write `commands/<verb>.py` with those two functions and list i
 order `zfslab --help` shows them); `scripts/cli_reference.py` then regenerates docs/cli.md.
 """
 
-from zfslab.commands import bench, capacity, drill, layout, plan, profile_disk, report, risk, special_size, validate
+from zfslab.commands import (
+    bench, capacity, drill, expand, layout, plan, profile_disk, report, risk, special_size, validate,
+)
 
-COMMANDS = (plan, capacity, special_size, risk, validate, profile_disk, bench, drill, report, layout)
+COMMANDS = (plan, capacity, special_size, expand, risk, validate, profile_disk, bench, drill, report, layout)
