@@ -383,7 +383,7 @@ def partitions(runner: Runner, disk: str) -> list[str]:
 
 def forget_partitions(runner: Runner, disk: str) -> None:
     """Make the kernel drop the partitions of a disk whose table was wiped. wipefs asks it to
-    re-read the table (BLKRRPART) but gives up after ~0.1 s if a partition is open, and udev
+    re-read the table (BLKRRPART) but gives up after 1.25 s if a partition is open, and udev
     opens each one to probe it after every write (docs/safety.md#a-busy-udev): the kernel then
     keeps partitions that are no longer on the disk, and the next zpool create cannot label it.
     Once udev has settled nothing holds them, and one re-read drops them."""

@@ -5,7 +5,8 @@ re-read the wiped partition table but gives up if a partition is open, and the k
 partitions that are no longer on the disk. zpool create labels the disk and asks for a re-read
 in turn, and fails while udev still holds one of them. A udev rule here makes udev's hold last
 (HOLD_S seconds on every change event of a test partition, longer while FLAG exists), so the
-hold, not the machine's load, decides the race; udev markers order the steps, no sleeps."""
+hold, not the machine's load, decides the race; udev's markers order the steps, no sleeps.
+benchmarks/udev_race_rounds.py repeats these steps and variants of them and counts outcomes."""
 
 import os
 import subprocess
@@ -43,6 +44,10 @@ def held(part):
     return (WORK / f"held-{os.path.basename(part)}").exists()
 
 
+def holds():
+    return sorted(p.name[len("held-"):] for p in WORK.glob("held-*"))
+
+
 def wait_for(what, predicate, timeout_s=120):
     deadline = time.monotonic() + timeout_s
     while not predicate():
@@ -51,12 +56,11 @@ def wait_for(what, predicate, timeout_s=120):
         time.sleep(0.05)
 
 
-@pytest.fixture
-def racing(zfs, disks):
-    """Three disks that carry a destroyed pool's partitions, and udev slowed down on them."""
-    used = disks[5:8]
+def slow_udev_on(zfs, used):
+    """Give `used` a destroyed pool's partitions, then make udev hold them on every change."""
     runner = Runner()
-    zfs.create_pool(POOL, parse_layout("raidz1:3"), used)
+    wipe_devices(runner, used)  # whatever an earlier test left
+    zfs.create_pool(POOL, parse_layout(f"raidz1:{len(used)}"), used)
     zfs.destroy_pool(POOL)
     udevadm("settle", "--timeout=120")
     names = [os.path.basename(os.path.realpath(d)) for d in used]
@@ -67,37 +71,60 @@ def racing(zfs, disks):
     RULE.write_text(f'ACTION=="change", SUBSYSTEM=="block", ENV{{DEVTYPE}}=="partition", '
                     f'KERNEL=="{"|".join(n + "[0-9]*" for n in names)}", PROGRAM="{WORK}/hold.sh %k"\n')
     udevadm("control", "--reload")
-    try:
-        yield used
-    finally:
-        FLAG.unlink(missing_ok=True)
-        RULE.unlink(missing_ok=True)
-        udevadm("control", "--reload")
-        udevadm("settle", "--timeout=300")
-        if zfs.pool_exists(POOL):
-            zfs.destroy_pool(POOL, force=True)
-        wipe_devices(runner, used)  # for the tests after this one
-        for marker in WORK.glob("held-*"):
-            marker.unlink()
 
 
-def test_without_settling_zpool_create_cannot_label_a_disk_udev_holds(zfs, racing):
+def slow_udev_off(zfs, used):
+    """Remove the rule, let the holds end, and leave the disks empty."""
+    FLAG.unlink(missing_ok=True)
+    RULE.unlink(missing_ok=True)
+    udevadm("control", "--reload")
+    udevadm("settle", "--timeout=300")
+    if zfs.pool_exists(POOL):
+        zfs.destroy_pool(POOL, force=True)
+    wipe_devices(Runner(), used)
+    for marker in WORK.glob("held-*"):
+        marker.unlink()
+
+
+def old_wipe(disks, *, await_holds):
+    """zfslab's wipe before it made the kernel forget partitions wipefs left; with `await_holds`,
+    wipefs on a disk waits until udev holds that disk's partitions (then its re-read must fail)."""
     runner = Runner()
-    FLAG.touch()
-    t0 = time.monotonic()
-    for disk in racing:  # zfslab's wipe before it made the kernel forget stale partitions
+    for disk in disks:
         real = os.path.realpath(disk)
         parts = partitions(runner, real)
         for part in parts:
             runner.run(["zpool", "labelclear", "-f", part], check=False)
             runner.run(["wipefs", "--all", "--quiet", part])
-        wait_for(f"udev holding {parts}", lambda: all(held(p) for p in parts))
+        if await_holds:
+            wait_for(f"udev holding {parts}", lambda: all(held(p) for p in parts))
         runner.run(["wipefs", "--all", "--quiet", real])
         zero_samples(real)
-    stale = {d: partitions(runner, os.path.realpath(d)) for d in racing}
+
+
+def zpool_create(disks):
+    """zpool create itself, with no settle and no retry."""
+    return subprocess.run(["zpool", "create", POOL, "raidz1", *disks], capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def racing(zfs, disks):
+    used = disks[5:8]
+    slow_udev_on(zfs, used)
+    try:
+        yield used
+    finally:
+        slow_udev_off(zfs, used)
+
+
+def test_without_settling_zpool_create_cannot_label_a_disk_udev_holds(zfs, racing):
+    FLAG.touch()
+    t0 = time.monotonic()
+    old_wipe(racing, await_holds=True)
+    stale = {d: partitions(Runner(), os.path.realpath(d)) for d in racing}
     assert all(stale.values()), f"wipefs's re-read should have failed while udev held a partition: {stale}"
 
-    r = subprocess.run(["zpool", "create", POOL, "raidz1", *racing], capture_output=True, text=True, timeout=600)
+    r = zpool_create(racing)
     print(f"zpool create {time.monotonic() - t0:.1f} s after the wipe began: exit {r.returncode}: {r.stderr!r}")
     assert r.returncode == 1
     assert f"the kernel {RESCAN_FAILED}: 16" in r.stderr  # EBUSY, from libefi's efi_rescan()
@@ -109,7 +136,7 @@ def test_zfslab_wipes_and_creates_while_udev_probes_slowly(zfs, racing):
     notes: list[str] = []
     t0 = time.monotonic()
     wipe_devices(Runner(), racing)
-    assert list(WORK.glob("held-*")), "udev held no partition during the wipe: nothing raced"
+    assert holds(), "udev held no partition during the wipe: nothing raced"
     assert not any(partitions(Runner(), os.path.realpath(d)) for d in racing)
     ZfsCli(log=notes.append).create_pool(POOL, parse_layout("raidz1:3"), racing)
     assert zfs.pool(POOL).health == "ONLINE"
