@@ -18,7 +18,7 @@ import pytest
 from zfslab.model.layouts import parse_layout
 from zfslab.system.bench import partitions, wipe_devices
 from zfslab.system.disks import zero_samples
-from zfslab.system.runner import Runner
+from zfslab.system.runner import CommandFailed, Completed, Runner
 from zfslab.system.zfs import RESCAN_FAILED, ZfsCli
 
 POOL = "zfslab-e2e-udev-race"
@@ -107,6 +107,21 @@ def zpool_create(disks):
     return subprocess.run(["zpool", "create", POOL, "raidz1", *disks], capture_output=True, text=True, timeout=600)
 
 
+class BusyUntilCreateFails(Runner):
+    """A host where udev looks idle to zfslab's first settle but is still busy (FLAG held), and
+    stops being busy once zpool create has failed: the case the retry is for."""
+
+    def run(self, argv, **kw):
+        if tuple(argv[:2]) == ("udevadm", "settle") and FLAG.exists():
+            return Completed(tuple(argv), 0, "", "", 0.0)
+        try:
+            return super().run(argv, **kw)
+        except CommandFailed:
+            if tuple(argv[:2]) == ("zpool", "create"):
+                FLAG.unlink(missing_ok=True)
+            raise
+
+
 @pytest.fixture
 def racing(zfs, disks):
     used = disks[5:8]
@@ -141,3 +156,13 @@ def test_zfslab_wipes_and_creates_while_udev_probes_slowly(zfs, racing):
     ZfsCli(log=notes.append).create_pool(POOL, parse_layout("raidz1:3"), racing)
     assert zfs.pool(POOL).health == "ONLINE"
     print(f"wipe and create in {time.monotonic() - t0:.1f} s; retried: {notes}")
+
+
+def test_zfslab_retries_a_create_that_raced_udev_and_says_so(zfs, racing):
+    FLAG.touch()
+    old_wipe(racing, await_holds=True)
+    notes: list[str] = []
+    ZfsCli(BusyUntilCreateFails(), log=notes.append).create_pool(POOL, parse_layout("raidz1:3"), racing)
+    assert zfs.pool(POOL).health == "ONLINE"
+    assert len(notes) == 1 and repr(RESCAN_FAILED) in notes[0] and "retried after udev settled" in notes[0], notes
+    print(f"retried: {notes}")
