@@ -23,7 +23,7 @@ from zfslab.model.units import parse_fio_size
 from zfslab.store.results import Measurement, Results
 from zfslab.system.bonnie import Bonnie, BonnieJob, BonnieResult
 from zfslab.system.diskstats import Sampler, kernel_names
-from zfslab.system.disks import DisksRefused, zero_samples
+from zfslab.system.disks import DisksRefused, udev_settle, zero_samples
 from zfslab.system.fio import Fio, FioResult
 from zfslab.system.processes import end_engines_on
 from zfslab.system.runner import Runner
@@ -135,7 +135,8 @@ def wipe_line(device: str, *, sandbox: bool = False) -> str:
     if sandbox:
         return f"# wipe {device}: truncate the file to nothing and back to its size (sparse and empty again)"
     return (f"# wipe {device}: zpool labelclear -f and wipefs --all on each partition and the "
-            f"disk, then zero the 64 sampled 1 MiB regions (docs/safety.md)")
+            f"disk, zero the 64 sampled 1 MiB regions, and make the kernel forget partitions it still "
+            f"lists (docs/safety.md)")
 
 
 def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio,
@@ -366,11 +367,29 @@ def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -
                 f.truncate(size)
             continue
         real = os.path.realpath(d)
-        for part in runner.run(["lsblk", "-nrpo", "PATH", real]).stdout.split()[1:]:
+        for part in partitions(runner, real):
             runner.run(["zpool", "labelclear", "-f", part], check=False)
             runner.run(["wipefs", "--all", "--quiet", part])
         runner.run(["wipefs", "--all", "--quiet", real])
         zero_samples(real)
+        if partitions(runner, real):
+            forget_partitions(runner, real)
+
+
+def partitions(runner: Runner, disk: str) -> list[str]:
+    """The partitions the kernel lists for `disk` now (not what its partition table says)."""
+    return runner.run(["lsblk", "-nrpo", "PATH", disk]).stdout.split()[1:]
+
+
+def forget_partitions(runner: Runner, disk: str) -> None:
+    """Make the kernel drop the partitions of a disk whose table was wiped. wipefs asks it to
+    re-read the table (BLKRRPART) but gives up after 1.25 s if a partition is open, and udev
+    opens each one to probe it after every write (docs/safety.md#a-busy-udev): the kernel then
+    keeps partitions that are no longer on the disk, and the next zpool create cannot label it.
+    Once udev has settled nothing holds them, and one re-read drops them."""
+    udev_settle(runner)
+    runner.run(["blockdev", "--rereadpt", disk], check=False)
+    udev_settle(runner)
 
 
 def measurement(layout: str, test: str, repeat: int, seconds: float, result: FioResult, disk: dict,

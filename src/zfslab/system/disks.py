@@ -169,6 +169,12 @@ def read_samples(path: str, *, exclusive: bool = True) -> tuple[int, int, int | 
     return len(offsets), dirty, first
 
 
+def udev_settle(runner: Runner) -> None:
+    """Wait until udev has handled every queued device event (no udev: nothing to wait for)."""
+    if runner.which("udevadm"):
+        runner.run(["udevadm", "settle", "--timeout=60"], timeout_s=90, check=False)
+
+
 def zero_samples(path: str) -> None:
     """Zero the regions the emptiness check reads (zfslab's wipe, after its own pool is gone).
     Opened exclusively: a device someone holds is never written."""

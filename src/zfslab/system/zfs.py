@@ -12,6 +12,7 @@ from typing import Protocol
 
 from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout, zpool_create_argv
+from zfslab.system.disks import udev_settle
 from zfslab.system.runner import CommandFailed, Runner
 from zfslab.system.zfs_output import PoolStatus, ZfsVersion, parse_status, parse_tabular, parse_version
 
@@ -90,8 +91,13 @@ class ZfsDriver(Protocol):
     def wait(self, pool: str, activity: str, *, timeout_s: float | None = None) -> None: ...
 
 
-# What zpool create says when udev still has a just-wiped disk open (probing its new state)
+# What zpool create says when it raced udev probing the disks (docs/safety.md#a-busy-udev): a leaf
+# of the new pool could not be opened (ENXIO from the create ioctl, vdev_create()), or the kernel
+# could not re-read the partition table zpool had just written because a partition was open
+# (libefi's efi_rescan() gives up after 10 tries of BLKRRPART in 0.5 s). Both pass once udev settles.
 UNAVAILABLE = "currently unavailable"
+RESCAN_FAILED = "failed to rescan the partition table"
+UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED)
 
 
 class ZfsCli:
@@ -173,11 +179,13 @@ class ZfsCli:
             try:
                 self._run(*argv)
             except CommandFailed as e:
-                if UNAVAILABLE not in e.stderr_tail:
+                said = next((words for words in UDEV_RACES if words in e.stderr_tail), None)
+                if said is None:
                     raise
                 # udev was still probing a disk (a busy host, many disks, a wipe just before):
                 # once it has settled, the same command is the right one to try again, once
-                self.log(f"zpool create said the disks were {UNAVAILABLE}; retried after udev settled")
+                self.log(f"zpool create failed while udev was probing the disks ({said!r}); "
+                         f"retried after udev settled")
                 self.settle()
                 self._run(*argv)
         except CommandFailed as e:
@@ -190,8 +198,7 @@ class ZfsCli:
 
     def settle(self) -> None:
         """Wait until udev has handled every queued device event (no udev: nothing to wait for)."""
-        if self.runner.which("udevadm"):
-            self.runner.run(["udevadm", "settle", "--timeout=60"], timeout_s=90, check=False)
+        udev_settle(self.runner)
 
     def destroy_pool(self, name: str, *, force: bool = False) -> None:
         self._pool_cmd(name, "zpool", "destroy", *(["-f"] if force else []), name)

@@ -1,0 +1,95 @@
+"""zpool create racing udev: settled first, retried once after settling on the two failures a
+busy udev causes (as OpenZFS words them), said through the log; anything else is not retried.
+The race itself runs on the real module in tests/e2e/inside/test_udev_race.py."""
+
+import os
+
+import pytest
+
+from tests.conftest import DATA
+from zfslab.model.layouts import parse_layout
+from zfslab.system import bench
+from zfslab.system.runner import CommandFailed, Completed, Runner, _tail
+from zfslab.system.zfs import ZfsCli
+
+# the guest (OpenZFS 2.3.2), zpool create while udev held a partition of the disk open
+RESCAN = open(os.path.join(DATA, "zfs-2.3", "create_rescan_busy.txt")).read()
+# CI (OpenZFS 2.1.11, issue 19), a drill's create right after the previous scenario's wipe
+UNAVAILABLE = "cannot create 'zfslab-drill': one or more devices is currently unavailable\n"
+OTHER = "cannot create 'zfslab-drill': pool already exists\n"
+
+
+class Scripted(Runner):
+    """Each zpool create fails with the next of `failures` (None: succeeds); records every argv."""
+
+    def __init__(self, failures, partitions=()):
+        super().__init__()
+        self.failures = list(failures)
+        self.partitions = list(partitions)  # what lsblk lists after each ask, in turn
+        self.argvs = []
+
+    def which(self, program):
+        return f"/sbin/{program}"
+
+    def run(self, argv, **kw):
+        argv = tuple(argv)
+        self.argvs.append(argv)
+        if argv[:2] == ("zpool", "create") and self.failures:
+            stderr = self.failures.pop(0)
+            if stderr is not None:
+                raise CommandFailed(" ".join(argv), 1, _tail(stderr))
+        out = ""
+        if argv[0] == "lsblk":
+            out = "\n".join([argv[-1], *(self.partitions.pop(0) if self.partitions else [])])
+        return Completed(argv, 0, out, "", 0.0)
+
+
+def settles(runner):
+    return [i for i, a in enumerate(runner.argvs) if a[:2] == ("udevadm", "settle")]
+
+
+def creates(runner):
+    return [i for i, a in enumerate(runner.argvs) if a[:2] == ("zpool", "create")]
+
+
+@pytest.mark.parametrize("stderr, said", [(RESCAN, "failed to rescan the partition table"),
+                                          (UNAVAILABLE, "currently unavailable")])
+def test_a_udev_race_is_retried_once_after_settling_and_said(stderr, said):
+    runner, notes = Scripted([stderr, None]), []
+    ZfsCli(runner, log=notes.append).create_pool("p", parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"])
+    first, second = creates(runner)
+    assert runner.argvs[first] == runner.argvs[second]
+    assert [i for i in settles(runner) if i < first] and [i for i in settles(runner) if first < i < second]
+    assert len(notes) == 1 and said in notes[0] and "retried after udev settled" in notes[0]
+
+
+def test_a_second_race_is_not_retried_again():
+    runner, notes = Scripted([RESCAN, UNAVAILABLE]), []
+    with pytest.raises(CommandFailed) as e:
+        ZfsCli(runner, log=notes.append).create_pool("p", parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"])
+    assert "currently unavailable" in e.value.stderr_tail
+    assert len(creates(runner)) == 2 and len(notes) == 1
+
+
+def test_other_failures_are_not_retried():
+    runner, notes = Scripted([OTHER]), []
+    with pytest.raises(CommandFailed):
+        ZfsCli(runner, log=notes.append).create_pool("p", parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"])
+    assert len(creates(runner)) == 1 and notes == []
+
+
+def test_the_wipe_makes_the_kernel_forget_partitions_wipefs_left(monkeypatch):
+    monkeypatch.setattr(bench, "zero_samples", lambda path: None)
+    # lsblk: before the wipe, then (partitions still listed) after it
+    runner = Scripted([], partitions=[["/dev/sdq1", "/dev/sdq9"], ["/dev/sdq1", "/dev/sdq9"]])
+    bench.wipe_devices(runner, ["/dev/sdq"])
+    tail = [a[:2] for a in runner.argvs[-4:]]
+    assert tail == [("lsblk", "-nrpo"), ("udevadm", "settle"), ("blockdev", "--rereadpt"), ("udevadm", "settle")]
+
+
+def test_a_wipe_the_kernel_followed_asks_nothing_more(monkeypatch):
+    monkeypatch.setattr(bench, "zero_samples", lambda path: None)
+    runner = Scripted([], partitions=[["/dev/sdq1"], []])
+    bench.wipe_devices(runner, ["/dev/sdq"])
+    assert runner.argvs[-1][:2] == ("lsblk", "-nrpo")
+    assert not any(a[0] in ("blockdev", "udevadm") for a in runner.argvs)
