@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from zfslab.errors import LayoutError, UsageError, VersionError
+from zfslab.errors import LayoutError, ParamError, VersionError
 from zfslab.model.capacity import linux_whole_disk_osize, pool_capacity
 from zfslab.model.expansion import expand, parse_release
 from zfslab.model.layouts import parse_layout
@@ -84,14 +84,14 @@ def test_embedded_log_appears_when_the_vdev_passes_64_metaslabs():
     ("2.9", "unknown OpenZFS version"),
 ])
 def test_versions_before_2_3_are_refused(text, message):
-    with pytest.raises((UsageError, VersionError), match=message):
+    with pytest.raises((ParamError, VersionError), match=message):
         parse_release(text)
 
 
 def test_rewrite_needs_2_3_4():
     assert not parse_release("2.3.2").has_rewrite and parse_release("2.3.4").has_rewrite
     assert parse_release("2.3").has_rewrite and parse_release("2.4").has_rewrite
-    with pytest.raises(UsageError, match="zfs rewrite came in OpenZFS 2.3.4; --zfs-version 2.3.2 has none"):
+    with pytest.raises(ParamError, match="rewrite with OpenZFS 2.3.2: zfs rewrite came in OpenZFS 2.3.4"):
         expand(parse_layout("raidz1:3"), GiB, 1, release="2.3.2", fill=0.5, rewrite=True)
 
 
@@ -102,11 +102,11 @@ def test_only_one_raidz_vdev(layout):
 
 
 def test_width_limits():
-    with pytest.raises(UsageError, match=r"--add 250: give 1 to 249 \(a raidz vdev has at most 255 disks"):
+    with pytest.raises(ParamError, match=r"added 250: give 1 to 249 \(a raidz vdev has at most 255 disks"):
         expand(parse_layout("raidz2:6"), GiB, 250)
     assert expand(parse_layout("raidz2:6"), GiB, 249).steps[-1].width == 255
     # ashift 16: 3.5 MiB of scratch space holds 56 sectors, so 56 children at most
-    with pytest.raises(UsageError, match="at ashift 16 the reflow's 3.5 MiB scratch space allows 56 disks"):
+    with pytest.raises(ParamError, match="at ashift 16 the reflow's 3.5 MiB scratch space allows 56 disks"):
         expand(parse_layout("raidz2:6"), GiB, 51, ashift=16)
 
 
@@ -145,5 +145,5 @@ def test_cli_errors_are_one_line_exit_2(run_cli, args, message):
 def test_written_bytes_instead_of_a_fill():
     e = expand(parse_layout("raidz2:6"), linux_whole_disk_osize(WD4001FYYG), 1, written_bytes=10**12 + 5)
     assert e.data_bytes == 10**12 // (128 << 10) * (128 << 10)
-    with pytest.raises(UsageError, match="--written 20000000000000: raidz2:6 holds at most"):
+    with pytest.raises(ParamError, match="written_bytes 20000000000000: raidz2:6 holds at most"):
         expand(parse_layout("raidz2:6"), linux_whole_disk_osize(WD4001FYYG), 1, written_bytes=20 * 10**12)

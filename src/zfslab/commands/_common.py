@@ -25,6 +25,9 @@ PARAM_FLAGS = {
     "resilver_mb_s": "--resilver-mbps", "fill": "--fill", "scrub_days": "--scrub-days", "years": "--years",
     "weibull_shape": "--weibull-shape", "afr_by_age": "--afr-by-age", "model": "--model", "trials": "--trials",
     "disk_bytes": "disk size", "disk_class": "--disk-type", "disk_count": "disk count",
+    # zfslab expand (model/expansion.py)
+    "release": "--zfs-version", "added": "--add", "fill_before": "--fill-before", "recordsize": "--recordsize",
+    "rewrite": "--rewrite", "written_bytes": "--written",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
 

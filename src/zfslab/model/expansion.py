@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zfslab.errors import LayoutError, UsageError, VersionError
+from zfslab.errors import LayoutError, ParamError, VersionError
 from zfslab.model.capacity import (
     EMBEDDED_SLOG_MIN_MS, SPA_MINBLOCKSHIFT, Rules, leaf_asize, metaslab_shift, psize_to_asize, rules_for, slop_bytes,
 )
@@ -59,7 +59,7 @@ def parse_release(text: str) -> ZfsRelease:
         raise VersionError(text, "2.3, 2.3.9, 2.4, 2.4.4 (RAID-Z expansion came in 2.3)") from None
     release = ZfsRelease(nums[0], nums[1], nums[2] if len(nums) == 3 else None)
     if (release.major, release.minor) < EXPANSION_SINCE:
-        raise UsageError(f"--zfs-version {text}: RAID-Z expansion came in OpenZFS 2.3; give 2.3 or later")
+        raise ParamError("release", text, "RAID-Z expansion came in OpenZFS 2.3; give 2.3 or later")
     try:
         release.rules  # noqa: B018 -- a version no rule set knows (2.5 and later)
     except VersionError:
@@ -116,7 +116,7 @@ def _raidz(width: int, parity: int) -> VdevGroup:
 
 
 def check_expandable(layout: Layout, added: int, ashift: int) -> VdevGroup:
-    """The one raidz vdev to expand; LayoutError/UsageError when `zpool attach` cannot do it."""
+    """The one raidz vdev to expand; LayoutError/ParamError when `zpool attach` cannot do it."""
     groups = layout.groups
     if len(groups) != 1 or groups[0].count != 1 or groups[0].kind is not VdevKind.RAIDZ:
         raise LayoutError(f"{layout}: zfslab expand models one raidz vdev (e.g. raidz2:6); zpool attach "
@@ -128,7 +128,7 @@ def check_expandable(layout: Layout, added: int, ashift: int) -> VdevGroup:
     if not 1 <= added <= limit:
         why = (f"a raidz vdev has at most {MAX_CHILDREN} disks" if VDEV_BOOT_SIZE >> ashift >= MAX_CHILDREN else
                f"at ashift {ashift} the reflow's 3.5 MiB scratch space allows {VDEV_BOOT_SIZE >> ashift} disks")
-        raise UsageError(f"--add {added}: give 1 to {max(limit, 0)} ({why}; {layout} has {group.width})")
+        raise ParamError("added", str(added), f"give 1 to {max(limit, 0)} ({why}; {layout} has {group.width})")
     return group
 
 
@@ -143,11 +143,11 @@ def expand(
         raise LayoutError(f"ashift {ashift}: OpenZFS accepts 9 to 16 (9 = 512 B, 12 = 4 KiB sectors)")
     group = check_expandable(layout, added, ashift)
     if not 0.0 <= fill <= 1.0:
-        raise UsageError(f"--fill-before {fill}: give a fraction from 0 to 1 of the usable space")
+        raise ParamError("fill_before", str(fill), "give a fraction from 0 to 1 of the usable space")
     if recordsize & (recordsize - 1) or not 512 <= recordsize <= 16 << 20:
-        raise UsageError(f"--recordsize {recordsize}: give a power of two from 512 to 16M")
+        raise ParamError("recordsize", str(recordsize), "give a power of two from 512 to 16M")
     if rewrite and not release.has_rewrite:
-        raise UsageError(f"--rewrite: zfs rewrite came in OpenZFS 2.3.4; --zfs-version {release} has none")
+        raise ParamError("rewrite", f"with OpenZFS {release}", "zfs rewrite came in OpenZFS 2.3.4; that release has none")
     rules = release.rules
     leaf = leaf_asize(vdev_bytes)
     w0, parity = group.width, group.parity
@@ -172,7 +172,7 @@ def expand(
     records = int(fill * usable0) // recordsize if written_bytes is None else written_bytes // recordsize
     # the records must fit as ZFS charges them; a fill of 1 stops at a full pool
     if written_bytes is not None and records > usable0 // charge(w0):
-        raise UsageError(f"--written {written_bytes}: {layout} holds at most "
+        raise ParamError("written_bytes", str(written_bytes), f"{layout} holds at most "
                          f"{usable0 // charge(w0) * recordsize} B of {recordsize} B records before the expansion")
     records = min(records, usable0 // charge(w0))
 
