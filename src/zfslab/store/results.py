@@ -21,8 +21,8 @@ class Measurement:
     test: str
     repeat: int
     seconds: float
-    read_mb_s: float
-    write_mb_s: float
+    read_mb_s: float | None  # None: the engine could not time it (bonnie++ prints +++++ for a test too fast)
+    write_mb_s: float | None
     read_iops: float
     write_iops: float
     read_clat_p50_us: float | None

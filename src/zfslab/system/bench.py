@@ -319,7 +319,8 @@ def bonnie_measurements(layout: str, repeat: int, seconds: float, result: Bonnie
                         size_mib: int) -> list[Measurement]:
     """bonnie++'s three block columns as three measurements. The disks were sampled over the
     whole run, so their figures are shared by the three."""
-    mb = BonnieResult.mb_s
+    def mb(kib_s: float | None) -> float | None:  # +++++ (too fast to time) is stored as not measured, never as 0
+        return None if kib_s is None else BonnieResult.mb_s(kib_s)
     series = json.dumps(disk.get("series", {}))
     # rewrite and read each read the whole file: the disks must have delivered about twice it
     suspect = bool(disk.get("series")) and 2 * size_mib * 1.048576 > 1.2 * disk["disk_read_mb"] + 16
