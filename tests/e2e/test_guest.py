@@ -50,8 +50,8 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
     try:
         result = guest.boot(image, payload, series=series, disks=DISKS, share=share, timeout_s=BOOT_TIMEOUT_S)
     except guest.GuestKernelCrash as crash:
-        # OpenZFS's sequential-rebuild race (openzfs/zfs#18276, fixed upstream in 2026, not in
-        # Debian's 2.1.11 / 2.3.2; not seen on 2.3.9 and 2.4.4) oopses in vdev_rebuild_range now and then under TCG. It is
+        # OpenZFS's sequential-rebuild race (openzfs/zfs#18276, fixed in 2.3.9 and 2.4.4, not in
+        # Debian's 2.1.11 / 2.3.2) oopses in vdev_rebuild_range now and then under TCG. It is
         # not ours to fix: run the suite once more on a fresh boot, and say so. Any other crash fails.
         if "vdev_rebuild" not in crash.console:
             raise
