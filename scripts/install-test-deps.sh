@@ -9,18 +9,14 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 add_sources() {
-  # The stock deb822 entry enables only main; OpenZFS lives in contrib, 2.3 in backports
-  # (docs/test-guest.md#building-the-image). Backports are never installed by default; the guest's cache key reads them.
+  # The stock deb822 entry enables only main; OpenZFS lives in contrib (docs/test-guest.md).
+  # OpenZFS 2.3 and 2.4 come from Debian 13 lists that tests/oracle/chroot.py keeps for itself.
   [ -f /etc/apt/sources.list.d/debian.sources ] || return 0
   uri=$(awk '$1=="URIs:"{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
   key=/usr/share/keyrings/debian-archive-keyring.gpg
   if ! grep -rqs "contrib" /etc/apt/sources.list.d/ /etc/apt/sources.list 2>/dev/null; then
     printf 'Types: deb\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: contrib\nSigned-By: %s\n' \
       "$uri" "$key" | $SUDO tee /etc/apt/sources.list.d/contrib.sources >/dev/null
-  fi
-  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list.d/ /etc/apt/sources.list 2>/dev/null; then
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main contrib\nSigned-By: %s\n' \
-      "$uri" "$key" | $SUDO tee /etc/apt/sources.list.d/backports.sources >/dev/null
   fi
 }
 
@@ -41,7 +37,7 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}" >&2
   apt_install "${need[@]}"
 else
-  $SUDO apt-get update -qq  # the guest's cache key reads the current package versions
+  $SUDO apt-get update -qq  # the 2.1 guest's cache key reads the current package versions
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'

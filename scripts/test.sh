@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what it needs, then runs pytest.
 # The libzpool oracle (OpenZFS 2.1 on the host, 2.3 and 2.4 in a trixie chroot) and, as root, the
-# e2e guest (real OpenZFS 2.1 and 2.3 kernel modules) must run here: a skip of either fails the run.
+# e2e guest (real OpenZFS 2.4 and 2.3 kernel modules, one Debian 13 image) must run here: a skip of
+# either fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -16,8 +17,9 @@ $SUDO python3 tests/oracle/chroot.py --build >"$oracle_log" 2>&1 &
 oracle_pid=$!
 if [ "$(id -u)" = 0 ]; then
   export ZFSLAB_TEST_REQUIRE_E2E=1
-  # Build (or find in the cache) both guest images first, so that their cost is reported apart.
-  python3 tests/e2e/guest/guest.py --build 2.1 2.3
+  # Build (or find in the cache) the guest image first, so that its cost is reported apart; 2.3 and
+  # 2.4 share it. The 2.1 image (Debian 12) is not built for CI: docs/test-guest.md#the-suite-inside.
+  python3 tests/e2e/guest/guest.py --build 2.4 2.3
 fi
 wait "$oracle_pid" || { cat "$oracle_log" >&2; echo "test.sh: the oracle chroot did not build" >&2; exit 1; }
 cat "$oracle_log" >&2

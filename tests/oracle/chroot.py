@@ -50,13 +50,18 @@ def _apt_options() -> list[str]:
             "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "APT::Architectures=amd64"]
 
 
+# contrib for OpenZFS; trixie's main for the kernel the test guest's trixie image installs
+# (tests/e2e/guest/guest.py keys its image on these lists too).
+SUITES = (("trixie", "main contrib"), ("trixie-backports", "contrib"))
+
+
 def refresh_lists() -> None:
-    """Download trixie's and trixie-backports' contrib package lists into the cache (a few seconds)."""
+    """Download trixie's and trixie-backports' package lists into the cache (a few seconds)."""
     apt = CACHE / "apt"
     for d in (apt / "lists" / "partial", apt / "cache" / "archives" / "partial"):
         d.mkdir(parents=True, exist_ok=True)
     (apt / "sources.list").write_text("".join(
-        f"deb [signed-by={KEYRING}] {_mirror()} {suite} contrib\n" for suite in ("trixie", "trixie-backports")))
+        f"deb [signed-by={KEYRING}] {_mirror()} {suite} {components}\n" for suite, components in SUITES))
     with open(apt / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         subprocess.run(["apt-get", *_apt_options(), "-qq", "update"], capture_output=True, text=True, timeout=300)
@@ -74,14 +79,19 @@ def madison_versions(out: str) -> dict[str, str]:
     return found
 
 
-def candidate_versions() -> dict[str, str]:
-    """The versions of libzfslinux-dev in the cached trixie and trixie-backports lists."""
+def suite_versions(package: str) -> dict[str, str]:
+    """The versions of a package in the cached trixie and trixie-backports lists."""
     try:
-        out = subprocess.run(["apt-cache", *_apt_options(), "madison", PACKAGE],
+        out = subprocess.run(["apt-cache", *_apt_options(), "madison", package],
                              capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
         out = ""
     return madison_versions(out)
+
+
+def candidate_versions() -> dict[str, str]:
+    """The versions of libzfslinux-dev in the cached trixie and trixie-backports lists."""
+    return suite_versions(PACKAGE)
 
 
 def chroot_key() -> str:

@@ -12,7 +12,7 @@ def data(series, name):
         return f.read()
 
 
-@pytest.mark.parametrize("series", ["2.1", "2.3"])
+@pytest.mark.parametrize("series", ["2.1", "2.3", "2.4"])
 def test_parse_captured_json(series):
     w = parse_fio_json(data(series, "fio_write.json")).jobs[0]
     assert w.error == 0 and w.write.io_bytes == 64 << 20 and w.write.bw_bytes_s > 0

@@ -29,6 +29,7 @@ class Refusing(Runner):
 @pytest.mark.parametrize("stderr, device", [
     (ACTIVE, "/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0000-part1"),
     (open(os.path.join(DATA, "zfs-2.3", "create_inuse.txt")).read(), "/dev/sda"),
+    (open(os.path.join(DATA, "zfs-2.4", "create_inuse.txt")).read(), "/dev/sdc"),
 ])
 def test_the_refused_disk_is_named(stderr, device):
     with pytest.raises(DeviceInUse) as e:

@@ -1,4 +1,5 @@
-"""zpool/zfs output parsers, on output captured from real OpenZFS 2.1.11 and 2.3.2 (tests/data)."""
+"""zpool/zfs output parsers, on output captured from real OpenZFS 2.1.11, 2.3.2 and 2.4.4 (tests/data;
+tests/e2e/guest/capture-output.sh)."""
 
 import os
 
@@ -9,7 +10,7 @@ from zfslab.system.zfs_output import (
     duration_seconds, human_bytes, human_count, parse_scan, parse_status, parse_tabular, parse_version,
 )
 
-VERSIONS = ["2.1", "2.3"]
+VERSIONS = ["2.1", "2.3", "2.4"]
 
 
 def data(series, name):

@@ -1,13 +1,15 @@
 """The test guest: a qemu (TCG) VM running Debian's kernel with the real OpenZFS module.
 
 - `ensure_image(series)` builds the image once (build-image.sh) and caches it outside the
-  repository, keyed by the OpenZFS and kernel package versions and the recipe itself;
+  repository, keyed by the OpenZFS and kernel package versions and the recipe itself. Series
+  2.1 has a Debian 12 image; 2.3 and 2.4 share one Debian 13 image that carries both builds;
 - `boot(...)` starts it with the image as a throw-away snapshot, N virtual disks (sparse files
   on virtio-scsi with distinct serial numbers, so the guest has /dev/sdX and
-  /dev/disk/by-id), the repository shared read-only at /mnt/repo, runs a payload as root and
-  returns its output and exit code.
+  /dev/disk/by-id), the repository shared read-only at /mnt/repo, runs a payload as root with
+  the series' module loaded and returns its output and exit code.
 
-Run by hand: python3 tests/e2e/guest/guest.py 2.1 'zpool version; lsblk'
+Run by hand: python3 tests/e2e/guest/guest.py 2.4 'zpool version; lsblk'
+(ZFSLAB_GUEST_REPO=/path/to/checkout mounts another checkout at /mnt/repo.)
 """
 
 from __future__ import annotations
@@ -24,8 +26,19 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 CACHE = Path(os.environ.get("ZFSLAB_GUEST_CACHE", "/var/cache/zfslab-guest"))
-SERIES = ("2.1", "2.3")
+# Which Debian image serves each OpenZFS series (docs/test-guest.md#building-the-image).
+DIST = {"2.1": "bookworm", "2.3": "trixie", "2.4": "trixie"}
+SERIES = tuple(DIST)
 GIB = 1 << 30
+
+
+def _trixie_lists():
+    """tests/oracle/chroot.py, whose private apt lists of trixie and trixie-backports key the
+    trixie image too (the host's apt knows only bookworm)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.oracle import chroot
+    return chroot
 
 
 class GuestError(RuntimeError):
@@ -45,42 +58,64 @@ class GuestKernelCrash(GuestError):
 CRASH_MARKS = ("general protection fault", "BUG:", "Oops:", "Kernel panic", "PANIC at ")
 
 
-def _apt_version(package: str, series: str) -> str:
-    """Candidate version of a package for this series (backports for 2.3), or 'unknown'."""
+def _bookworm_version(package: str) -> str:
+    """Candidate version of a bookworm package (not backports) in the host's apt, or 'unknown'."""
     try:
         out = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     versions = [line.split("|")[1].strip() for line in out.splitlines() if "|" in line]
-    if series == "2.3":
-        versions = [v for v in versions if "bpo" in v] or versions
-    else:
-        versions = [v for v in versions if "bpo" not in v] or versions
+    versions = [v for v in versions if "bpo" not in v] or versions
     return versions[0] if versions else "unknown"
 
 
-def image_key(series: str) -> str:
+def package_versions(dist: str) -> dict[str, str]:
+    """The versions the image of `dist` would install now: OpenZFS and the kernel."""
+    if dist == "bookworm":
+        return {pkg: _bookworm_version(pkg) for pkg in ("zfs-dkms", "linux-image-amd64")}
+    lists = _trixie_lists()
+    zfs = lists.suite_versions("zfs-dkms")
+    return {"zfs-dkms/trixie": zfs["trixie"], "zfs-dkms/trixie-backports": zfs["trixie-backports"],
+            "linux-image-amd64/trixie": lists.suite_versions("linux-image-amd64")["trixie"]}
+
+
+def image_key(dist: str) -> str:
     """What the image depends on: the recipe files and the package versions it would install."""
     h = hashlib.sha256()
     for name in ("build-image.sh", "ci-init"):
         h.update((HERE / name).read_bytes())
-    h.update(series.encode())
-    for pkg in ("zfs-dkms", "linux-image-amd64"):
-        h.update(_apt_version(pkg, series).encode())
-    return f"{series}-{h.hexdigest()[:16]}"
+    h.update(dist.encode())
+    for pkg, version in sorted(package_versions(dist).items()):
+        h.update(f"{pkg}={version}\n".encode())
+    return f"{dist}-{h.hexdigest()[:16]}"
+
+
+def find_image(series: str) -> Path | None:
+    """The built image that serves the series under the current key, or None; no network."""
+    if series not in SERIES:
+        raise GuestError(f"series {series!r}: use one of {SERIES}")
+    out = CACHE / image_key(DIST[series])
+    return out if (out / "versions.txt").exists() else None
 
 
 def ensure_image(series: str) -> Path:
-    """The cached image directory for the series, built first if missing (needs root)."""
+    """The cached image that serves the series, built first if missing (needs root)."""
     if series not in SERIES:
         raise GuestError(f"series {series!r}: use one of {SERIES}")
-    out = CACHE / image_key(series)
-    if (out / "versions.txt").exists():
-        return out
-    CACHE.mkdir(parents=True, exist_ok=True)
-    build = subprocess.run(["bash", str(HERE / "build-image.sh"), series, str(out)], capture_output=True, text=True)
-    if build.returncode != 0 or not (out / "versions.txt").exists():
-        raise GuestError(f"building the {series} guest failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+    dist = DIST[series]
+    if dist == "trixie":
+        try:
+            _trixie_lists().refresh_lists()
+        except (OSError, subprocess.SubprocessError):
+            pass  # offline or not root: the lists as last refreshed still name a built image
+    out = CACHE / image_key(dist)
+    if not (out / "versions.txt").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        build = subprocess.run(["bash", str(HERE / "build-image.sh"), dist, str(out)], capture_output=True, text=True)
+        if build.returncode != 0 or not (out / "versions.txt").exists():
+            raise GuestError(f"building the {dist} guest failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+    if f"zfs-{series}" not in versions(out):
+        raise GuestError(f"the image {out} carries no OpenZFS {series}: {versions(out)}")
     return out
 
 
@@ -103,9 +138,15 @@ class GuestResult:
     seconds: float
 
 
-def boot(image: Path, payload: str, *, disks: list[Disk] = (), share: Path | None = None,
+def repo_to_mount() -> Path:
+    """The checkout the guest sees at /mnt/repo: this one, or $ZFSLAB_GUEST_REPO (another worktree)."""
+    return Path(os.environ.get("ZFSLAB_GUEST_REPO") or REPO).resolve()
+
+
+def boot(image: Path, payload: str, *, series: str, disks: list[Disk] = (), share: Path | None = None,
          timeout_s: int = 1800, memory_mib: int = 4096, disk_dir: Path | None = None) -> GuestResult:
-    """Boot the guest, run `payload` (a shell script) as root, return its exit code and output."""
+    """Boot the guest with the series' OpenZFS loaded, run `payload` (a shell script) as root,
+    return its exit code and output."""
     import time
 
     share = share or Path(tempfile.mkdtemp(prefix="zfslab-guest-share-"))
@@ -119,10 +160,10 @@ def boot(image: Path, payload: str, *, disks: list[Disk] = (), share: Path | Non
         "qemu-system-x86_64", "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", str(os.cpu_count() or 2),
         "-m", str(memory_mib), "-nographic", "-no-reboot", "-monitor", "none", "-display", "none",
         "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
-        "-append", "console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet",
+        "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet zfslab.zfs={series}",
         "-drive", f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on",
         "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
-        "-virtfs", f"local,path={REPO},mount_tag=repo,security_model=none,readonly=on,id=repo",
+        "-virtfs", f"local,path={repo_to_mount()},mount_tag=repo,security_model=none,readonly=on,id=repo",
         "-serial", f"file:{share / 'console.log'}",
     ]
     if disks:
@@ -160,16 +201,16 @@ def main() -> int:
         for series in sys.argv[2:]:
             t0 = time.monotonic()
             image = ensure_image(series)
-            print(f"guest {series}: {image} ({versions(image).get('zfs')}) ready in {time.monotonic() - t0:.0f} s",
+            print(f"guest {series}: {image} (OpenZFS {versions(image)[f'zfs-{series}']}) ready in {time.monotonic() - t0:.0f} s",
                   file=sys.stderr)
         return 0
     if len(sys.argv) != 3:
         print("usage: guest.py SERIES 'SHELL PAYLOAD' | guest.py --build SERIES...", file=sys.stderr)
         return 2
     image = ensure_image(sys.argv[1])
-    r = boot(image, sys.argv[2], disks=[Disk(f"ZFSLAB{i:04d}", 2 * GIB) for i in range(8)])
+    r = boot(image, sys.argv[2], series=sys.argv[1], disks=[Disk(f"ZFSLAB{i:04d}", 2 * GIB) for i in range(8)])
     print(r.log)
-    print(f"rc={r.returncode} in {r.seconds:.0f} s", file=sys.stderr)
+    print(f"rc={r.returncode} in {r.seconds:.0f} s; files the payload left under /mnt/host: {r.share}", file=sys.stderr)
     return r.returncode
 
 
