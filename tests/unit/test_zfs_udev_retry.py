@@ -93,3 +93,54 @@ def test_a_wipe_the_kernel_followed_asks_nothing_more(monkeypatch):
     bench.wipe_devices(runner, ["/dev/sdq"])
     assert runner.argvs[-1][:2] == ("lsblk", "-nrpo")
     assert not any(a[0] in ("blockdev", "udevadm") for a in runner.argvs)
+
+
+class OfflineScripted(Runner):
+    """Each zpool offline fails with the next of `failures` (None: succeeds); records every argv."""
+
+    def __init__(self, failures):
+        super().__init__()
+        self.failures = list(failures)
+        self.argvs = []
+
+    def which(self, program):
+        return f"/sbin/{program}"
+
+    def run(self, argv, **kw):
+        argv = tuple(argv)
+        self.argvs.append(argv)
+        if argv[:2] == ("zpool", "offline") and self.failures:
+            stderr = self.failures.pop(0)
+            if stderr is not None:
+                raise CommandFailed(" ".join(argv), 1, _tail(stderr))
+        return Completed(argv, 0, "", "", 0.0)
+
+
+NO_REPLICAS = "cannot offline /dev/sdb: no valid replicas\n"
+
+
+def test_an_offline_refused_until_the_partner_is_resilvered_is_tried_once_more_and_said():
+    notes = []
+    runner = OfflineScripted([NO_REPLICAS, None])
+    ZfsCli(runner, log=notes.append).offline("tank", "/dev/sdb")
+    offlines = [a for a in runner.argvs if a[:2] == ("zpool", "offline")]
+    assert len(offlines) == 2
+    # between the two: udev settled, then the resilver waited for
+    between = runner.argvs[runner.argvs.index(offlines[0]) + 1:runner.argvs.index(offlines[1], 1)]
+    assert ("zpool", "wait", "-t", "resilver", "tank") in between
+    assert len(notes) == 1 and "no valid replicas" in notes[0] and "retried after the resilver" in notes[0]
+
+
+def test_an_offline_that_would_lose_the_last_copy_is_refused_as_zfs_said():
+    notes = []
+    runner = OfflineScripted([NO_REPLICAS, NO_REPLICAS])
+    with pytest.raises(CommandFailed, match="no valid replicas"):
+        ZfsCli(runner, log=notes.append).offline("tank", "/dev/sdb")
+    assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 2 and notes == []
+
+
+def test_other_offline_failures_are_not_retried():
+    runner = OfflineScripted(["cannot offline /dev/sdc: no such device in pool\n"])
+    with pytest.raises(CommandFailed, match="no such device"):
+        ZfsCli(runner).offline("tank", "/dev/sdc")
+    assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 1

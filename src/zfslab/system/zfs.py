@@ -98,6 +98,7 @@ class ZfsDriver(Protocol):
 UNAVAILABLE = "currently unavailable"
 RESCAN_FAILED = "failed to rescan the partition table"
 UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED)
+NO_REPLICAS = "no valid replicas"  # zpool offline: the other copies lack data this disk holds
 
 
 class ZfsCli:
@@ -211,7 +212,21 @@ class ZfsCli:
 
     # --- devices -------------------------------------------------------------------------
     def offline(self, pool: str, device: str, *, temporary: bool = False) -> None:
-        self._pool_cmd(pool, "zpool", "offline", *(["-t"] if temporary else []), pool, device)
+        """zpool offline. ZFS refuses ("no valid replicas") while the disk's partners lack data it
+        holds (a DTL), which a transient error on a just-created pool can leave until ZFS's own
+        resilver repairs it: once udev has settled and any resilver ended, try once more. A
+        refusal that stands (the last copy) is raised as ZFS worded it."""
+        argv = ("zpool", "offline", *(["-t"] if temporary else []), pool, device)
+        try:
+            self._pool_cmd(pool, *argv)
+        except CommandFailed as e:
+            if NO_REPLICAS not in e.stderr_tail:
+                raise
+            self.settle()
+            self.wait(pool, "resilver")
+            self._pool_cmd(pool, *argv)
+            self.log(f"zpool offline {device} was refused ({NO_REPLICAS!r}) until its partners were "
+                     "resilvered; retried after the resilver")
 
     def online(self, pool: str, device: str) -> None:
         self._pool_cmd(pool, "zpool", "online", pool, device)
