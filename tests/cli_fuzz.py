@@ -26,7 +26,8 @@ from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
-COMMANDS = ("plan", "capacity", "risk", "layout", "validate", "report", "profile-disk", "bench", "drill")
+COMMANDS = ("plan", "capacity", "special-size", "expand", "risk", "layout", "validate", "report", "profile-disk", "bench",
+            "drill")
 DISK_COMMANDS = ("bench", "drill")  # dry runs only, on names inside the run's folder (check_safe)
 EXIT_CODES = {0, 2, 10}
 
@@ -54,6 +55,10 @@ KINDS = ["mirror", "raidz", "raidz1", "raidz2", "raidz3", "raidz4", "raidz0", "d
          "disk", "stripe", "spare", "log", "cache", "RAIDZ2", "Mirror", "zraid", ""]
 VERSIONS = ["2.1", "2.3.2", "0.8", "0.6.4", "0.6.5", "slop64", "2.4", "9.9", "zfs-2.2", "v2.1", "2.1.x", "2", ""]
 RECORDSIZES = ["128K", "1M", "16M", "512", "4K", "3K", "32M", "0", "128k", "1MiB", "256"]
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+ZDB_FILES = ["zdb-bb-special-2.3.txt", "zdb-bbb-special-2.1.txt", "zdb-bbbP-special-2.1.txt", "zdb-bbbbP-special-2.3.txt"]
+FILE_SIZES = ["0", "1", "512", "4096", "4097", "131072", "131073", "1048576", "20000000", "1e3", "-1", "4K", "0x10",
+              "18446744073709551616", "9" * 40, "12.5", " 77 ", "nan"]
 CHOICES = {
     "--priority": ["speed", "space", "safety", "balanced"], "--disk-class": ["hdd", "hdd-enterprise", "ssd", "nvme"],
     "--repair": ["parallel", "serial"], "--model": ["zfs", "classic", "wintelguy", "backblaze"],
@@ -165,7 +170,12 @@ class Builder:
                 return count + f"draid2:{self.c.pick(['4', '8'])}d:{self.c.pick(['8', '12', '24', '255'])}c:" \
                                f"{self.c.pick(['0', '1', '2', '100'])}s"
             width = self.c.pick(["2", "3", "4", "6", "8", "12", "24", "255"]) if kind != "disk" else "1"
-            return f"{count}{kind}:{width}" if kind != "disk" or self.c.integer(0, 1) else count + kind
+            token = f"{count}{kind}:{width}" if kind != "disk" or self.c.integer(0, 1) else count + kind
+            if self.c.integer(0, 5) == 0:  # an allocation class: special=mirror:2@1TB, log=disk, cache:2
+                cls = self.c.pick(["special", "dedup", "log", "cache", "spare", "l2arc"])
+                token = f"cache:{width}" if cls == "cache" else f"{cls}={token}"
+                token += f"@{self.size()}" if self.c.integer(0, 2) == 0 else ""
+            return token
         kind = self.c.pick(KINDS)
         if kind.startswith("draid") and self.c.integer(0, 1):
             kind += "".join(f":{self.number()}{self.c.pick('dcsx')}" for _ in range(self.c.integer(0, 3)))
@@ -263,6 +273,28 @@ class Builder:
         if self.c.integer(0, 15) == 0:
             rows.append("1,stripe,1,1," + "9" * 131_073 + ",1")  # over csv's field limit
         return self.write(path, self.encode("\n".join(rows) + "\n"))
+
+    def file_sizes(self) -> str:
+        """special-size's input: a size list, a size,count CSV, or zdb -bb output, hostile at times."""
+        path = self.path("sizes.txt")
+        if self.special(path):
+            return path
+        what = self.c.integer(0, 9)
+        if what == 0:
+            return self.write(path, self.c.binary(4000))
+        if what == 1:  # a zdb -bb output captured in the guest, some lines made hostile
+            with open(os.path.join(DATA, self.c.pick(ZDB_FILES)), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            lines = [self.maybe_hostile(lambda line=line: line, share=8) for line in lines]
+            return self.write(path, self.encode("\n".join(lines) + "\n"))
+        csv = what == 2
+        lines = ["size_bytes,count"] if csv and self.c.integer(0, 1) else []
+        for _ in range(self.c.integer(0, 40)):
+            size = self.maybe_hostile(lambda: self.c.pick(FILE_SIZES), share=4)
+            lines.append(f"{size},{self.number(['1', '10', '1000', '0'])}" if csv else size)
+        if self.c.integer(0, 15) == 0:
+            lines.append("9" * 131_073)  # a line far longer than any number
+        return self.write(path, self.encode("\n".join(lines) + "\n"))
 
     def disk_model(self) -> str:
         if self.c.integer(0, 2):
@@ -438,6 +470,23 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)), "--file-size": lambda b: b.size(),
         "--json": _flag,
     },
+    "special-size": {
+        "--format": lambda b: b.maybe_hostile(lambda: b.c.pick(["auto", "sizes", "csv", "zdb"])),
+        "--special-small-blocks": lambda b: b.maybe_hostile(lambda: b.c.pick(["0", "4K", "16K", "64K", "1M", "3K", "16M"])),
+        "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)), "--ashift": lambda b: b.number(ASHIFTS),
+        "--special-layout": lambda b: b.maybe_hostile(lambda: b.c.pick(["mirror:2", "mirror:3", "mirror:4"])),
+        "--compression": lambda b: b.maybe_hostile(lambda: b.c.pick(["off", "lz4-ratio 1.5", "lz4-ratio 0.5", "lz4"])),
+        "--growth": lambda b: b.number(["0", "50", "100", "10000", "10001"]),
+        "--files-per-dir": lambda b: b.number(["1", "1000", "1000000000", "0"]), "--json": _flag,
+    },
+    "expand": {
+        "--add": lambda b: b.number(["1", "2", "3", "249", "250", "0"]), "--disk-size": lambda b: b.size(),
+        "--vdev-bytes": lambda b: b.size(), "--fill-before": lambda b: b.number(["0", "0.5", "1", "1.5"]),
+        "--written": lambda b: b.size(), "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)),
+        "--rewrite": _flag, "--ashift": lambda b: b.number(ASHIFTS),
+        "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS + ["2.3.9", "2.4.4", "2.3.2", "2.2"])),
+        "--sector-size": lambda b: b.maybe_hostile(lambda: b.c.pick(["512", "4096", "1024"])), "--json": _flag,
+    },
     "risk": {
         "--disk-size": lambda b: b.size(), **_risk_options(), "--spares": lambda b: b.number(["0", "1", "2", "100"]),
         "--model": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--model"])),
@@ -499,8 +548,10 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
 def positionals(b: Builder, command: str) -> list[str]:
     if command == "plan":
         return [b.maybe_hostile(lambda: b.c.pick(DISK_SETS))] if b.c.integer(0, 2) else []
-    if command in ("capacity", "risk"):
+    if command in ("capacity", "risk", "expand"):
         return [b.layout()]
+    if command == "special-size":
+        return [b.file_sizes()]
     if command == "layout":
         return [b.layout()] if b.c.integer(0, 4) else []
     if command == "validate":
@@ -539,8 +590,10 @@ def command_line(c: Chooser, workdir: str) -> Case:
     if command == "risk":
         # a Monte Carlo run stops at --max-seconds (default 5): keep examples short, hostile values included
         argv += ["--max-seconds", b.maybe_hostile(lambda: c.pick(["0.1", "0.3", "1"]))]
-    if command in ("capacity", "risk") and c.integer(0, 4):
+    if command in ("capacity", "risk", "expand") and c.integer(0, 4):
         argv += ["--disk-size", b.size()]
+    if command == "expand" and c.integer(0, 5):
+        argv += ["--add", b.number(["1", "2", "3"])]
     if command == "report" and c.integer(0, 3):
         name = c.pick(["--json", "--csv", "--html", "--charts"])
         value = table[name](b)
