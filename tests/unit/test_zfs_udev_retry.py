@@ -20,12 +20,13 @@ OTHER = "cannot create 'zfslab-drill': pool already exists\n"
 
 
 class Scripted(Runner):
-    """Each zpool create fails with the next of `failures` (None: succeeds); records every argv."""
+    """Each `zpool <verb>` fails with the next of `failures` (None: succeeds); records every argv."""
 
-    def __init__(self, failures, partitions=()):
+    def __init__(self, failures, partitions=(), verb="create"):
         super().__init__()
         self.failures = list(failures)
         self.partitions = list(partitions)  # what lsblk lists after each ask, in turn
+        self.verb = verb
         self.argvs = []
 
     def which(self, program):
@@ -34,7 +35,7 @@ class Scripted(Runner):
     def run(self, argv, **kw):
         argv = tuple(argv)
         self.argvs.append(argv)
-        if argv[:2] == ("zpool", "create") and self.failures:
+        if argv[:2] == ("zpool", self.verb) and self.failures:
             stderr = self.failures.pop(0)
             if stderr is not None:
                 raise CommandFailed(" ".join(argv), 1, _tail(stderr))
@@ -95,33 +96,13 @@ def test_a_wipe_the_kernel_followed_asks_nothing_more(monkeypatch):
     assert not any(a[0] in ("blockdev", "udevadm") for a in runner.argvs)
 
 
-class OfflineScripted(Runner):
-    """Each zpool offline fails with the next of `failures` (None: succeeds); records every argv."""
-
-    def __init__(self, failures):
-        super().__init__()
-        self.failures = list(failures)
-        self.argvs = []
-
-    def which(self, program):
-        return f"/sbin/{program}"
-
-    def run(self, argv, **kw):
-        argv = tuple(argv)
-        self.argvs.append(argv)
-        if argv[:2] == ("zpool", "offline") and self.failures:
-            stderr = self.failures.pop(0)
-            if stderr is not None:
-                raise CommandFailed(" ".join(argv), 1, _tail(stderr))
-        return Completed(argv, 0, "", "", 0.0)
-
 
 NO_REPLICAS = "cannot offline /dev/sdb: no valid replicas\n"
 
 
 def test_an_offline_refused_until_the_partner_is_resilvered_is_tried_once_more_and_said():
     notes = []
-    runner = OfflineScripted([NO_REPLICAS, None])
+    runner = Scripted([NO_REPLICAS, None], verb="offline")
     ZfsCli(runner, log=notes.append).offline("tank", "/dev/sdb")
     offlines = [a for a in runner.argvs if a[:2] == ("zpool", "offline")]
     assert len(offlines) == 2
@@ -133,14 +114,14 @@ def test_an_offline_refused_until_the_partner_is_resilvered_is_tried_once_more_a
 
 def test_an_offline_that_would_lose_the_last_copy_is_refused_as_zfs_said():
     notes = []
-    runner = OfflineScripted([NO_REPLICAS, NO_REPLICAS])
+    runner = Scripted([NO_REPLICAS, NO_REPLICAS], verb="offline")
     with pytest.raises(CommandFailed, match="no valid replicas"):
         ZfsCli(runner, log=notes.append).offline("tank", "/dev/sdb")
     assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 2 and notes == []
 
 
 def test_other_offline_failures_are_not_retried():
-    runner = OfflineScripted(["cannot offline /dev/sdc: no such device in pool\n"])
+    runner = Scripted(["cannot offline /dev/sdc: no such device in pool\n"], verb="offline")
     with pytest.raises(CommandFailed, match="no such device"):
         ZfsCli(runner).offline("tank", "/dev/sdc")
     assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 1

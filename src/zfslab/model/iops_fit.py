@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from statistics import NormalDist
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -23,7 +22,7 @@ from scipy.special import stdtrit
 from zfslab.model.layouts import Layout
 from zfslab.model.performance import DiskProfile, RandomIops, predict, random_iops, random_read_servers
 from zfslab.model.speed_fit import (ROBUST_SCALE, SCATTER, SCATTER_WEIGHT, FitError, FittedParameter, Parameter,
-                                    _jacobian)
+                                    _jacobian, parameter_intervals)
 
 KiB = 1024
 BLOCK = 4 * KiB
@@ -97,15 +96,7 @@ class IopsFit:
         return {name: math.exp(v) for name, v in zip(NAMES, self.log_values)}
 
     def parameters(self, level: float = 0.9) -> list[FittedParameter]:
-        z = NormalDist().inv_cdf(0.5 + level / 2)
-        out = []
-        for i, p in enumerate(PARAMETERS):
-            sd = math.sqrt(max(self.covariance[i][i], 0.0))
-            x = self.log_values[i]
-            pinned = "data" if p.metric in self.fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
-            low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
-            out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
-        return out
+        return parameter_intervals(PARAMETERS, self.log_values, self.covariance, self.fitted_metrics, level)
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` with the fitted random-path figures (disk IOPS, sync latency, host read path)."""

@@ -97,6 +97,24 @@ class FittedParameter:
     source: str  # the prior's source
 
 
+def parameter_intervals(parameters: Sequence[Parameter], log_values: Sequence[float],
+                        covariance: Sequence[Sequence[float]], fitted_metrics: Sequence[str],
+                        level: float) -> list[FittedParameter]:
+    """Each fitted parameter with its interval (normal in log space, clipped to its bounds) and
+    what pins it: the data (its sd under half its prior's), its prior, or nothing (held fixed)."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    out = []
+    for i, p in enumerate(parameters):
+        sd = math.sqrt(max(covariance[i][i], 0.0))
+        x = log_values[i]
+        pinned = "data" if p.metric in fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
+        if sd == 0.0:
+            pinned = "fixed"
+        low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
+        out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A predicted MB/s and the interval a new measurement should fall in."""
@@ -127,17 +145,7 @@ class SpeedFit:
 
     def parameters(self, level: float = 0.9) -> list[FittedParameter]:
         """Each parameter with its interval and whether the data or the prior pins it."""
-        z = NormalDist().inv_cdf(0.5 + level / 2)
-        out = []
-        for i, p in enumerate(PARAMETERS):
-            sd = math.sqrt(max(self.covariance[i][i], 0.0))
-            x = self.log_values[i]
-            pinned = "data" if p.metric in self.fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
-            if sd == 0.0:
-                pinned = "fixed"
-            low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
-            out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
-        return out
+        return parameter_intervals(PARAMETERS, self.log_values, self.covariance, self.fitted_metrics, level)
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` (for its IOPS and latencies) with the fitted streaming rates and host."""
