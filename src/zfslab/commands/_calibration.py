@@ -58,23 +58,7 @@ def calibrate(path: str, base) -> Calibration:
                          "`zfslab bench --layouts calibration --suite seq` does")
     run_id = max(b["run_id"] for b in streaming)
     run = next(r for r in runs if r["id"] == run_id)
-    measured: dict[str, dict[str, float]] = {}
-    rows = []
-    for b in streaming:
-        if b["run_id"] != run_id:
-            continue
-        metric, value = streaming_rate(b)
-        if value is None:
-            continue
-        try:
-            layout = parse_layout(b["layout"])
-        except ZfslabError as e:
-            raise UsageError(f"--db {db}: run {run_id} measured a layout zfslab cannot read ({e})") from None
-        if value <= 0:
-            raise FitError(f"--db {db}: run {run_id}, {layout} {b['test']}: {value!r} MB/s; "
-                           "a measured rate must be above 0")
-        rows.append(Measurement(layout, metric, float(value)))
-        measured.setdefault(str(layout), {})[metric] = float(value)
+    rows, measured = _run_rates(streaming, run_id, streaming_rate, Measurement, "MB/s", db)
     if len(measured) < MIN_FIT_LAYOUTS:
         raise FitError(f"--db {db}: run {run_id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
                        f"the fit needs at least {MIN_FIT_LAYOUTS}: `zfslab bench --layouts calibration` measures enough")
@@ -89,7 +73,6 @@ def _fit_iops(runs, bench, streaming_run: dict, streaming, db: str):
     """The random path fitted on the latest run on the same disks that measured the ars suite's 4K
     tests (often a run of its own: `bench --suite ars`); (None, None, None) when there is none."""
     from zfslab.model.iops_fit import IopsMeasurement, fit_iops
-    from zfslab.model.speed_fit import FitError
     from zfslab.system.suites import iops_rate
 
     same = {r["id"] for r in runs if r.get("disk_ids") == streaming_run.get("disk_ids")
@@ -98,11 +81,24 @@ def _fit_iops(runs, bench, streaming_run: dict, streaming, db: str):
     if not with_iops:
         return None, None, None
     run_id = max(b["run_id"] for b in with_iops)
+    rows, measured = _run_rates(with_iops, run_id, iops_rate, IopsMeasurement, "IOPS", db)
+    if not rows:
+        return None, None, None
+    run = next(r for r in runs if r["id"] == run_id)
+    ashift, recordsize = _run_options(run, db)
+    return run_id, fit_iops(rows, streaming=streaming, ashift=ashift, recordsize=recordsize), measured
+
+
+def _run_rates(results, run_id: int, rate, make, unit: str, db: str):
+    """Run `run_id`'s measurements of one kind (`rate` maps a stored row to (metric, value) or None)
+    as fit rows made by `make`, and {layout: {metric: value}}; a row no fit may take is refused."""
+    from zfslab.model.speed_fit import FitError
+
     rows, measured = [], {}
-    for b in with_iops:
+    for b in results:
         if b["run_id"] != run_id:
             continue
-        metric, value = iops_rate(b)
+        metric, value = rate(b)
         if value is None:
             continue
         try:
@@ -110,15 +106,11 @@ def _fit_iops(runs, bench, streaming_run: dict, streaming, db: str):
         except ZfslabError as e:
             raise UsageError(f"--db {db}: run {run_id} measured a layout zfslab cannot read ({e})") from None
         if value <= 0:
-            raise FitError(f"--db {db}: run {run_id}, {layout} {b['test']}: {value!r} IOPS; "
+            raise FitError(f"--db {db}: run {run_id}, {layout} {b['test']}: {value!r} {unit}; "
                            "a measured rate must be above 0")
-        rows.append(IopsMeasurement(layout, metric, float(value)))
+        rows.append(make(layout, metric, float(value)))
         measured.setdefault(str(layout), {})[metric] = float(value)
-    if not rows:
-        return None, None, None
-    run = next(r for r in runs if r["id"] == run_id)
-    ashift, recordsize = _run_options(run, db)
-    return run_id, fit_iops(rows, streaming=streaming, ashift=ashift, recordsize=recordsize), measured
+    return rows, measured
 
 
 def _run_options(run: dict, db: str) -> tuple[int, int]:
