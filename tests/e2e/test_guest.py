@@ -41,6 +41,10 @@ def run_inside(series: str, tests: str, tmp_path) -> tuple[guest.GuestResult, ET
     image = guest.ensure_image(series)
     payload = f"""
 cd /tmp
+# The module waits zfs_vdev_open_timeout_ms (1 s) for a disk's link that udev removes and re-creates
+# after zpool create relabels it (vdev_disk.c); under TCG udev can take longer, and create fails with
+# "currently unavailable" (docs/test-guest.md#the-suite-inside). Scaled for the emulator, not for zfslab.
+echo 10000 > /sys/module/zfs/parameters/zfs_vdev_open_timeout_ms
 export PYTHONPATH=/mnt/repo/src:/mnt/repo PYTHONDONTWRITEBYTECODE=1 HYPOTHESIS_STORAGE_DIRECTORY=/tmp/hyp
 export ZFSLAB_TEST_DISKS={BY_ID} ZFSLAB_TEST_REQUIRE_E2E=1 ZFSLAB_TEST_FILEDIR=/var/tmp/zfslab-e2e ZFSLAB_E2E_INSIDE=1
 python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/pyproject.toml \\

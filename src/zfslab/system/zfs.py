@@ -98,6 +98,10 @@ class ZfsDriver(Protocol):
 UNAVAILABLE = "currently unavailable"
 RESCAN_FAILED = "failed to rescan the partition table"
 UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED)
+# vdev_disk_open() waits zfs_vdev_open_timeout_ms (1,000 ms) for a link udev removes and re-creates
+# after zpool create relabels the disk; a host whose udev is slower needs a longer wait
+OPEN_TIMEOUT_HINT = ("; udev re-created the disks' links slower than ZFS waits for them: raise "
+                     "/sys/module/zfs/parameters/zfs_vdev_open_timeout_ms (1000 by default), then run again")
 NO_REPLICAS = "no valid replicas"  # zpool offline: the other copies lack data this disk holds
 
 
@@ -195,6 +199,8 @@ class ZfsCli:
                 named = re.search(r"(/dev/\S+) (?:is|contains)", msg)
                 device = named.group(1) if named else "a device"
                 raise DeviceInUse(device, msg) from None
+            if UNAVAILABLE in msg:  # twice: the module's wait for the disk's link is shorter than udev
+                raise CommandFailed(e.argv_text, e.returncode, msg.rstrip() + OPEN_TIMEOUT_HINT) from None
             raise
 
     def settle(self) -> None:
