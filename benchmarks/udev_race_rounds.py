@@ -48,7 +48,7 @@ SCENARIOS = {
 
 
 def main() -> None:
-    disks = sorted(glob.glob("/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_ZFSLAB*"))[5:8]
+    disks = sorted(d for d in glob.glob("/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_ZFSLAB*") if "-part" not in d)[5:8]
     zfs = ZfsCli()
     for name, (wipe, create) in SCENARIOS.items():
         for i in range(int(os.environ.get("ROUNDS", "2"))):
