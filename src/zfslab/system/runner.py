@@ -23,7 +23,8 @@ log = logging.getLogger("zfslab.run")
 
 # Which Debian package ships each program we call, for the "not installed" message.
 PACKAGES = {"zpool": "zfsutils-linux", "zfs": "zfsutils-linux", "fio": "fio", "zdb": "zfsutils-linux",
-            "blkid": "util-linux", "lsblk": "util-linux", "wipefs": "util-linux", "blockdev": "util-linux",
+            "blkid": "util-linux", "lsblk": "util-linux", "partx": "util-linux", "wipefs": "util-linux",
+            "blockdev": "util-linux",
             "bonnie++": "bonnie++"}
 
 

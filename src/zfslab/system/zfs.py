@@ -14,6 +14,7 @@ from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout, zpool_create_argv
 from zfslab.system.disks import udev_settle
 from zfslab.system.runner import CommandFailed, Runner
+from zfslab.system.udev_lock import held_against_rescan
 from zfslab.system.zfs_output import PoolStatus, ZfsVersion, parse_status, parse_tabular, parse_version
 
 
@@ -98,10 +99,11 @@ class ZfsDriver(Protocol):
 UNAVAILABLE = "currently unavailable"
 RESCAN_FAILED = "failed to rescan the partition table"
 UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED)
-# vdev_disk_open() waits zfs_vdev_open_timeout_ms (1,000 ms) for a link udev removes and re-creates
-# after zpool create relabels the disk; a host whose udev is slower needs a longer wait
-OPEN_TIMEOUT_HINT = ("; udev re-created the disks' links slower than ZFS waits for them: raise "
-                     "/sys/module/zfs/parameters/zfs_vdev_open_timeout_ms (1000 by default), then run again")
+# A create that fails this way twice, with udev held off by the disks' lock, met something else that
+# took a partition away while the module opened it; the module's log names the leaf and the error
+OPEN_FAILED_HINT = ("; a disk's partition was not there when the kernel module opened it (its log, "
+                    "/proc/spl/kstat/zfs/dbgmsg, has an 'open error=' line for it): is another program "
+                    "partitioning these disks? (docs/safety.md#a-create-right-after-a-destroy)")
 NO_REPLICAS = "no valid replicas"  # zpool offline: the other copies lack data this disk holds
 
 
@@ -179,29 +181,43 @@ class ZfsCli:
         """zpool create; -f only when the caller asks (zpool then overrides its own in-use checks)."""
         argv = zpool_create_argv(name, layout, list(devices), ashift=ashift, pool_props=pool_props,
                                  fs_props=fs_props, force=force)
-        self.settle()
         try:
-            try:
-                self._run(*argv)
-            except CommandFailed as e:
-                said = next((words for words in UDEV_RACES if words in e.stderr_tail), None)
-                if said is None:
-                    raise
-                # udev was still probing a disk (a busy host, many disks, a wipe just before):
-                # once it has settled, the same command is the right one to try again, once
-                self.log(f"zpool create failed while udev was probing the disks ({said!r}); "
-                         f"retried after udev settled")
+            # udev must not re-read the partition tables zpool writes while the module opens them
+            # (system/udev_lock.py); the lock comes first, so the settle waits for events that
+            # cannot start another re-read
+            with held_against_rescan(devices) as disks:
                 self.settle()
-                self._run(*argv)
+                try:
+                    self._run(*argv)
+                except CommandFailed as e:
+                    said = next((words for words in UDEV_RACES if words in e.stderr_tail), None)
+                    if said is None:
+                        raise
+                    # udev was still handling the disks (a busy host, many disks, a wipe or a destroy
+                    # just before). zpool had passed its checks and written its labels: the
+                    # partitions the kernel lists are its own, and udev may still hold records
+                    # of the ones they replaced, which zpool would trust again. Drop them from
+                    # the kernel's view (nothing on the disks changes), let udev settle, try once more
+                    self.log(f"zpool create failed while udev was handling the disks ({said!r}); "
+                             f"retried after dropping the partitions zpool had made and letting udev settle")
+                    self.forget_partitions(disks)
+                    self.settle()
+                    self._run(*argv)
         except CommandFailed as e:
             msg = e.stderr_tail
             if "is in use" in msg or "contains a" in msg or "is part of" in msg or "busy" in msg:
                 named = re.search(r"(/dev/\S+) (?:is|contains)", msg)
                 device = named.group(1) if named else "a device"
                 raise DeviceInUse(device, msg) from None
-            if UNAVAILABLE in msg:  # twice: the module's wait for the disk's link is shorter than udev
-                raise CommandFailed(e.argv_text, e.returncode, msg.rstrip() + OPEN_TIMEOUT_HINT) from None
+            if UNAVAILABLE in msg:  # twice, with udev's re-reads held off (system/udev_lock.py)
+                raise CommandFailed(e.argv_text, e.returncode, msg.rstrip() + OPEN_FAILED_HINT) from None
             raise
+
+    def forget_partitions(self, disks: Sequence[str]) -> None:
+        """Remove the kernel's partition devices of these whole disks (partx --delete: BLKPG, which
+        refuses a partition anyone has open); the partition tables on the disks are untouched."""
+        for disk in disks:
+            self.runner.run(["partx", "--delete", disk], check=False)
 
     def settle(self) -> None:
         """Wait until udev has handled every queued device event (no udev: nothing to wait for)."""
@@ -240,7 +256,9 @@ class ZfsCli:
     def replace(self, pool: str, old: str, new: str | None = None, *, sequential: bool = False,
                 wait: bool = False, timeout_s: float | None = None) -> None:
         argv = ["zpool", "replace", *(["-s"] if sequential else []), *(["-w"] if wait else []), pool, old]
-        self._pool_cmd(pool, *argv, *([new] if new else []), timeout_s=timeout_s)
+        # zpool labels a new whole disk as create does: udev must not re-read it meanwhile
+        with held_against_rescan([new or old]):
+            self._pool_cmd(pool, *argv, *([new] if new else []), timeout_s=timeout_s)
 
     def detach(self, pool: str, device: str) -> None:
         self._pool_cmd(pool, "zpool", "detach", pool, device)

@@ -19,6 +19,10 @@ import time
 
 import pytest
 
+from zfslab.model.layouts import parse_layout
+from zfslab.system.udev_lock import held_against_rescan, whole_disk
+from zfslab.system.zfs import ZfsCli
+
 MIB = 1 << 20
 FILE_BYTES = 192 * MIB
 # Metadata ZFS writes beside the data (indirect blocks twice, dnodes, the MOS, space maps):
@@ -60,7 +64,13 @@ def zfslab_expand(*args: str) -> dict:
 
 
 def attach(pool: str, vdev: str, device: str, before_size: int) -> None:
-    sh("zpool", "attach", "-w", pool, vdev, device, timeout_s=900)
+    # zpool labels the new disk as create does: no stale partition of an earlier case for its wait
+    # to trust, and no re-read by udev meanwhile (docs/safety.md#a-create-right-after-a-destroy)
+    zfs = ZfsCli()
+    zfs.forget_partitions([d for d in [whole_disk(device)] if d])
+    with held_against_rescan([device]):
+        zfs.settle()
+        sh("zpool", "attach", "-w", pool, vdev, device, timeout_s=900)
     # `zpool attach -w` returns when the reflow is marked complete (raidz_reflow_complete_sync);
     # the new metaslabs come just after, from vdev_online(ZFS_ONLINE_EXPAND) in the same thread.
     deadline = time.monotonic() + 120
@@ -134,8 +144,8 @@ def test_expansion_matches_zfslab(zfs, disks, filedir, pool_name, layout, added,
                           *size_args, *(["--rewrite"] if rewrite else []))
     steps = model["steps"]
     try:
-        sh("zpool", "create", "-f", "-o", "ashift=12", "-O", "compression=off", "-O", "atime=off", pool_name,
-           f"raidz{parity}", *devices[:width])
+        zfs.create_pool(pool_name, parse_layout(layout), devices[:width], ashift=12, force=True,
+                        fs_props={"compression": "off", "atime": "off"})
         mountpoint = sh("zfs", "get", "-Hp", "-o", "value", "mountpoint", pool_name).strip()
         if model["data_bytes"]:
             write_data(os.path.join(mountpoint, "old-data"), model["data_bytes"])

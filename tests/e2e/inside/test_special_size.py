@@ -18,6 +18,8 @@ import sys
 
 import pytest
 
+from zfslab.model.layouts import parse_layout
+
 POOL = "zfslab-e2e-special"
 K = 1024
 
@@ -53,8 +55,8 @@ def zfslab(*args: str) -> dict:
 
 @pytest.fixture
 def special_pool(zfs, disks):
-    sh("zpool", "create", "-f", "-o", "ashift=12", "-O", "compression=off", "-O", "atime=off",
-       "-m", f"/mnt/{POOL}", POOL, "raidz1", *disks[0:3], "special", "mirror", *disks[3:5])
+    zfs.create_pool(POOL, parse_layout("raidz1:3+special=mirror:2"), disks[0:5], ashift=12, force=True,
+                    fs_props={"compression": "off", "atime": "off", "mountpoint": f"/mnt/{POOL}"})
     try:
         yield POOL
     finally:

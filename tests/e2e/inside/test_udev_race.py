@@ -164,5 +164,5 @@ def test_zfslab_retries_a_create_that_raced_udev_and_says_so(zfs, racing):
     notes: list[str] = []
     ZfsCli(BusyUntilCreateFails(), log=notes.append).create_pool(POOL, parse_layout("raidz1:3"), racing)
     assert zfs.pool(POOL).health == "ONLINE"
-    assert len(notes) == 1 and repr(RESCAN_FAILED) in notes[0] and "retried after udev settled" in notes[0], notes
+    assert len(notes) == 1 and repr(RESCAN_FAILED) in notes[0] and "retried after dropping the partitions" in notes[0], notes
     print(f"retried: {notes}")
