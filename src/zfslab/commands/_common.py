@@ -51,9 +51,14 @@ def parse_disk_set(text: str, *, mixed: bool = False):
                 raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE,COUNTxSIZE, e.g. 8x12TB,4x8TB")
             return [parse_disk_set(p) for p in parts]
         return [parse_disk_set(text)]
-    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
+    from zfslab.model.plan import MAX_DISKS
+    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text, re.ASCII | re.DOTALL)
     if not m:
-        raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+        raise UsageError(f"cannot read disks {clip(text)}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+    # the count's length first: int() of 4,301 digits raises ValueError (CPython's digit limit)
+    if len(m.group(1).lstrip("0")) > 4 or not 1 <= int(m.group(1)) <= MAX_DISKS:
+        raise UsageError(f"disks {clip(text)}: zfslab plans for 1 to {MAX_DISKS:,} disks; give COUNTxSIZE "
+                         "with a count in that range, e.g. 24x4TB")
     return int(m.group(1)), parse_size(m.group(2))
 
 
