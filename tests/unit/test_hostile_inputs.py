@@ -61,3 +61,37 @@ def test_drill_checks_its_disks_before_looking_for_zpool(run_cli, monkeypatch, t
     r = run_cli("drill", "--disks", ",nope,é")
     _one_line(r)
     assert "nope: no such device" in r.stderr and "install" not in r.stderr
+
+
+# --- one validated path for stored values: report, plan --db and bench refuse a damaged file alike
+
+def _damaged(tmp_path, sql: str) -> str:
+    import sqlite3
+    from tests.unit.test_plan_db import bench_db
+    path = bench_db(tmp_path / "r.sqlite")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(sql)
+    conn.execute("PRAGMA journal_mode = DELETE")   # no -wal left for the readers to meet
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("UPDATE measurements SET write_mb_s = -5 WHERE test = 'seqwrite'", "write_mb_s = -"),
+    ("UPDATE measurements SET read_iops = 'fast' WHERE test = 'seqread'", "the measurements of run 1 (table measurements) are not numbers"),
+    ("UPDATE runs SET options_json = '{\"ashift\": 1e400, \"recordsize\": \"128K\"}'", "ashift inf"),
+    ("UPDATE runs SET options_json = '{\"ashift\": NaN}'", "options_json = "),
+    ("UPDATE runs SET options_json = '[1]'", "options_json = "),
+    ("UPDATE runs SET options_json = '{\"ashift\": 12, \"recordsize\": \"100K\"}'", "recordsize '100K'"),
+    ("UPDATE run_disks SET size_bytes = -1", "size_bytes = -1, below 0"),
+])
+def test_a_damaged_value_is_refused_alike_by_every_reader(run_cli, tmp_path, sql, message):
+    path = _damaged(tmp_path, sql)
+    errors = set()
+    for args in (("report", "--db", path, "--json"), ("plan", "--db", path, "6x4TB"),
+                 ("bench", "--dry-run", "--db", path, "--sandbox", str(tmp_path / "sb"), "--layouts", "mirror:2")):
+        r = run_cli(*args)
+        _one_line(r)
+        assert message in r.stderr, (args, r.stderr)
+        errors.add(r.stderr)
+    assert len(errors) == 1, errors     # the same line from all three
