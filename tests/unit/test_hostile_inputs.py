@@ -95,3 +95,20 @@ def test_a_damaged_value_is_refused_alike_by_every_reader(run_cli, tmp_path, sql
         assert message in r.stderr, (args, r.stderr)
         errors.add(r.stderr)
     assert len(errors) == 1, errors     # the same line from all three
+
+
+def test_validate_loo_is_bounded_with_a_clear_message(run_cli, tmp_path):
+    import csv
+    import sys
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "benchmarks"))
+    from validate_loo import dataset
+    from zfslab.model.validation import MAX_LOO_ROWS
+    rows = dataset(MAX_LOO_ROWS + 1)
+    path = tmp_path / "big.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    r = run_cli("validate", str(path), "--loo")
+    _one_line(r)
+    assert f"at most {MAX_LOO_ROWS} rows" in r.stderr and "drop --loo" in r.stderr
