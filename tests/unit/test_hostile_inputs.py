@@ -24,7 +24,7 @@ def test_a_disk_count_out_of_range_is_one_line(run_cli, args):
     assert "zfslab plans for 1 to 1,024 disks" in r.stderr
 
 
-@pytest.mark.parametrize("text", ["٢.٣", "２.４", "2.3.99999999999999999999", "2.3.2.1", "2..3", " ", "2.3.2-"])
+@pytest.mark.parametrize("text", ["٢.٣", "２.４", "2.3.99999999999999999999", "2.3.2.1.1", "2..3", " ", "2.3.2-"])
 def test_a_zfs_version_is_ascii_digits_of_bounded_length(text):
     with pytest.raises(VersionError):
         rules_for(text)

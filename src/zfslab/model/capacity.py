@@ -62,7 +62,8 @@ RULE_ALIASES = {"0.8-2.0": "0.8", "2.0": "0.8", "2.1-2.3": "2.1", "2.2": "2.1", 
 DEFAULT_RULES = "2.1"
 
 
-_RELEASE = re.compile(r"([0-9]{1,4})(?:\.([0-9]{1,4}))?(?:\.([0-9]{1,4})(?:-[0-9a-z.~+]{1,40})?)?", re.ASCII)
+_RELEASE = re.compile(r"([0-9]{1,4})(?:\.([0-9]{1,4}))?(?:\.([0-9]{1,4})(?:\.[0-9]{1,4})?(?:-[0-9a-z.~+]{1,40})?)?",
+                      re.ASCII)  # 0.6.5.11 had a fourth component
 
 
 def rules_for(version: str) -> Rules:

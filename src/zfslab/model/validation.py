@@ -189,7 +189,7 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
     if len(measured) < 2:
         return _summary(pairs)
     if len(measured) > MAX_LOO_ROWS:   # one refit per row: the cost grows with the square of the rows
-        raise DatasetError(f"--loo refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
+        raise DatasetError(f"leave one out (--loo) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
                            f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop --loo, or "
                            "validate a sample of the rows")
     everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
