@@ -43,22 +43,27 @@ HOSTILE = [
 NUMBERS = ["0", "1", "2", "3", "4", "5", "6", "8", "9", "10", "12", "16", "24", "100", "255", "256", "1000", "1024",
            "1025", "-1", "65536", "2147483648", "9" * 20, "0.5", "0.001", "1e-3", "99.9", "100.5", "1e12", "+5"]
 SIZES = ["4TB", "1TB", "12TB", "4000787030016", "64MiB", "63MiB", "1B", "0TB", "4T", "1EB", "16EiB",
-         "18446744073709551616", "3.5TiB", ".5TB", "1PB", "100PB", "4 TB", "4tb", "4XB"]
+         "18446744073709551616", "9223372036854775807", "1000PB", "3.5TiB", ".5TB", "1PB", "100PB", "4 TB", "4tb", "4XB"]
 ASHIFTS = ["9", "12", "13", "16"]
 CALOMEL = ["1,stripe,1,1,108,50,204,1,single", "2,mirror,1,2,106,50,488,0,m", "2,stripe,2,1,237,73,434,0,s",
            "4,raidz1,1,4,300,120,600,0,z", "6,raidz2,1,6,400,160,700,0,z2", "24,stripe,24,1,1200,400,1800,1,all",
            "12,mirror,6,2,600,300,1500,0,mm", "11,raidz3,1,11,500,200,900,0,z3"]
 CALOMEL_SUBSETS = [CALOMEL, CALOMEL[:2], [CALOMEL[0], CALOMEL[5], CALOMEL[3]], CALOMEL[1:], [CALOMEL[0]]]
 DISK_SETS = ["24x4TB", "8x12TB", "6x4TB", "1x1TB", "4x4TB", "1024x4TB", "1025x4TB", "0x4TB", "2x64MiB", "3x1B",
-             "²x4TB", "24x4T", "100x100PB", "97x4TB", "12 x 8TB"]
+             "²x4TB", "24x4T", "100x100PB", "97x4TB", "12 x 8TB",
+             # issue 26: a count int() refuses (4,301 digits), in a mixed set too
+             "1" * 4301 + "x4TB", "2x4TB," + "1" * 4301 + "x4TB", "000000000000000000024x4TB"]
 KINDS = ["mirror", "raidz", "raidz1", "raidz2", "raidz3", "raidz4", "raidz0", "draid", "draid1", "draid2", "draid3",
          "disk", "stripe", "spare", "log", "cache", "RAIDZ2", "Mirror", "zraid", ""]
-VERSIONS = ["2.1", "2.3.2", "0.8", "0.6.4", "0.6.5", "slop64", "2.4", "9.9", "zfs-2.2", "v2.1", "2.1.x", "2", ""]
+VERSIONS = ["2.1", "2.3.2", "0.8", "0.6.4", "0.6.5", "slop64", "2.4", "9.9", "zfs-2.2", "v2.1", "2.1.x", "2", "",
+            "٢.٣", "２.４", "2.3.99999999999999999999", "2.3.2-1~bpo12+1"]   # issue 26: digits of other scripts
 RECORDSIZES = ["128K", "1M", "16M", "512", "4K", "3K", "32M", "0", "128k", "1MiB", "256"]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 ZDB_FILES = ["zdb-bb-special-2.3.txt", "zdb-bbb-special-2.1.txt", "zdb-bbbP-special-2.1.txt", "zdb-bbbbP-special-2.3.txt"]
 FILE_SIZES = ["0", "1", "512", "4096", "4097", "131072", "131073", "1048576", "20000000", "1e3", "-1", "4K", "0x10",
-              "18446744073709551616", "9" * 40, "12.5", " 77 ", "nan"]
+              "18446744073709551616", "9" * 40, "12.5", " 77 ", "nan",
+              # issue 26: sizes whose blocks no list can hold (2^63 - 1 at recordsize 512: 2^54 blocks)
+              "9223372036854775807", "9223372036854775808", "18014398509481984", "٣", "7\x0c8"]
 CHOICES = {
     "--priority": ["speed", "space", "safety", "balanced"], "--disk-class": ["hdd", "hdd-enterprise", "ssd", "nvme"],
     "--repair": ["parallel", "serial"], "--model": ["zfs", "classic", "wintelguy", "backblaze"],
@@ -291,9 +296,16 @@ class Builder:
         lines = ["size_bytes,count"] if csv and self.c.integer(0, 1) else []
         for _ in range(self.c.integer(0, 40)):
             size = self.maybe_hostile(lambda: self.c.pick(FILE_SIZES), share=4)
-            lines.append(f"{size},{self.number(['1', '10', '1000', '0'])}" if csv else size)
+            lines.append(f"{size},{self.number(['1', '10', '1000', '0', '1000000000000', '1000000000001'])}"
+                         if csv else size)
         if self.c.integer(0, 15) == 0:
             lines.append("9" * 131_073)  # a line far longer than any number
+        if self.c.integer(0, 15) == 0:   # issue 26: many distinct sizes, streamed (200 k lines, 2 MB)
+            lines += [f"{n * 7919}" + (",3" if csv else "") for n in range(1, 200_001)]
+        if self.c.integer(0, 20) == 0:   # issue 26: a large all-zero file, refused at its first chunk
+            with open(path, "wb") as f:
+                f.truncate(self.c.pick([4 << 20, 64 << 20]))
+            return path
         return self.write(path, self.encode("\n".join(lines) + "\n"))
 
     def disk_model(self) -> str:
@@ -347,10 +359,43 @@ class Builder:
             return self.write(path, b"SQLite format 3\x00" + self.c.binary(5000))
         if what == 7:
             return self.write(path, self.encode("just some text\n"))
+        if what == 8:  # issue 26: a WAL-mode file, its log beside it without the -shm index
+            return self.wal_copy(path, own=bool(self.c.integer(0, 1)))
         return self.write(path, self.c.binary(5000))
+
+    def wal_copy(self, path: str, *, own: bool) -> str:
+        """zfslab's file or another program's, copied with its -wal mid-write (no -shm): a reader
+        that opened it with mode=ro would create the -shm beside it."""
+        import shutil
+        src = os.path.join(tempfile.mkdtemp(prefix="zfslab-wal-"), "src.db")
+        try:
+            if own:
+                self.write(src, zfslab_db_bytes())
+            conn = sqlite3.connect(src, isolation_level=None)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
+            conn.execute("CREATE TABLE IF NOT EXISTS notes (x)")
+            conn.execute("INSERT INTO notes VALUES (1)")
+            shutil.copyfile(src, path)
+            shutil.copyfile(src + "-wal", path + "-wal")
+            conn.close()
+        finally:
+            shutil.rmtree(os.path.dirname(src), ignore_errors=True)
+        return path
 
     def poison(self, path: str) -> None:
         """Values a zfslab database never holds, in one of its rows."""
+        if self.c.integer(0, 4) == 0:   # issue 26: options zfslab reads back (ashift 1e400 overflowed)
+            value = self.c.pick(['{"ashift": 1e400}', '{"ashift": NaN}', '{"ashift": -1}', '[1]', '{"recordsize": 7}',
+                                 '{"ashift": 12.5}', '{"ashift": true}'])
+            conn = sqlite3.connect(path)
+            try:
+                conn.execute("UPDATE runs SET options_json = ?", (value,))
+                conn.commit()
+            except sqlite3.Error:
+                pass
+            conn.close()
+            return
         table, column = self.c.pick([("runs", "started_at"), ("runs", "ram_bytes"), ("run_disks", "size_bytes"),
                                      ("run_disks", "device"), ("measurements", "write_mb_s"), ("measurements", "layout"),
                                      ("drills", "seconds"), ("drills", "verdict"), ("runs", "id")])

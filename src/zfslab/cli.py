@@ -9,11 +9,29 @@ import sys
 from collections.abc import Sequence
 
 from zfslab import __version__
-from zfslab.errors import ParamError, UsageError, ZfslabError, one_line
+from zfslab.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, ParamError, UsageError, ZfslabError,
+                           exit_codes_text, one_line)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's wrapping, one line of the text at a time: the exit code table keeps a row a line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+        out = []
+        for line in text.split("\n"):
+            lead = indent + " " * (len(line) - len(line.lstrip(" ")))
+            hang = indent + " " * 7 if line.startswith("  ") else lead   # a table row: under its text
+            out.append(textwrap.fill(" ".join(line.split()), width, initial_indent=lead, subsequent_indent=hang))
+        return "\n".join(out)
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage mistake in one line, with the way to help."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -22,12 +40,15 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from zfslab.commands import COMMANDS
 
-    parser = _Parser(prog="zfslab", description="Compare ZFS pool layouts on speed, space and safety.")
+    parser = _Parser(prog="zfslab", description="Compare ZFS pool layouts on speed, space and safety.",
+                     epilog=exit_codes_text())
     parser.add_argument("--version", action="version", version=f"zfslab {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in COMMANDS:
         command.add_parser(sub)
+    for command_parser in {id(p): p for p in sub.choices.values()}.values():  # every command's --help ends with them
+        command_parser.epilog = "\n".join(filter(None, (command_parser.epilog, exit_codes_text())))
     return parser
 
 
@@ -53,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
         if args.command is None:
             parser.print_help()
-            return 0
+            return EXIT_OK
         return args.func(args)
     except ZfslabError as e:
         if debug:
@@ -70,15 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except Exception as e:  # noqa: BLE001 - the last line of defence for a one-line error
         if debug:
             raise
         print(f"zfslab: internal error: {type(e).__name__}: {one_line(str(e), 500)} (run with --debug for the traceback)",
               file=sys.stderr)
-        return 1
+        return EXIT_INTERNAL
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -19,6 +19,29 @@ def one_line(message: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Every exit code zfslab returns, what it means and what to do: one table for cli.py, each
+# command's --help epilog and docs/cli.md (tests/unit/test_exit_codes.py holds every error class to it)
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "done"),
+    (EXIT_INTERNAL, "internal error, a bug in zfslab: --debug shows the traceback to report"),
+    (EXIT_USAGE, "bad input: an option, a file or a results database zfslab cannot use (the message names it "
+                 "and the fix)"),
+    (3, "a program zfslab needs is not installed (zpool, fio, bonnie++): install it"),
+    (4, "a program zfslab ran failed or timed out (zpool, zfs, lsblk...): its error is shown"),
+    (5, "no such pool"),
+    (6, "the benchmark program (fio, bonnie++) failed"),
+    (10, "refused for safety: a disk holds data or is in use, or a pool is busy; nothing was written"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C, SIGTERM): what zfslab made is cleaned up, finished measurements "
+                       "are saved"),
+)
+
+
+def exit_codes_text() -> str:
+    """The table for --help epilogs: a row a line (cli.py's formatter wraps each line alone)."""
+    return "exit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES)
+
+
 class ZfslabError(Exception):
     """An error the user can act on. A class whose docstring has {} fields is its own message
     template (its arguments fill it); any other is raised with one finished message."""

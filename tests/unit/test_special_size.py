@@ -10,7 +10,7 @@ from tests.conftest import REPO
 from zfslab.errors import ParamError, UsageError
 from zfslab.model.special_size import (
     SpecialSettings, ZdbBlockStats, block_psize, check_threshold, file_blocks, from_file_sizes, from_zdb,
-    indirect_psizes, meta_dnode_indirect_asize, recommended_bytes,
+    indirect_asize, meta_dnode_indirect_asize, recommended_bytes,
 )
 from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
 
@@ -42,9 +42,11 @@ def test_compression_rounds_to_a_sector_and_must_save_an_eighth():
 
 
 def test_indirect_blocks_hold_1024_pointers_each_and_stack_up():
-    assert indirect_psizes(1, OFF) == []                  # the pointer is in the dnode
-    assert indirect_psizes(3, OFF) == [4096]              # 3 x 48 B: one sector
-    assert indirect_psizes(1025, OFF) == [48 * K, 4096, 4096]  # L1: 1,024 + 1 pointers; L2: 2 pointers
+    assert indirect_asize(1, OFF) == 0                     # the pointer is in the dnode
+    assert indirect_asize(3, OFF) == 4096                  # 3 x 48 B: one sector
+    assert indirect_asize(1025, OFF) == 48 * K + 4096 + 4096  # L1: 1,024 + 1 pointers; L2: 2 pointers
+    # 2^54 pointers (2^63 B at recordsize 512): 2^44 full L1 blocks, 2^34 L2 ... in closed form
+    assert indirect_asize(2**54, OFF) == sum(2**k * 48 * K for k in (44, 34, 24, 14, 4)) + 4096
     assert meta_dnode_indirect_asize(1, OFF) == 5 * 4096  # L1 to L5 exist for any number of objects
 
 
@@ -229,3 +231,110 @@ def test_command_takes_a_csv_and_zdb_output(run_cli, tmp_path):
     assert z["source"] == "zdb" and z["metadata"][0]["measured"] and z["chosen"]["exact"]
     r = run_cli("special-size", ZDB_23, "--special-small-blocks", "16K")
     assert r.exit_code == 0 and "+: a histogram bin straddles the threshold" in r.stdout
+
+
+# --- bounded on every input the limits admit (issue 26) -----------------------------------------
+
+def _reference(sizes, s, t):
+    """The per-size computation before the closed form (its loops grow with size / recordsize:
+    only for small sizes), to check the vectorised tally against."""
+    blocks, files, data, indirect = {}, 0, 0, 0
+    for size, n in sizes.items():
+        if n <= 0:
+            continue
+        files, data = files + n, data + size * n
+        per_file = file_blocks(size, s)
+        for p, k in per_file.items():
+            blocks[p] = blocks.get(p, 0) + k * n
+        pointers = sum(per_file.values()) if size > s.recordsize_bytes else 1
+        indirect += n * indirect_asize(pointers, s)
+    picked = [(p, k) for p, k in blocks.items() if t and 0 < p <= t]
+    return files, data, 2 * indirect, sum(k for _, k in picked), sum(k * (-(-p // s.sector_bytes) * s.sector_bytes) for p, k in picked)
+
+
+def test_the_tally_agrees_with_the_per_size_computation():
+    import random
+    rng = random.Random(26)
+    for _ in range(300):
+        s = SpecialSettings(recordsize_bytes=rng.choice([512, 4 * K, 128 * K, 1 << 20]), ashift=rng.choice([9, 12, 13]),
+                            compression_ratio=rng.choice([1.0, 1.7, 3.0]))
+        sizes = {rng.choice([0, 1, rng.randrange(1, 5000), rng.randrange(1, 3 << 20), rng.randrange(1, 2**30)]):
+                 rng.randrange(0, 5) for _ in range(rng.randrange(1, 30))}
+        t = rng.choice([0, 512, 4 * K, 16 * K, 1 << 20])
+        e = from_file_sizes(sizes, s, small_blocks_bytes=t)
+        row = e.chosen
+        assert (e.file_count, e.data_bytes, e.metadata[1].asize_bytes, row.small_block_count, row.small_asize_bytes) \
+            == _reference(sizes, s, t), (sizes, s, t)
+
+
+def test_sizes_near_2_63_are_computed_in_closed_form():
+    # a 2^63 - 1 byte file at recordsize 512 has 2^54 blocks: a list per block never ended
+    s = SpecialSettings(recordsize_bytes=512, ashift=9)
+    e = from_file_sizes({2**63 - 1: 10**12}, s, small_blocks_bytes=16 << 20)
+    assert e.chosen.small_block_count == 2**54 * 10**12
+    assert e.chosen.small_asize_bytes == (2**63 - 1 + 1) * 10**12       # the tail's 511 B take a sector
+    assert e.data_bytes == (2**63 - 1) * 10**12 and isinstance(e.data_bytes, int)
+
+
+def test_a_list_parsed_in_any_chunks_gives_the_same_and_names_the_same_line():
+    from zfslab.system.size_inputs import size_chunks
+    import random
+    rng = random.Random(7)
+    text = "".join(rng.choice(["4096\n", " 12 \r\n", "\n", "9223372036854775806\n", "0\n", "7\x0c8\n"])
+                   for _ in range(400))
+    whole = parse_sizes(text, "x")
+    for _ in range(30):
+        cuts = sorted(rng.sample(range(1, len(text)), 5))
+        parts = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)])]
+        got = {}
+        for sizes, counts in size_chunks(parts, "x", "sizes"):
+            for size, n in zip(sizes.tolist(), counts.tolist()):
+                got[size] = got.get(size, 0) + n
+        assert got == whole
+    bad = "1\n" * 300 + "9223372036854775808\n"
+    with pytest.raises(UsageError, match="line 301: '9223372036854775808' is not a file size"):
+        list(size_chunks([bad[:123], bad[123:]], "x", "sizes"))
+    with pytest.raises(UsageError, match="line 3: '1,2,3' is not a histogram row"):
+        list(size_chunks(["size_bytes,count\n1,", "2\n1,2,3\n"], "x", "csv"))
+    assert parse_csv("7,1000000000000\n7,1000000000000\n", "x") == {7: 2 * 10**12}
+
+
+def test_command_near_2_63_answers_instead_of_running_out_of_memory(run_cli, tmp_path):
+    f = tmp_path / "big.csv"
+    f.write_text("9223372036854775807,1000000000000\n")
+    r = run_cli("special-size", str(f), "--recordsize", "512", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["files"] == 10**12
+    f.write_text("18014398509481984\n")
+    assert run_cli("special-size", str(f), "--format", "sizes", "--json").exit_code == 0
+
+
+def test_command_reads_a_list_a_chunk_at_a_time(run_cli, tmp_path):
+    import tracemalloc
+    f = tmp_path / "sizes.txt"
+    f.write_text("".join(f"{n * 7919}\n" for n in range(1, 1_000_001)))   # 1 M distinct sizes, 11 MB
+    tracemalloc.start()
+    try:
+        r = run_cli("special-size", str(f), "--recordsize", "512", "--json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["files"] == 1_000_000
+    assert peak < 40 << 20, peak      # whole, the text and its lines took over 100 MB
+
+
+def test_command_refuses_a_binary_file_at_its_first_chunk(run_cli, tmp_path):
+    import tracemalloc
+    f = tmp_path / "zeros.bin"
+    with open(f, "wb") as out:
+        out.truncate(250 << 20)       # sparse: 250 MiB of zeros
+    tracemalloc.start()
+    try:
+        r = run_cli("special-size", str(f))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.exit_code == 2 and "holds NUL characters: a binary file, not text" in r.stderr
+    assert "text text" not in r.stderr
+    assert peak < 20 << 20, peak      # one chunk read, not 250 MiB

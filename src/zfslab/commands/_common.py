@@ -8,6 +8,7 @@ import argparse
 import math
 import os
 import re
+from collections.abc import Iterator
 
 from rich.console import Console
 
@@ -50,9 +51,14 @@ def parse_disk_set(text: str, *, mixed: bool = False):
                 raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE,COUNTxSIZE, e.g. 8x12TB,4x8TB")
             return [parse_disk_set(p) for p in parts]
         return [parse_disk_set(text)]
-    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
+    from zfslab.model.plan import MAX_DISKS
+    m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text, re.ASCII | re.DOTALL)
     if not m:
-        raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+        raise UsageError(f"cannot read disks {clip(text)}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+    # the count's length first: int() of 4,301 digits raises ValueError (CPython's digit limit)
+    if len(m.group(1).lstrip("0")) > 4 or not 1 <= int(m.group(1)) <= MAX_DISKS:
+        raise UsageError(f"disks {clip(text)}: zfslab plans for 1 to {MAX_DISKS:,} disks; give COUNTxSIZE "
+                         "with a count in that range, e.g. 24x4TB")
     return int(m.group(1)), parse_size(m.group(2))
 
 
@@ -286,37 +292,61 @@ MAX_DATASET_BYTES = 10 * 2**20
 def read_text_file(path: str, what: str, *, max_bytes: int, kind: str = "CSV") -> str:
     """A small text file's contents: UTF-8 (a BOM is dropped) or UTF-16 with its BOM; a regular
     file only (a directory, a FIFO or /dev/zero is refused before reading); one-line errors."""
+    return "".join(read_text_chunks(path, what, max_bytes=max_bytes, kind=kind))
+
+
+TEXT_CHUNK_BYTES = 1 << 20
+
+
+def read_text_chunks(path: str, what: str, *, max_bytes: int, kind: str = "CSV",
+                     chunk_bytes: int = TEXT_CHUNK_BYTES) -> Iterator[str]:
+    """A text file's contents as read_text_file() checks them, a chunk at a time: a binary or
+    mis-encoded file is refused at its first bad chunk, not after reading it whole."""
     import codecs
     import stat
 
     name = f"{what} {shown(path, 200)}"
+    as_text = "text" if kind == "text" else f"{kind} text"
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it has no effect on a regular file)
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise UsageError(f"{name}: not a regular file; give a {kind} file")
-            if st.st_size > max_bytes:
-                raise UsageError(f"{name}: {st.st_size:,} bytes; at most {max_bytes:,} are read")
-            data = f.read(max_bytes + 1)
+        f = open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb")
     except FileNotFoundError:
         raise UsageError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{name}: a directory; give a {kind} file") from None
     except OSError as e:
         raise UsageError(f"{name}: cannot be read ({e.strerror})") from None
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"  # Excel's "Unicode text"; the BOM says the byte order
-    else:
-        encoding = "utf-8-sig"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{name}: not {'UTF-16' if encoding == 'utf-16' else 'UTF-8'} text (byte {e.start:,}); "
-                         f"save it as UTF-8 {kind}") from None
-    if "\x00" in text:
-        raise UsageError(f"{name}: holds NUL characters: a binary file, not {kind} text")
-    return text
+    with f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{name}: not a regular file; give a {kind} file")
+        if st.st_size > max_bytes:
+            raise UsageError(f"{name}: {st.st_size:,} bytes; at most {max_bytes:,} are read")
+        decoder = None
+        offset = 0
+        while True:
+            try:
+                data = f.read(min(chunk_bytes, max_bytes + 1 - offset))
+            except OSError as e:
+                raise UsageError(f"{name}: cannot be read ({e.strerror})") from None
+            if decoder is None:
+                # Excel's "Unicode text" is UTF-16 with a BOM that says the byte order
+                encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
+                decoder = codecs.getincrementaldecoder(encoding)()
+            if offset + len(data) > max_bytes:   # the file grew after fstat
+                raise UsageError(f"{name}: over {max_bytes:,} bytes; at most {max_bytes:,} are read")
+            try:
+                text = decoder.decode(data, final=not data)
+            except UnicodeDecodeError as e:
+                raise UsageError(f"{name}: not {'UTF-16' if encoding == 'utf-16' else 'UTF-8'} text (byte "
+                                 f"{offset + e.start:,}); save it as UTF-8 {kind}") from None
+            if "\x00" in text:
+                raise UsageError(f"{name}: holds NUL characters: a binary file, not {as_text}")
+            if text:
+                yield text
+            if not data:
+                return
+            offset += len(data)
 
 
 def plain(value):

@@ -208,8 +208,10 @@ def prior_run(db: str, key: str) -> PriorRun:
     """Read, never written: a dry run and a refused run leave the file as they found it."""
     from zfslab.store.results import Results
     from zfslab.store.schema import open_readonly
+    from zfslab.store.readback import read_results
     if not os.path.exists(db):
         return PriorRun()
+    read_results(db)  # every stored value through the check report and plan --db use: damage refused alike
     conn = open_readonly(db)
     try:
         results = Results(conn)

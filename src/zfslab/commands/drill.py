@@ -119,6 +119,10 @@ def _run(zfs, runner, args, scenarios) -> int:
 
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
     zfs.log = log
+    if not sandbox:  # a mistyped disk is the user's to fix before zpool is even looked for
+        from zfslab.system.disks import check_block_device
+        for target in targets:
+            check_block_device(target)
     destroy_own_pool(zfs, POOL, guids, "drill", log)
     infos = inspect(targets, runner, sandbox)
     gate(infos, guids, args, sandbox)

@@ -6,16 +6,19 @@ from __future__ import annotations
 import argparse
 import re
 
-from zfslab.commands._common import console, float_arg, int_arg, read_text_file
+import itertools
+
+from zfslab.commands._common import console, float_arg, int_arg, read_text_chunks
 from zfslab.errors import ParamError, UsageError, clip, shown
-from zfslab.model.special_size import (DEFAULT_THRESHOLDS, RESERVE_PCT, SpecialEstimate, SpecialSettings,
-                                      check_threshold, from_file_sizes, from_zdb)
+from zfslab.model.special_size import (DEFAULT_THRESHOLDS, RESERVE_PCT, SizeTally, SpecialEstimate,
+                                      SpecialSettings, check_threshold, from_tally, from_zdb, thresholds_with)
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import to_json
-from zfslab.system.size_inputs import FORMATS, parse_input
+from zfslab.system.size_inputs import FORMATS, detect_format, parse_zdb, size_chunks
 
 EXAMPLE = "zfslab special-size tests/data/special-sizes.txt --special-small-blocks 16K"
-MAX_INPUT_BYTES = 256 << 20  # a find listing of about 25 million files
+MAX_INPUT_BYTES = 256 << 20  # a find listing of about 25 million files, read a chunk at a time
+MAX_ZDB_BYTES = 16 << 20     # zdb -bbbb output is some 100 KiB; it is parsed whole
 FLAGS = {"special_small_blocks": "--special-small-blocks", "recordsize": "--recordsize", "ashift": "--ashift",
          "compression_ratio": "--compression", "growth_fraction": "--growth", "mirror_width": "--special-layout",
          "files_per_directory": "--files-per-dir"}
@@ -80,18 +83,36 @@ def run(args: argparse.Namespace) -> int:
                                    growth_fraction=args.growth / 100, files_per_directory=args.files_per_dir)
     except ParamError as e:
         raise UsageError(e.worded(FLAGS)) from None
-    text = read_text_file(args.input, "input", max_bytes=MAX_INPUT_BYTES, kind="text")
-    fmt, parsed = parse_input(text, f"input {shown(args.input, 200)}", args.format)
-    if fmt == "zdb":
-        estimate = from_zdb(parsed, settings, small_blocks_bytes=threshold, thresholds=DEFAULT_THRESHOLDS)
-    else:
-        estimate = from_file_sizes(parsed, settings, small_blocks_bytes=threshold, thresholds=DEFAULT_THRESHOLDS)
+    estimate = _estimate(args, settings, threshold)
     record = estimate_record(estimate, args.special_layout)
     if args.json:
         print(to_json(record))
         return 0
     _print(estimate, record, args)
     return 0
+
+
+def _estimate(args: argparse.Namespace, settings: SpecialSettings, threshold: int) -> SpecialEstimate:
+    """Streams a size list or CSV into a SizeTally (memory: one chunk); reads zdb output whole."""
+    name = f"input {shown(args.input, 200)}"
+    chunks = read_text_chunks(args.input, "input", max_bytes=MAX_INPUT_BYTES, kind="text")
+    first = next(chunks, "")
+    fmt = detect_format(first) if args.format == "auto" else args.format
+    rest = itertools.chain([first], chunks)
+    if fmt == "zdb":
+        text, read = [], 0
+        for chunk in rest:
+            read += len(chunk)
+            if read > MAX_ZDB_BYTES:
+                raise UsageError(f"{name}: zdb output over {MAX_ZDB_BYTES >> 20} MiB; give the output of zdb -bb POOL "
+                                 "(or -bbbb) alone")
+            text.append(chunk)
+        return from_zdb(parse_zdb("".join(text), name), settings, small_blocks_bytes=threshold,
+                        thresholds=DEFAULT_THRESHOLDS)
+    tally = SizeTally(settings, thresholds_with(threshold, DEFAULT_THRESHOLDS))
+    for sizes, counts in size_chunks(rest, name, fmt):
+        tally.add(sizes, counts)
+    return from_tally(tally, small_blocks_bytes=threshold)
 
 
 def estimate_record(e: SpecialEstimate, layout: str) -> dict:

@@ -6,10 +6,11 @@ all divisions are integer divisions, as in the C code, because the truncations m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from zfslab.errors import LayoutError, VersionError
+from zfslab.errors import LayoutError, VersionError, shown
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.units import GiB, MiB, KiB
 
@@ -61,6 +62,10 @@ RULE_ALIASES = {"0.8-2.0": "0.8", "2.0": "0.8", "2.1-2.3": "2.1", "2.2": "2.1", 
 DEFAULT_RULES = "2.1"
 
 
+_RELEASE = re.compile(r"([0-9]{1,4})(?:\.([0-9]{1,4}))?(?:\.([0-9]{1,4})(?:\.[0-9]{1,4})?(?:-[0-9a-z.~+]{1,40})?)?",
+                      re.ASCII)  # 0.6.5.11 had a fourth component
+
+
 def rules_for(version: str) -> Rules:
     """The accounting rules of an OpenZFS version: '2.1', '2.3.2', '0.6.5', '0.8-2.0', 'slop64'."""
     text = str(version).strip().lower().removeprefix("zfs-").removeprefix("v")
@@ -68,12 +73,13 @@ def rules_for(version: str) -> Rules:
         return RULES[text]
     if text in RULE_ALIASES:
         return RULES[RULE_ALIASES[text]]
-    parts = text.split(".")
-    try:
-        major, minor = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
-        patch = int(parts[2].split("-")[0]) if len(parts) > 2 else None
-    except ValueError:
-        raise VersionError(version, ", ".join(RULES)) from None
+    # ASCII digits only (int() also takes '٢' and '２'), at most 4 to a component: a release, not a
+    # number of 20 digits; a Debian suffix after the patch level ('2.3.2-1~bpo12+1') is allowed
+    m = _RELEASE.fullmatch(text)
+    if not m:
+        raise VersionError(shown(str(version), 40), ", ".join(RULES))
+    major, minor = int(m.group(1)), int(m.group(2) or 0)
+    patch = int(m.group(3)) if m.group(3) is not None else None
     if major == 0 and minor == 6:
         return RULES["0.6.5" if patch is None or patch >= 5 else "slop64"]
     if major == 0 and minor == 7:
@@ -307,6 +313,9 @@ def pool_capacity(
                  (), class_vdev_bytes, class_alloc_bytes)
 
 
+MAX_POOL_BYTES = 2**64  # spa_get_space() and vdev_stat's vs_space are uint64_t
+
+
 def _rules(rules, created_with, ashift: int) -> tuple[Rules, Rules]:
     running = rules if isinstance(rules, Rules) else rules_for(rules)
     created = running if created_with is None else (
@@ -340,6 +349,10 @@ def _pool(layout: Layout, running: Rules, created: Rules, ashift: int, vdevs: tu
     cache = seen(((layout.cache_devices, layout.cache_bytes),) if layout.cache_bytes else (), "cache")[0] \
         if layout.cache_devices else 0
     pooled = [v for v in class_vdevs if v.alloc_class != "log"]  # log vdevs: spa_log_class, in neither
+    raw = sum(v.asize_bytes * v.group.count for v in list(vdevs) + class_vdevs)
+    if raw >= MAX_POOL_BYTES:
+        raise LayoutError(f"{layout}: {raw:,} bytes of vdevs; OpenZFS counts a pool's space in 64 bits "
+                          "(under 16 EiB): give smaller or fewer disks")
     size = sum(v.size_bytes * v.group.count for v in list(vdevs) + pooled)
     normal = sum(v.dspace_bytes * v.group.count for v in vdevs)
     log = sum(v.embedded_log_bytes * v.group.count for v in list(vdevs) + pooled)

@@ -10,7 +10,10 @@ files (it extends it to zvols and lets the ZIL use the class; neither is modelle
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from zfslab.errors import ParamError
 
@@ -124,17 +127,30 @@ def file_blocks(file_bytes: int, s: SpecialSettings) -> dict[int, int]:
     return out
 
 
-def indirect_psizes(pointers: int, s: SpecialSettings) -> list[int]:
-    """Psize of each indirect block above `pointers` block pointers (levels 1, 2 ... up to the one
-    the dnode's own pointer holds); none for a single block (its pointer is in the dnode)."""
-    out: list[int] = []
-    while pointers > 1:
-        blocks, last = divmod(pointers, BPS_PER_INDIRECT)
-        for used, n in ((BPS_PER_INDIRECT, blocks), (last, 1 if last else 0)):
-            if n:
-                out += [_indirect_psize(used, s)] * n
-        pointers = blocks + (1 if last else 0)
-    return out
+def indirect_asize(pointers: int, s: SpecialSettings) -> int:
+    """Allocated bytes (one copy) of the indirect blocks above `pointers` block pointers (levels 1,
+    2 ... up to the one the dnode's own pointer holds); none for a single block (its pointer is in
+    the dnode). Closed form per level: a 2^63-byte file costs six steps, not 2^44 list items."""
+    return int(_indirect_asize_array(np.array([pointers], dtype=np.int64), s)[0])
+
+
+def _indirect_asize_array(pointers: np.ndarray, s: SpecialSettings) -> np.ndarray:
+    sector = s.sector_bytes
+    full = roundup(_indirect_psize(BPS_PER_INDIRECT, s), sector)
+    total = np.zeros_like(pointers)
+    p = pointers.copy()
+    while (active := p > 1).any():   # at most 7 levels: 2^54 pointers / 1024 per level
+        blocks, last = np.divmod(p, BPS_PER_INDIRECT)
+        compressed = last * INDIRECT_BYTES_PER_POINTER
+        last_psize = np.where(compressed > INDIRECT_BLOCK_BYTES - (INDIRECT_BLOCK_BYTES >> 3), INDIRECT_BLOCK_BYTES,
+                              np.maximum(_roundup_array(compressed, sector), sector))
+        total += np.where(active, blocks * full + np.where(last > 0, _roundup_array(last_psize, sector), 0), 0)
+        p = np.where(active, blocks + (last > 0), p)
+    return total
+
+
+def _roundup_array(n: np.ndarray, multiple: int) -> np.ndarray:
+    return -(-n // multiple) * multiple
 
 
 def meta_dnode_indirect_asize(dnode_blocks: int, s: SpecialSettings) -> int:
@@ -208,47 +224,111 @@ def _row(threshold: int, count: int, small: int, metadata: int, s: SpecialSettin
     return ThresholdRow(threshold, count, small, metadata, metadata + small, rec, rec * s.mirror_width, exact)
 
 
-def _thresholds(chosen: int, extra: tuple[int, ...]) -> tuple[int, ...]:
+def thresholds_with(chosen: int, extra: tuple[int, ...]) -> tuple[int, ...]:
+    """The table's thresholds: the defaults and the chosen one (checked)."""
     return tuple(sorted(set(extra) | {check_threshold(chosen)}))
 
 
-def from_file_sizes(sizes: dict[int, int], s: SpecialSettings, *, small_blocks_bytes: int,
+def exact_dot(a: np.ndarray, b: np.ndarray) -> int:
+    """sum(a * b) of two int64 arrays of values >= 0, exactly: a 2^63-byte size times a count of
+    10^12 overflows int64, so such sums go by 16-bit limbs (each partial sum stays under 2^56)."""
+    if a.size == 0:
+        return 0
+    if int(a.max()) * int(b.max()) * a.size < 2**63:
+        return int(np.dot(a, b))
+    total = 0
+    for i in range(4):
+        a_limb = (a >> (16 * i)) & 0xFFFF
+        for j in range(4):
+            b_limb = (b >> (16 * j)) & 0xFFFF
+            total += int(np.dot(a_limb, b_limb)) << (16 * (i + j))
+    return total
+
+
+def _psize_array(data: np.ndarray, lsize: np.ndarray, s: SpecialSettings) -> np.ndarray:
+    """block_psize() over arrays (data and lsize are at most recordsize, 16 MiB: exact in float64)."""
+    if s.compression_ratio == 1.0:
+        return lsize.copy()
+    sector = s.sector_bytes
+    compressed = np.ceil(data / s.compression_ratio).astype(np.int64)
+    limit = lsize - (lsize >> 3)
+    limit -= limit % sector
+    rounded = np.maximum(_roundup_array(compressed, sector), sector)
+    out = np.where(rounded >= lsize, lsize, rounded)
+    out = np.where(compressed > limit, lsize, out)                       # the order of block_psize()'s tests,
+    out = np.where((compressed <= BPE_PAYLOAD_SIZE) & (compressed < lsize), 0, out)  # the last one first
+    return np.where(data == 0, 0, out)
+
+
+class SizeTally:
+    """What from_file_sizes() needs of a size list, added up chunk by chunk: every figure is a sum
+    over files, so a list of any length takes the memory of one chunk (arrays of sizes and counts)."""
+
+    __slots__ = ("settings", "thresholds", "file_count", "data_bytes", "indirect_asize", "small")
+
+    def __init__(self, s: SpecialSettings, thresholds: Iterable[int]) -> None:
+        self.settings = s
+        self.thresholds = tuple(thresholds)
+        self.file_count = self.data_bytes = self.indirect_asize = 0
+        self.small = {t: [0, 0] for t in self.thresholds}   # threshold -> [blocks, allocated bytes]
+
+    def add(self, sizes: np.ndarray, counts: np.ndarray) -> None:
+        """Files of sizes[i] bytes, counts[i] of each (int64, 0 to 2^63 - 1 and 0 to 10^12)."""
+        s, sector, rs = self.settings, self.settings.sector_bytes, self.settings.recordsize_bytes
+        keep = counts > 0
+        sizes, counts = sizes[keep].astype(np.int64), counts[keep].astype(np.int64)
+        self.file_count += exact_dot(counts, np.ones_like(counts))
+        self.data_bytes += exact_dot(sizes, counts)
+        one = (sizes > 0) & (sizes <= rs)       # a file up to recordsize: one block of its size
+        one_psize = _psize_array(sizes[one], _roundup_array(sizes[one], SPA_MINBLOCKSIZE), s)
+        big = sizes > rs                        # larger: full recordsize blocks and a padded tail
+        full, tail = np.divmod(sizes[big], rs)
+        big_counts = counts[big]
+        full_psize = block_psize(rs, rs, s)
+        tail_psize = np.where(tail > 0, _psize_array(tail, np.full_like(tail, rs), s), 0)
+        self.indirect_asize += exact_dot(_indirect_asize_array(full + (tail > 0), s), big_counts)
+        full_blocks = exact_dot(full, big_counts)
+        for t, acc in self.small.items():
+            if t == 0:
+                continue
+            for psize, n in ((one_psize, counts[one]), (tail_psize, big_counts)):
+                picked = (psize > 0) & (psize <= t)
+                acc[0] += exact_dot(picked.astype(np.int64), n)
+                acc[1] += exact_dot(np.where(picked, _roundup_array(psize, sector), 0), n)
+            if 0 < full_psize <= t:
+                acc[0] += full_blocks
+                acc[1] += full_blocks * roundup(full_psize, sector)
+
+
+def from_file_sizes(sizes: Mapping[int, int], s: SpecialSettings, *, small_blocks_bytes: int,
                     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS) -> SpecialEstimate:
     """The special vdev for files of these sizes (size in bytes -> how many files)."""
-    blocks: dict[int, int] = {}      # data block psize -> count, over every file
-    file_count = data_bytes = 0
-    indirect_asize = 0
-    sector = s.sector_bytes
-    for size, n in sizes.items():
-        if n <= 0:
-            continue
-        file_count += n
-        data_bytes += size * n
-        per_file = file_blocks(size, s)
-        for psize, k in per_file.items():
-            blocks[psize] = blocks.get(psize, 0) + k * n
-        pointers = sum(per_file.values()) if size > s.recordsize_bytes else 1
-        indirect_asize += n * sum(roundup(p, sector) for p in indirect_psizes(pointers, s))
-    directories = max(1, math.ceil(file_count / s.files_per_directory))
+    tally = SizeTally(s, thresholds_with(small_blocks_bytes, thresholds))
+    tally.add(np.fromiter(sizes.keys(), np.int64, len(sizes)), np.fromiter(sizes.values(), np.int64, len(sizes)))
+    return from_tally(tally, small_blocks_bytes=small_blocks_bytes)
+
+
+def from_tally(tally: SizeTally, *, small_blocks_bytes: int) -> SpecialEstimate:
+    """The special vdev for the files a SizeTally added up (its thresholds must hold small_blocks_bytes)."""
+    s, sector = tally.settings, tally.settings.sector_bytes
+    file_count = tally.file_count
+    directories = max(1, -(-file_count // s.files_per_directory))
     objects = file_count + directories
-    dnode_blocks = math.ceil(objects * DNODE_BYTES / DNODE_BLOCK_BYTES)
+    dnode_blocks = -(-objects * DNODE_BYTES // DNODE_BLOCK_BYTES)
     dnode_psize = max(roundup(math.ceil(DNODE_BLOCK_BYTES * DNODE_BLOCK_COMPRESSED_FRACTION), sector), sector)
     dnode_asize = dnode_blocks * dnode_psize + meta_dnode_indirect_asize(dnode_blocks, s)
-    per_dir = math.ceil(objects / directories)
+    per_dir = -(-objects // directories)
     dir_asize = directories * max(roundup(per_dir * DIRECTORY_BYTES_PER_ENTRY, sector), sector)
     metadata = (
         MetadataPart("dnodes", METADATA_COPIES * dnode_asize, False),
-        MetadataPart("indirect blocks", METADATA_COPIES * indirect_asize, False),
+        MetadataPart("indirect blocks", METADATA_COPIES * tally.indirect_asize, False),
         MetadataPart("directories", METADATA_COPIES * dir_asize, False),
         MetadataPart("MOS", MOS_BYTES, False),
     )
     meta = sum(p.asize_bytes for p in metadata)
-    rows = []
-    for t in _thresholds(small_blocks_bytes, thresholds):
-        picked = [(p, k) for p, k in blocks.items() if t and 0 < p <= t]
-        rows.append(_row(t, sum(k for _, k in picked), sum(k * roundup(p, sector) for p, k in picked), meta, s))
+    rows = [_row(t, *tally.small[t], meta, s) for t in sorted(tally.thresholds)]
     chosen = next(r for r in rows if r.small_blocks_bytes == small_blocks_bytes)
-    return SpecialEstimate("files", s, file_count, data_bytes, metadata, tuple(rows), chosen)
+    return SpecialEstimate("files", s, file_count, tally.data_bytes, metadata, tuple(rows), chosen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +370,7 @@ def from_zdb(stats: ZdbBlockStats, s: SpecialSettings, *, small_blocks_bytes: in
     metadata = (MetadataPart("zdb ASIZE", meta, True),)
     rows = []
     if stats.data_psize_sectors is not None:
-        for t in _thresholds(small_blocks_bytes, thresholds):
+        for t in thresholds_with(small_blocks_bytes, thresholds):
             picked = [(n, k) for n, k in stats.data_psize_sectors if t and 0 < n * SPA_MINBLOCKSIZE <= t]
             exact = not (t > ZDB_HISTOGRAM_MAX_BYTES and any(n > ZDB_HISTOGRAM_MAX_BYTES // SPA_MINBLOCKSIZE
                                                               for n, _ in stats.data_psize_sectors))
@@ -298,7 +378,7 @@ def from_zdb(stats: ZdbBlockStats, s: SpecialSettings, *, small_blocks_bytes: in
                              sum(k * roundup(n * SPA_MINBLOCKSIZE, sector) for n, k in picked), meta, s, exact))
         chosen = next(r for r in rows if r.small_blocks_bytes == small_blocks_bytes)
         return SpecialEstimate("zdb", s, 0, stats.total_lsize_bytes, metadata, tuple(rows), chosen)
-    for t in _thresholds(small_blocks_bytes, thresholds):
+    for t in thresholds_with(small_blocks_bytes, thresholds):
         count = asize = 0
         exact = True
         for low, n, size in bins:

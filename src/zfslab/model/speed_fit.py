@@ -253,6 +253,9 @@ def _check_fixed(fixed: dict[str, float]) -> None:
             raise FitError(f"{name} fixed at {value!r}: it must be from {p.low:g} to {p.high:g}")
 
 
+REFIT_MAX_NFEV = 4
+
+
 def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsize: int = 128 * KiB,
               host: HostLimits | None = None, fixed: dict[str, float] | None = None,
               start: SpeedFit | None = None) -> SpeedFit:
@@ -280,7 +283,10 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
     starts = [np.clip(np.array(start.log_values), _LOW + 1e-9, _HIGH - 1e-9)] if start else _starts(problem, measurements)
     for x0 in starts:
         with np.errstate(all="ignore"):
-            res = least_squares(residuals, x0[free], bounds=(_LOW[free], _HIGH[free]), x_scale=1.0)
+            # a refit from a fit on nearly the same rows (leave-one-out) is a few steps from its
+            # optimum: capped, it costs 2-3 Jacobians instead of 7 (benchmarks/validate_loo.py)
+            res = least_squares(residuals, x0[free], bounds=(_LOW[free], _HIGH[free]), x_scale=1.0,
+                                max_nfev=REFIT_MAX_NFEV if start else None)
         if best is None or res.cost < best.cost - 1e-12:
             best = res
     x = full(best.x)

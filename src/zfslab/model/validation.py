@@ -39,6 +39,7 @@ class DatasetRow:
 # Measured MB/s a dataset may hold: the fit works on logarithms bounded at e^-5 and 1e7
 MIN_MB_S, MAX_MB_S = 0.1, 1e6
 MAX_ROWS = 1000
+MAX_LOO_ROWS = 300   # validate --loo: 300 refits take about 20 s (benchmarks/validate_loo.py)
 _WHOLE_RE = re.compile(r"\s*[0-9]{1,6}\s*", re.ASCII)
 
 
@@ -187,6 +188,10 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
     measured = [r for r in rows if r.measured]
     if len(measured) < 2:
         return _summary(pairs)
+    if len(measured) > MAX_LOO_ROWS:   # one refit per row: the cost grows with the square of the rows
+        raise DatasetError(f"leave one out (--loo) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
+                           f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop --loo, or "
+                           "validate a sample of the rows")
     everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
     for i, row in enumerate(rows):
         if not row.measured:

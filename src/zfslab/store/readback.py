@@ -3,6 +3,7 @@ zfslab writes, the file opened read-only and never changed (docs/safety.md)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
@@ -31,14 +32,50 @@ _BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_
                   "write_iops": (int, float, None), "cache_suspect": (int, bool)}
 
 
+# Stored figures zfslab never writes below 0: a rate, a count, a size, a duration
+_NOT_NEGATIVE = {"read_mb_s", "write_mb_s", "read_iops", "write_iops", "repeats", "ram_bytes", "size_bytes",
+                 "seconds", "fill", "fill_bytes", "resilvered_bytes"}
+
+
 def _checked(row: dict, columns: dict, what: str, path: str) -> dict:
+    """The one check every stored value passes before report, plan --db or bench uses it: the
+    type zfslab writes there, finite, and not below 0 where zfslab never writes a negative."""
     for name, types in columns.items():
         value = row[name]
         ok = (value is None and None in types) or (
             value is not None and isinstance(value, tuple(t for t in types if t is not None))
             and not (isinstance(value, float) and not math.isfinite(value)))
+        if ok and name in _NOT_NEGATIVE and value is not None and value < 0:
+            raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, below 0: not a zfslab value")
         if not ok:
             raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, not a zfslab value")
+    return row
+
+
+def _checked_options(row: dict, path: str) -> dict:
+    """A run's options_json: a JSON object whose ashift (9 to 16) and recordsize zfslab can use."""
+    from zfslab.model.units import parse_blocksize
+
+    what = f"run {clip(row['id'])} (table runs)"
+
+    def refuse(detail: str) -> DamagedDatabase:
+        return DamagedDatabase(shown(path, 200), f"{what} has options_json {detail}, not a zfslab value")
+    text = row.get("options_json")
+    if not isinstance(text, str) or len(text) > 100_000:
+        raise refuse(f"= {clip(text)}")
+    try:   # NaN, Infinity and 1e400 (a float too large: inf) are not JSON zfslab writes
+        options = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    except (ValueError, RecursionError):
+        raise refuse(f"= {clip(text)}") from None
+    if not isinstance(options, dict):
+        raise refuse(f"= {clip(text)}")
+    ashift = options.get("ashift", 12)
+    if type(ashift) is not int or not 9 <= ashift <= 16:
+        raise refuse(f"with ashift {clip(ashift)}")
+    try:
+        parse_blocksize(str(options.get("recordsize", "128K")))
+    except (ValueError, ZfslabError):
+        raise refuse(f"with recordsize {clip(options.get('recordsize'))}") from None
     return row
 
 
@@ -76,11 +113,11 @@ def read_results(path: str | None):
 def _read(conn: sqlite3.Connection, path: str, has_table):
     from zfslab.store.results import Results
     results = Results(conn)
-    runs = [_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])}", path)
+    runs = [_checked_options(_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])} (table runs)", path), path)
             for r in conn.execute("SELECT * FROM runs ORDER BY id")] if has_table(conn, "runs") else []
     bench = []
     for r in runs:
-        disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']}", path) for d in conn.execute(
+        disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']} (table run_disks)", path) for d in conn.execute(
             "SELECT device, serial, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
         r["disks"] = ", ".join(d["device"] for d in disks)
         # the disks' identity: their serials when bench read every one, else the paths it was given
@@ -90,10 +127,12 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
             try:
                 summary = results.summary(r["id"])
             except (TypeError, ValueError, statistics.StatisticsError):  # text where numbers belong
-                raise DamagedDatabase(shown(path, 200), f"the measurements of run {r['id']} are not numbers") from None
-            bench += [_checked(b, _BENCH_COLUMNS, f"a measurement of run {r['id']}", path) | {"run_id": r["id"]}
+                raise DamagedDatabase(shown(path, 200), f"the measurements of run {r['id']} (table measurements) "
+                                                        "are not numbers") from None
+            bench += [_checked(b, _BENCH_COLUMNS, f"a measurement of run {r['id']} (table measurements, "
+                               f"{shown(b['layout'], 40)} {shown(b['test'], 40)})", path) | {"run_id": r["id"]}
                       for b in summary]
-    drills = [_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])}", path)
+    drills = [_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])} (table drills)", path)
               for d in conn.execute("SELECT * FROM drills ORDER BY id")] if has_table(conn, "drills") else []
     # the plan's default disks: the latest run whose disks zfslab can plan for
     latest = next((r for r in reversed(runs) if r["disk_bytes"] and 0 < r["disk_bytes"] <= MAX_SIZE

@@ -253,22 +253,47 @@ def open_readonly(path: str) -> sqlite3.Connection:
     problem = _file_problem(path)
     if problem:
         raise NotOurDatabase(path, problem)
-    # With no write-ahead log beside it the file is complete: immutable=1 reads it without
-    # creating -wal/-shm files next to it; with one (a bench still running, or one that
-    # crashed), mode=ro reads the log too.
-    flags = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
-    try:
-        conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, isolation_level=None, timeout=30)
-        conn.row_factory = sqlite3.Row
-        version = stored_version(conn, path)
-    except sqlite3.DatabaseError as e:
-        raise _sqlite_error(path, e) from None
-    except UnicodeDecodeError:  # a damaged schema whose names are not UTF-8
-        raise NotOurDatabase(path, "its schema holds text that is not UTF-8") from None
+    # First the main file alone, immutable=1: SQLite then creates no -wal or -shm file beside it,
+    # whoever's file it is, and another program's file is refused on what this read shows.
+    conn = _open_uri(path, "mode=ro&immutable=1")
+    version = _version_or_close(conn, path)
+    if os.path.exists(path + "-wal"):
+        # a write-ahead log (a bench still running, one that crashed, another program's writer):
+        # mode=ro reads it, but needs its -shm index and would create one where there is none
+        conn.close()
+        if not os.path.exists(path + "-shm"):
+            raise NotOurDatabase(path, f"a write-ahead log ({os.path.basename(path)}-wal) without its -shm index "
+                                       "lies beside it, which reading would create; `sqlite3 FILE 'PRAGMA "
+                                       "wal_checkpoint'` folds the log into the file")
+        conn = _open_uri(path, "mode=ro")
+        version = _version_or_close(conn, path)
     if version == 0:
         conn.close()
         raise NotOurDatabase(path, "an empty SQLite database, with no zfslab results in it")
     return conn
+
+
+def _open_uri(path: str, flags: str) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, isolation_level=None, timeout=30)
+    except sqlite3.DatabaseError as e:
+        raise _sqlite_error(path, e) from None
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _version_or_close(conn: sqlite3.Connection, path: str) -> int:
+    try:
+        return stored_version(conn, path)
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise _sqlite_error(path, e) from None
+    except UnicodeDecodeError:  # a damaged schema whose names are not UTF-8
+        conn.close()
+        raise NotOurDatabase(path, "its schema holds text that is not UTF-8") from None
+    except BaseException:
+        conn.close()
+        raise
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:

@@ -228,8 +228,9 @@ def _node_findings(runner: Runner, node: dict, tree: dict, swaps: set[str]) -> l
     return found
 
 
-def inspect_disk(given: str, runner: Runner | None = None) -> DiskInfo:
-    runner = runner or Runner()
+def check_block_device(given: str) -> str:
+    """The block device `given` names (its real path), or a one-line refusal: checked with stat()
+    alone, so a mistyped --disks is refused before any program (zpool, lsblk) is looked for."""
     device = os.path.realpath(given)
     try:
         mode = os.stat(device).st_mode
@@ -239,6 +240,12 @@ def inspect_disk(given: str, runner: Runner | None = None) -> DiskInfo:
         what = "a directory" if stat.S_ISDIR(mode) else "a regular file" if stat.S_ISREG(mode) else "not a block device"
         raise BadDeviceList(f"{given} is {what}, not a disk; give whole disks (lsblk -o NAME,SIZE,SERIAL,MODEL "
                             f"lists them), or --sandbox DIR for file vdevs")
+    return device
+
+
+def inspect_disk(given: str, runner: Runner | None = None) -> DiskInfo:
+    runner = runner or Runner()
+    device = check_block_device(given)
     tree = _lsblk(runner, device)
     if tree.get("type") != "disk":
         raise BadDeviceList(f"{given} is a {tree.get('type')}, not a whole disk; zfslab uses whole disks")

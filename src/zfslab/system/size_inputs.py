@@ -1,11 +1,16 @@
 """special-size's inputs, parsed strictly from their text: a file-size list (`find DIR -type f
 -printf '%s\\n'`), a size histogram CSV (size_bytes,count), or `zdb -bb`/`-bbb` output (its block
 statistics table and Block Size Histogram, OpenZFS 2.1 to 2.3, with or without -P).
-Pure functions: the command reads the file (commands/_common.read_text_file)."""
+Pure functions: the command reads the file (commands/_common.read_text_chunks) and hands the
+text over in chunks; a size list or CSV is parsed chunk by chunk into arrays of sizes and counts,
+so its memory is one chunk's whatever the file's length (zdb output is parsed whole)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+
+import numpy as np
 
 from zfslab.errors import UsageError, shown
 from zfslab.model.special_size import ZdbBlockStats
@@ -51,40 +56,167 @@ def _int(text: str, name: str, n: int, line: str, what: str, hi: int) -> int:
     return int(t)
 
 
-def parse_sizes(text: str, name: str) -> dict[int, int]:
-    """{size: files} from one whole number of bytes per line; blank lines are skipped."""
-    sizes: dict[int, int] = {}
-    for n, line in enumerate(text.splitlines(), 1):
+SIZES_FIX = "give one whole number of bytes per line (find DIR -type f -printf '%s\\n')"
+CSV_FIX = "give size_bytes,count (two whole numbers)"
+# a chunk's bytes by class, for checking a whole chunk's shape in numpy (a regular expression
+# costs 0.2 us a line: 25 s for the 128 M lines of "1" a 256 MiB list holds)
+_OTHER, _DIGIT, _BLANK, _NEWLINE, _COMMA = range(5)
+_CLASS = np.zeros(256, np.uint8)
+_CLASS[np.frombuffer(b"0123456789", np.uint8)] = _DIGIT
+_CLASS[np.frombuffer(b" \t", np.uint8)] = _BLANK
+_CLASS[np.frombuffer(b"\r\n", np.uint8)] = _NEWLINE
+_CLASS[ord(",")] = _COMMA
+MAX_CARRY_CHARS = 1 << 20   # a chunk's unfinished last line; longer without a newline: parsed as it is
+
+
+def size_chunks(chunks: Iterable[str], name: str, fmt: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(sizes, counts) int64 arrays, one pair per chunk of a size list (fmt "sizes": every count 1)
+    or a size_bytes,count CSV (fmt "csv", its header line optional); a one-line error names the
+    first bad line. The pieces of text may split lines anywhere."""
+    csv = fmt == "csv"
+    line_no = 0              # lines before the current piece
+    header_due = csv         # the first non-blank line of a CSV may be its header
+    any_file = False
+    carry = ""
+    pieces = iter(chunks)
+    done = False
+    while not done:
+        piece = next(pieces, None)
+        if piece is None:
+            done, text = True, carry + ("\n" if carry else "")
+        else:
+            text = carry + piece
+            cut = text.rfind("\n") + 1
+            if cut == 0 and len(text) > MAX_CARRY_CHARS:
+                cut = len(text)          # no newline for a megabyte: old Mac line ends, or not a list
+            text, carry = text[:cut], text[cut:]
+        if not text:
+            continue
+        if header_due:
+            first = next((i for i, line in enumerate(text.splitlines(keepends=True)) if line.strip()), None)
+            if first is not None:
+                lines = text.splitlines(keepends=True)
+                head = "".join(lines[:first + 1])
+                sizes, counts = _slow(head, name, line_no, csv, header=True)
+                line_no += len(lines[:first + 1])
+                text = "".join(lines[first + 1:])
+                header_due = False
+                if sizes.size:
+                    any_file = any_file or bool(counts.any())
+                    yield sizes, counts
+        numbers = _plain(text, csv)
+        parsed = _fast(text, csv, numbers) if numbers >= 0 else None
+        if parsed is None:    # a bad line, a value out of range, or rare line ends: line by line
+            parsed = _slow(text, name, line_no, csv, header=False)
+        sizes, counts = parsed
+        line_no += text.count("\n") if numbers >= 0 else len(text.splitlines())
+        if sizes.size:
+            any_file = any_file or bool(counts.any())
+            yield sizes, counts
+    if not any_file:
+        raise UsageError(f"{name}: no files counted; give size_bytes,count rows" if csv else
+                         f"{name}: no file sizes; {SIZES_FIX}")
+
+
+def _plain(text: str, csv: bool) -> int:
+    """How many numbers the chunk holds when every line is blank, or one number of at most 19
+    digits (csv: two, joined by a comma) with blanks around: the shape _fast() parses; -1 for
+    any other chunk, which goes line by line."""
+    if not text.isascii():
+        return -1
+    cls = _CLASS[np.frombuffer(text.encode("ascii"), np.uint8)]
+    if (cls == _OTHER).any() or (not csv and (cls == _COMMA).any()):
+        return -1
+    if (cls == _BLANK).any():
+        solid = np.flatnonzero(cls != _BLANK)      # the chunk without its blanks
+        seq = cls[solid]
+        digit = seq == _DIGIT
+        joined = digit[1:] & digit[:-1]            # digits next to each other once blanks are gone
+        if (joined & (np.diff(solid) > 1)).any():  # ... that a blank parted: two numbers on a line
+            return -1
+    else:                                          # find's own output: no blanks
+        seq, digit = cls, cls == _DIGIT
+        joined = digit[1:] & digit[:-1]
+    starts = np.flatnonzero(digit & ~np.concatenate(([False], digit[:-1])))
+    ends = np.flatnonzero(digit & ~np.concatenate((digit[1:], [False])))
+    if starts.size and int((ends - starts).max()) >= 19:
+        return -1
+    if not csv:
+        return starts.size
+    tokens = np.delete(seq, np.flatnonzero(joined) + 1)   # each number one token
+    commas = np.flatnonzero(tokens == _COMMA)
+    if 2 * commas.size != int((tokens == _DIGIT).sum()):
+        return -1
+    padded = np.concatenate(([_NEWLINE, _NEWLINE], tokens, [_NEWLINE, _NEWLINE]))
+    at = commas + 2
+    ok = ((padded[at - 1] == _DIGIT) & (padded[at + 1] == _DIGIT)
+          & (padded[at - 2] == _NEWLINE) & (padded[at + 2] == _NEWLINE)).all()
+    return starts.size if ok else -1
+
+
+def _fast(text: str, csv: bool, numbers: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """A chunk of the plain shape as arrays (numpy's C parser: 128 M lines of "1" in seconds);
+    None when a value may be out of range, for _slow to name it: the parser clamps a number past
+    int64 to 2^63 - 1, so that value is checked line by line (no file is that large)."""
+    if numbers == 0:   # numpy reads a text of blanks alone as [0]
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    values = np.fromstring(text.replace(",", " ") if csv else text, dtype=np.int64, sep=" ")
+    if values.size != numbers:
+        return None
+    sizes, counts = (values[0::2], values[1::2]) if csv else (values, np.ones(values.size, np.int64))
+    if sizes.size and (int(sizes.max()) >= MAX_FILE_BYTES or int(counts.max()) > MAX_COUNT):
+        return None
+    return _merged(sizes, counts)
+
+
+def _merged(sizes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One entry per distinct size (a find listing repeats its sizes: fewer for the model to
+    compute). A chunk's counts add up to under 2^63: at most 2 M rows of at most 10^12 files."""
+    order = np.argsort(sizes)
+    ordered = sizes[order]
+    firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if ordered.size else order
+    return ordered[firsts], np.add.reduceat(counts[order], firsts) if firsts.size else counts[:0]
+
+
+def _slow(text: str, name: str, line_no: int, csv: bool, *, header: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk's lines one by one, as str.splitlines() cuts them (every line ending Python knows)."""
+    sizes: list[int] = []
+    counts: list[int] = []
+    for n, line in enumerate(text.splitlines(), line_no + 1):
         if not line.strip():
             continue
-        size = _int(line, name, n, line, "is not a file size; give one whole number of bytes per line "
-                                         "(find DIR -type f -printf '%s\\n')", MAX_FILE_BYTES)
-        sizes[size] = sizes.get(size, 0) + 1
-    if not sizes:
-        raise UsageError(f"{name}: no file sizes; give one whole number of bytes per line (find DIR -type f -printf '%s\\n')")
-    return sizes
+        if not csv:
+            sizes.append(_int(line, name, n, line, f"is not a file size; {SIZES_FIX}", MAX_FILE_BYTES))
+            counts.append(1)
+            continue
+        fields = line.split(",")
+        if len(fields) != 2:
+            raise _line_error(name, n, line, f"is not a histogram row; {CSV_FIX}")
+        if header and not _INT.fullmatch(fields[0].strip()):
+            if [f.strip().lower() for f in fields] != ["size_bytes", "count"]:
+                raise _line_error(name, n, line, "is not the header; write size_bytes,count or leave the header out")
+            continue
+        sizes.append(_int(fields[0], name, n, line, f"has no file size; {CSV_FIX}", MAX_FILE_BYTES))
+        counts.append(_int(fields[1], name, n, line, f"has no count from 0 to {MAX_COUNT:,}; {CSV_FIX}", MAX_COUNT))
+    return np.array(sizes, dtype=np.int64), np.array(counts, dtype=np.int64)
+
+
+def _tally_dict(pairs: Iterator[tuple[np.ndarray, np.ndarray]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for sizes, counts in pairs:
+        for size, count in zip(sizes.tolist(), counts.tolist()):
+            out[size] = out.get(size, 0) + count
+    return out
+
+
+def parse_sizes(text: str, name: str) -> dict[int, int]:
+    """{size: files} from one whole number of bytes per line; blank lines are skipped."""
+    return _tally_dict(size_chunks([text], name, "sizes"))
 
 
 def parse_csv(text: str, name: str) -> dict[int, int]:
     """{size: files} from size_bytes,count rows, with or without that header line."""
-    sizes: dict[int, int] = {}
-    fix = "give size_bytes,count (two whole numbers)"
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        fields = line.split(",")
-        if len(fields) != 2:
-            raise _line_error(name, n, line, f"is not a histogram row; {fix}")
-        if not sizes and n == _first_line(text) and not _INT.fullmatch(fields[0].strip()):
-            if [f.strip().lower() for f in fields] != ["size_bytes", "count"]:
-                raise _line_error(name, n, line, "is not the header; write size_bytes,count or leave the header out")
-            continue
-        size = _int(fields[0], name, n, line, f"has no file size; {fix}", MAX_FILE_BYTES)
-        count = _int(fields[1], name, n, line, f"has no count from 0 to {MAX_COUNT:,}; {fix}", MAX_COUNT)
-        sizes[size] = sizes.get(size, 0) + count
-    if not any(sizes.values()):
-        raise UsageError(f"{name}: no files counted; give size_bytes,count rows")
-    return sizes
+    return _tally_dict(size_chunks([text], name, "csv"))
 
 
 def _first_line(text: str) -> int:

@@ -1,0 +1,114 @@
+"""What a campaign of hostile command lines found (issue 26), each kept as a test: a one-line
+error and exit 2 where an internal error, a wrong answer or the wrong check came first."""
+
+import pytest
+
+from zfslab.errors import VersionError
+from zfslab.model.capacity import rules_for
+
+HUGE = "1" * 4301   # int() refuses 4,301 digits or more (CPython's limit): ValueError, not a UsageError
+
+
+def _one_line(r, code=2):
+    assert r.exit_code == code, (r.exit_code, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "internal error" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("plan", f"{HUGE}x4TB"), ("plan", f"2x4TB,{HUGE}x4TB"), ("report", "--json", "--plan", f"{HUGE}x4TB"),
+    ("plan", "1025x4TB"), ("plan", "0x4TB"),
+])
+def test_a_disk_count_out_of_range_is_one_line(run_cli, args):
+    r = run_cli(*args)
+    _one_line(r)
+    assert "zfslab plans for 1 to 1,024 disks" in r.stderr
+
+
+@pytest.mark.parametrize("text", ["٢.٣", "２.４", "2.3.99999999999999999999", "2.3.2.1.1", "2..3", " ", "2.3.2-"])
+def test_a_zfs_version_is_ascii_digits_of_bounded_length(text):
+    with pytest.raises(VersionError):
+        rules_for(text)
+
+
+def test_release_spellings_still_taken():
+    assert rules_for("2.3.2-1~bpo12+1") is rules_for("2.1")
+    assert rules_for("v2.3.7") is rules_for("2.3.7") and rules_for("zfs-2.4.0") is rules_for("2.4.0")
+
+
+def test_a_zfs_version_of_other_digits_is_refused_by_the_command(run_cli):
+    r = run_cli("capacity", "raidz2:6", "--zfs-version", "٢.٣")
+    _one_line(r)
+    assert "unknown OpenZFS version '٢.٣'" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("capacity", "raidz2:6", "--disk-size", "9223372036854775807"),
+    ("plan", "--disks", "24", "--disk-size", "1000PB", "--layouts", "raidz2:24"),
+])
+def test_a_pool_of_2_64_bytes_or_more_is_refused(run_cli, args):
+    r = run_cli(*args)
+    _one_line(r)
+    assert "OpenZFS counts a pool's space in 64 bits" in r.stderr
+
+
+def test_a_pool_just_under_2_64_bytes_is_computed(run_cli):
+    r = run_cli("capacity", "mirror:2", "--disk-size", "9000PB")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_drill_checks_its_disks_before_looking_for_zpool(run_cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))   # no zpool anywhere: the disk is still what is wrong
+    r = run_cli("drill", "--disks", ",nope,é")
+    _one_line(r)
+    assert "nope: no such device" in r.stderr and "install" not in r.stderr
+
+
+# --- one validated path for stored values: report, plan --db and bench refuse a damaged file alike
+
+def _damaged(tmp_path, sql: str) -> str:
+    import sqlite3
+    from tests.unit.test_plan_db import bench_db
+    path = bench_db(tmp_path / "r.sqlite")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(sql)
+    conn.execute("PRAGMA journal_mode = DELETE")   # no -wal left for the readers to meet
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("UPDATE measurements SET write_mb_s = -5 WHERE test = 'seqwrite'", "write_mb_s = -"),
+    ("UPDATE measurements SET read_iops = 'fast' WHERE test = 'seqread'", "the measurements of run 1 (table measurements) are not numbers"),
+    ("UPDATE runs SET options_json = '{\"ashift\": 1e400, \"recordsize\": \"128K\"}'", "ashift inf"),
+    ("UPDATE runs SET options_json = '{\"ashift\": NaN}'", "options_json = "),
+    ("UPDATE runs SET options_json = '[1]'", "options_json = "),
+    ("UPDATE runs SET options_json = '{\"ashift\": 12, \"recordsize\": \"100K\"}'", "recordsize '100K'"),
+    ("UPDATE run_disks SET size_bytes = -1", "size_bytes = -1, below 0"),
+])
+def test_a_damaged_value_is_refused_alike_by_every_reader(run_cli, tmp_path, sql, message):
+    path = _damaged(tmp_path, sql)
+    errors = set()
+    for args in (("report", "--db", path, "--json"), ("plan", "--db", path, "6x4TB"),
+                 ("bench", "--dry-run", "--db", path, "--sandbox", str(tmp_path / "sb"), "--layouts", "mirror:2")):
+        r = run_cli(*args)
+        _one_line(r)
+        assert message in r.stderr, (args, r.stderr)
+        errors.add(r.stderr)
+    assert len(errors) == 1, errors     # the same line from all three
+
+
+def test_validate_loo_is_bounded_with_a_clear_message(run_cli, tmp_path):
+    import csv
+    import sys
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "benchmarks"))
+    from validate_loo import dataset
+    from zfslab.model.validation import MAX_LOO_ROWS
+    rows = dataset(MAX_LOO_ROWS + 1)
+    path = tmp_path / "big.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    r = run_cli("validate", str(path), "--loo")
+    _one_line(r)
+    assert f"at most {MAX_LOO_ROWS} rows" in r.stderr and "drop --loo" in r.stderr
