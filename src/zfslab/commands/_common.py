@@ -40,6 +40,9 @@ def parse_number(text: str, name: str, lo: float, hi: float) -> float:
     return value
 
 
+MIN_DEVICE_BYTES = 64 * 2**20  # ZFS's smallest vdev (SPA_MINDEVSIZE)
+
+
 def parse_disk_set(text: str, *, mixed: bool = False):
     """(count, bytes) from '24x4TB' or '8 x 12TB'; with `mixed`, a list of such pairs from
     disks of several sizes joined by ',' or '+': '8x12TB,4x8TB'."""
@@ -52,8 +55,15 @@ def parse_disk_set(text: str, *, mixed: bool = False):
         return [parse_disk_set(text)]
     m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text)
     if not m:
+        if re.fullmatch(r"\s*[0-9]+\s*", text):
+            raise UsageError(f"cannot read disks {text!r}: say their size too, e.g. {text.strip()}x4TB")
         raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
-    return int(m.group(1)), parse_size(m.group(2))
+    count, size = m.groups()
+    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", size) and float(size) < MIN_DEVICE_BYTES:
+        # a bare number is bytes; one this small is a size whose unit was left out
+        unit = "TB" if float(size) < 100 else "GB"
+        raise UsageError(f"cannot read disks {text!r}: {size} bytes is no disk; give the unit, e.g. {count}x{size}{unit}")
+    return int(count), parse_size(size)
 
 
 # ASCII only: int() and float() also take '²', '١٢' or '1_000', and float() takes nan, inf and 1e400
@@ -75,6 +85,13 @@ def number_arg(name: str, lo: float, hi: float, kind: type = int):
         if not (math.isfinite(value) and lo <= value <= hi):
             raise argparse.ArgumentTypeError(f"{name} must be from {text_of(lo)} to {text_of(hi)}, got {clip(text.strip())[1:-1]}")
         return value
+    return parse
+
+
+def choice_arg(choices):
+    """An argparse type for lower-case choices that takes any case: SSD, Media, VM."""
+    def parse(text: str) -> str:
+        return text.lower() if text.lower() in choices else text
     return parse
 
 
@@ -124,7 +141,7 @@ def add_risk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lse-per-hour", type=float_arg("--lse-per-hour", 0, 1), metavar="R",
                    help="latent sector errors per drive-hour, cleared by scrubs (default 0: BER stands for read errors)")
     p.add_argument("--years", default="1,5,10", metavar="Y,Y,...", help="mission times in years (default 1,5,10)")
-    p.add_argument("--repair", choices=("parallel", "serial"), default="parallel",
+    p.add_argument("--repair", choices=("parallel", "serial"), type=choice_arg(("parallel", "serial")), default="parallel",
                    help="failed disks of a vdev resilver together (parallel, default) or one at a time")
 
 
@@ -136,15 +153,19 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 def add_goal_options(p: argparse.ArgumentParser) -> None:
     """What the recommendation weighs: how important the data is, the workload, the priority."""
-    from zfslab.model.recommend import DATA_LEVELS, DEFAULT_DATA, DEFAULT_WORKLOAD, PRIORITIES, WORKLOADS
+    from zfslab.model.recommend import DATA_LEVELS, DEFAULT_DATA, PRIORITIES, WORKLOADS
     g = p.add_argument_group("recommendation (docs/recommend.md)")
-    g.add_argument("--data", choices=tuple(DATA_LEVELS), default=DEFAULT_DATA,
+    g.add_argument("--data", choices=tuple(DATA_LEVELS), type=choice_arg(DATA_LEVELS), default=DEFAULT_DATA,
                    help="how important the data is; sets the risk budget: "
                         + "; ".join(f"{d.name}: {d.meaning}" for d in DATA_LEVELS.values()) + f" (default {DEFAULT_DATA})")
-    g.add_argument("--workload", choices=tuple(WORKLOADS), default=DEFAULT_WORKLOAD,
+    defaults = {}
+    for d in DATA_LEVELS.values():
+        defaults.setdefault(d.workload, []).append(d.name)
+    g.add_argument("--workload", choices=tuple(WORKLOADS), type=choice_arg(WORKLOADS), default=None,
                    help="which speed figures count: " + "; ".join(f"{w.name}: {w.meaning}" for w in WORKLOADS.values())
-                        + f" (default {DEFAULT_WORKLOAD})")
-    g.add_argument("--priority", choices=PRIORITIES, default="balanced",
+                        + " (default: the data's, " + "; ".join(f"{w} for {', '.join(names)}" for w, names in
+                                                              defaults.items()) + ")")
+    g.add_argument("--priority", choices=PRIORITIES, type=choice_arg(PRIORITIES), default="balanced",
                    help="within the risk budget, what to maximise (default balanced: space and speed alike)")
     g.add_argument("--max-risk", type=float_arg("--max-risk", 1e-15, 1), metavar="P",
                    help="most P(pool loss) to accept over --horizon, e.g. 1e-5 (overrides --data's)")
@@ -251,6 +272,8 @@ def load_disk_type(text: str) -> DiskType:
     ber_per_bit keys give the failure figures)."""
     from zfslab.model.disk_types import ALIASES, DISK_TYPES, from_profile
     name = ALIASES.get(text, text)
+    if name.lower() in DISK_TYPES or ALIASES.get(name.lower()) in DISK_TYPES:  # SSD, HDD: one meaning whatever the case
+        name = ALIASES.get(name.lower(), name.lower())
     if name in DISK_TYPES:
         return DISK_TYPES[name]
     if not text.endswith(".toml"):

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
                              "(--exact-sizes takes the sizes as exact vdev bytes)")
         cap = pool_capacity(layout, written, **common)
     elif not (args.vdev_bytes or args.disk_size):
-        raise UsageError("one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)"
-                         if not args.exact_sizes else
+        raise UsageError(f"say the size of each disk, e.g. zfslab capacity {layout} --disk-size 4TB (or --vdev-bytes N "
+                         "for exact vdev bytes)" if not args.exact_sizes else
                          f"--exact-sizes: {layout} gives no sizes; write them in it, e.g. raidz2:8@12TB+raidz2:4@8TB")
     elif args.vdev_bytes:
         cap = pool_capacity(layout, args.vdev_bytes, **common)

@@ -11,11 +11,11 @@ from rich.text import Text
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
-from zfslab.errors import UsageError, clip
+from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
-from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
+from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
@@ -32,6 +32,8 @@ def add_parser(sub) -> None:
                                    "damaging files, its predicted speed, and the layout to build for your data.")
     p.add_argument("disks", nargs="?", default=None, metavar="COUNTxSIZE",
                    help=f"the disks, e.g. 24x4TB or 8x12TB, or several sizes: 8x12TB,4x8TB (default {DEFAULT_DISKS})")
+    # `plan 24 4TB`: the size as a second word, caught to say how to write it (not in the usage)
+    p.add_argument("disks_size_word", nargs="?", default=None, help=argparse.SUPPRESS)
     p.add_argument("--disks", dest="disk_count", type=int_arg("--disks", 1, 1024), metavar="N",
                    help="number of disks (with --disk-size or --vdev-bytes)")
     size = p.add_mutually_exclusive_group()
@@ -65,6 +67,11 @@ def add_parser(sub) -> None:
 
 def _plan_disks(args: argparse.Namespace) -> DiskSet:
     unused = args.allow_unused
+    if args.disks_size_word is not None:
+        word = args.disks_size_word
+        if args.disks is not None and args.disks.strip().isdigit():
+            raise UsageError(f"write the disks as one word: zfslab plan {args.disks.strip()}x{shown(word)}")
+        raise UsageError(f"unexpected argument {clip(word)}: give the disks once, as COUNTxSIZE (e.g. 24x4TB)")
     if args.disks is not None:
         if args.disk_count or args.disk_size or args.vdev_bytes:
             raise UsageError("give the disks once: either COUNTxSIZE (e.g. 24x4TB) or --disks with --disk-size")
@@ -159,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     out.print(Text(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", style="bold"))
-    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {goal.workload} workload, priority {goal.priority}:"))
+    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {workload_text(goal)}, priority {goal.priority}:"))
     out.print(fitted.table)
     out.print()
     out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))

@@ -8,7 +8,7 @@ from dataclasses import replace
 import sys
 import time
 
-from zfslab.commands._common import (add_risk_options, afr_by_age, float_arg, inputs_text, int_arg, load_disk_type,
+from zfslab.commands._common import (add_risk_options, afr_by_age, choice_arg, float_arg, inputs_text, int_arg, load_disk_type,
                                      mttdl_text, console, risk_params, sci, size_arg)
 from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout, parse_layout
@@ -36,10 +36,11 @@ def add_parser(sub) -> None:
                    help="unclean shutdowns a year, for the log vdev's term (default 2)")
     p.add_argument("--spares", type=int_arg("--spares", 0, 100), metavar="N",
                    help="hot spares (replaces any spare:N in the layout)")
-    p.add_argument("--model", choices=("zfs", "classic", "wintelguy", "backblaze"), default="zfs",
+    p.add_argument("--model", choices=("zfs", "classic", "wintelguy", "backblaze"),
+                   type=choice_arg(("zfs", "classic", "wintelguy", "backblaze")), default="zfs",
                    help="zfs (default): read errors cost blocks, not the pool; classic: a read error in a "
                         "rebuild loses the array; wintelguy / backblaze: those calculators' formulas")
-    p.add_argument("--engine", choices=("markov", "montecarlo"), default="markov",
+    p.add_argument("--engine", choices=("markov", "montecarlo"), type=choice_arg(("markov", "montecarlo")), default="markov",
                    help="markov (exact, default) or montecarlo (ageing disks, scrubs, correlation)")
     p.add_argument("--trials", type=int_arg("--trials", 100, 100_000_000), default=20000, metavar="N",
                    help="Monte Carlo trials per vdev (at least; more until --target-error is met)")
