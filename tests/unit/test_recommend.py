@@ -251,5 +251,5 @@ def test_draid_pays_for_small_blocks_unless_the_data_is_bulk():
     assert "10 % at 4K, 40 % at 16K, 80 % at 128K" in why["draid2:8d:24c:1s"][0]
     rec, by = _rec(24, 4, priority="space", workload="bulk")
     assert rec.layout == "draid2:8d:24c:1s"
-    assert "small blocks at 10 % at 4K, 40 % at 16K, 80 % at 128K efficiency" in rec.reason
+    assert "pads small blocks (efficiency 10 % at 4K, 40 % at 16K, 80 % at 128K)" in rec.reason
     assert by["draid2:8d:24c:1s"].as_dict()["draid_efficiency_by_block"] == {"4K": 0.1, "16K": 0.4, "128K": 0.8}

@@ -95,6 +95,10 @@ def each_size_own_vdevs(rec, row):
     return all(len(g.sizes) <= 1 for g in parse_layout(rec.layout).groups)
 
 
+def one_kind(rec, row):
+    return len({k for k, _ in kinds(rec.layout)}) == 1
+
+
 def states_small_blocks(rec, row):
     return all(f"at {b}" in rec.reason for b in ("4K", "16K", "128K"))
 
@@ -167,8 +171,8 @@ SCENARIOS = [
      "the most space from 60 large disks for big files: dRAID with a spare [openzfs-draid]"),
     ("4x12TB+4x8TB home", ((4, 12), (4, 8)), "hdd", {}, (each_size_own_vdevs, survives(1)),
      "disks of two sizes: a vdev per size, no space wasted [oracle-redundancy] (similar size disks)"),
-    ("6x16TB+6x8TB business", ((6, 16), (6, 8)), "hdd", {"data": "business"}, (each_size_own_vdevs, survives(2)),
-     "two sizes, business: raidz2 per size [oracle-raidz2]"),
+    ("6x16TB+6x8TB business", ((6, 16), (6, 8)), "hdd", {"data": "business"}, (each_size_own_vdevs, one_kind, survives(2)),
+     "two sizes, business: double parity per size, one kind of vdev [oracle-raidz2], [oracle-redundancy]"),
     ("2x4TB+2x2TB ssd vm", ((2, 4), (2, 2)), "ssd", {"workload": "vm"}, (mirrors, each_size_own_vdevs),
      "mirrors of like disks [oracle-mirrors]"),
 ]

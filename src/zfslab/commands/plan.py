@@ -15,7 +15,7 @@ from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
-from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, workload_text
+from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
@@ -183,8 +183,18 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         lines = [f"◆ worth considering. {out} of {len(rows)} layouts are outside the budget or against OpenZFS practice."]
     else:
         hidden = len(rows) - len(shown_rows)
-        lines = [f"◆ worth considering. {hidden} more layouts: {out} outside the budget or against OpenZFS practice, "
-                 f"{hidden - out} beaten on both space and speed by one shown (--all shows them)."]
+        safer = sum(1 for v in rec.over_budget if not v.why_out and v.advice[-1].endswith("much safer"))
+        lines = [f"◆ worth considering. {hidden} more layouts: {out - safer} outside the budget or against OpenZFS "
+                 f"practice, {safer} replaced by one as good and much safer, {hidden - out} beaten on space, speed and risk "
+                 "by one shown (--all shows them)."]
+    draids: dict[str, list[str]] = {}  # dRAID's fixed stripe width: what small blocks cost, wherever it is shown
+    for r in shown_rows:
+        if r.small_blocks and r.layout != rec.layout:  # the pick's reason says it
+            draids.setdefault(small_blocks_text(r), []).append(r.layout)
+    if draids:
+        lines.append("dRAID pads each block to whole stripes, efficiency: " + "; ".join(
+            f"{names[0]}{' and alike' if len(names) > 1 else ''} {text}" for text, names in list(draids.items())[:3])
+            + (" …" if len(draids) > 3 else "") + ".")
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
     lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")

@@ -93,7 +93,7 @@ METRIC_NAMES = {
     "sync_write_iops_qd8": "sync write",
 }
 SHORT_LIST_MAX = 8
-# "Almost nothing" and "an order of magnitude" (docs/recommend.md#risk-is-weighed): a layout at most
+# "Almost nothing" and "an order of magnitude" (docs/recommend.md#4-risk-is-weighed): a layout at most
 # 1/32 smaller (the share of every pool ZFS itself holds back as slop space) and at most a tenth
 # slower on each of the workload's figures, but ten times safer, replaces the riskier one.
 SPACE_TOLERANCE = 1 / 32
@@ -213,6 +213,10 @@ def advice(layout_text: str) -> tuple[str, ...]:
             notes.append(f"raidz vdev {g.width} wide (OpenZFS advises 3 to {RAIDZ_MAX_WIDTH})")
         if g.kind is VdevKind.DRAID and g.draid_spares == 0:
             notes.append("dRAID without a distributed spare (its fast rebuild needs one)")
+    kinds = {g.kind for g in parse_layout(layout_text).groups}
+    if VdevKind.MIRROR in kinds and kinds & {VdevKind.RAIDZ, VdevKind.DRAID}:
+        # Oracle's general pool practices: harder to manage, and performance may suffer
+        notes.append("mixes mirror and parity vdevs (Oracle advises one kind per pool)")
     return tuple(notes)
 
 
@@ -461,7 +465,7 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
     if pick.failures_guaranteed == 0:
         text += " It has no redundancy: one failed disk loses the whole pool."
     if pick.small_blocks:
-        text += (f" Its fixed stripe width stores small blocks at {small_blocks_text(pick)} efficiency: fine for "
+        text += (f" Its fixed stripe width pads small blocks (efficiency {small_blocks_text(pick)}): fine for "
                  f"{goal.workload} data; small files and metadata want a mirrored special vdev.")
     if safer is not None:
         text += f" Safer: {safer_text(safer, pick, goal)}."
@@ -500,6 +504,7 @@ def safer_text(safer: PlanRow, pick: PlanRow, goal: Goal) -> str:
         parts.append(f"survives {safer.failures_guaranteed} failed disks instead of {pick.failures_guaranteed}")
     for name, of in (("P(pool loss)", loss), ("P(damaged files)", damage)):
         a, b = of(safer, h), of(pick, h)
-        if a is not None and b is not None and odds(a) != odds(b):
+        # a risk of the pick below the floor counts as none: its change is not a gain (§3)
+        if a is not None and b is not None and odds(a) != odds(b) and b > goal.floor:
             parts.append(f"{name} {odds(a)} instead of {odds(b)}")
     return f"{safer.layout}: " + ", ".join(parts)
