@@ -253,3 +253,26 @@ def test_draid_pays_for_small_blocks_unless_the_data_is_bulk():
     assert rec.layout == "draid2:8d:24c:1s"
     assert "pads small blocks (efficiency 10 % at 4K, 40 % at 16K, 80 % at 128K)" in rec.reason
     assert by["draid2:8d:24c:1s"].as_dict()["draid_efficiency_by_block"] == {"4K": 0.1, "16K": 0.4, "128K": 0.8}
+
+
+@settings(max_examples=40, deadline=None)
+@given(disk_sets, goals)
+def test_the_short_list_holds_no_layout_another_beats_on_all_five(disks, goal):
+    rows = list(rows_for(*disks))
+    rec = recommend(rows, goal)
+    if not rec.within_budget:
+        return
+    g = rec.goal
+    out = {v.layout for v in rec.over_budget}
+    feasible = [r for r in rows if r.layout not in out]
+    pick = next(r for r in rows if r.layout == rec.layout)
+    safest = min(feasible, key=lambda r: (max(loss(r, g.horizon_years), g.floor),
+                                          max(damage(r, g.horizon_years), g.floor), -r.usable_bytes))
+
+    def five(r):
+        return (r.usable_bytes, speed_score(r, g.metrics), -max(loss(r, g.horizon_years), g.floor),
+                -max(damage(r, g.horizon_years), g.floor), r.failures_guaranteed)
+    for r in (r for r in feasible if r.layout in rec.shortlist and r is not pick and r is not safest):
+        if f"Safer: {r.layout}:" in rec.reason:
+            continue
+        assert not any(all(x >= y for x, y in zip(five(o), five(r))) and five(o) != five(r) for o in feasible), r.layout
