@@ -151,6 +151,8 @@ def test_layout_json_with_devices(run_cli):
     (["plan", "12x500"], "zfslab: error: cannot read disks '12x500': 500 bytes is no disk; give the unit, e.g. 12x500GB\n", 2),
     (["plan", "24", "4TB"], "zfslab: error: write the disks as one word: zfslab plan 24x4TB\n", 2),
     (["plan", "24"], "zfslab: error: cannot read disks '24': say their size too, e.g. 24x4TB\n", 2),
+    (["capacity", "raidz2:6", "--disk-size", "4"],
+     "zfslab: error: argument --disk-size: 4 bytes is no disk; give the unit, e.g. 4TB (see zfslab capacity --help)\n", 2),
     (["plan", "24x4TB", "--layouts", "raidz2:6"], "zfslab: error: layout raidz2:6 uses 6 disks but the plan has 24\n", 2),
     (["capacity", "disk", "--vdev-bytes", "1MB"],
      "zfslab: error: a vdev of 1000000 bytes is below ZFS's minimum device size of 64 MiB\n", 2),

@@ -59,11 +59,18 @@ def parse_disk_set(text: str, *, mixed: bool = False):
             raise UsageError(f"cannot read disks {text!r}: say their size too, e.g. {text.strip()}x4TB")
         raise UsageError(f"cannot read disks {text!r}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
     count, size = m.groups()
-    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", size) and float(size) < MIN_DEVICE_BYTES:
-        # a bare number is bytes; one this small is a size whose unit was left out
-        unit = "TB" if float(size) < 100 else "GB"
+    unit = missing_unit(size)
+    if unit:
         raise UsageError(f"cannot read disks {text!r}: {size} bytes is no disk; give the unit, e.g. {count}x{size}{unit}")
     return int(count), parse_size(size)
+
+
+def missing_unit(size: str) -> str:
+    """The unit a disk size most likely lacks ('TB', 'GB'), or '': a bare number is bytes, and one
+    below ZFS's smallest vdev is a size whose unit was left out (4 means 4TB, 500 means 500GB)."""
+    if not re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*", size) or float(size) >= MIN_DEVICE_BYTES:
+        return ""
+    return "TB" if float(size) < 100 else "GB"
 
 
 # ASCII only: int() and float() also take '²', '١٢' or '1_000', and float() takes nan, inf and 1e400
@@ -108,6 +115,14 @@ def size_arg(text: str) -> int:
         return parse_size(text)
     except ZfslabError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def disk_size_arg(text: str) -> int:
+    """size_arg for a disk, that names the unit a too small bare number lacks."""
+    unit = missing_unit(text)
+    if unit:
+        raise argparse.ArgumentTypeError(f"{text.strip()} bytes is no disk; give the unit, e.g. {text.strip()}{unit}")
+    return size_arg(text)
 
 
 def add_zfs_options(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import os
 from rich.console import Console
 from rich.text import Text
 
-from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
+from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument("--disks", dest="disk_count", type=int_arg("--disks", 1, 1024), metavar="N",
                    help="number of disks (with --disk-size or --vdev-bytes)")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
+    size.add_argument("--disk-size", type=disk_size_arg, metavar="SIZE",
                       help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
