@@ -14,8 +14,10 @@ import time
 
 import numpy as np
 
+from zfslab.model.disk_types import DISK_TYPES
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import disk_set, plan
+from zfslab.model.recommend import Goal, recommend
 from zfslab.model.reliability.montecarlo import simulate
 from zfslab.model.reliability.params import params_for_class
 from zfslab.model.units import TB
@@ -37,10 +39,13 @@ def main() -> None:
         rows = plan(ds)
         space = median_seconds(lambda: plan(ds), 10)
         both = median_seconds(lambda: plan(ds, risk=risk), 10)
+        # everything the command computes: space, risk, speed, and the recommendation over them
+        full = median_seconds(lambda: recommend(plan(ds, risk=risk, speed=DISK_TYPES["hdd"].speed), Goal()), 10)
         cli = median_seconds(lambda: subprocess.run(
             [sys.executable, "-m", "zfslab", "plan", f"{disks}x4TB"], capture_output=True, check=True), 5)
         print(f"plan {disks}x4TB: {len(rows)} layouts; library: capacity {space * 1000:.0f} ms, "
-              f"capacity + risk {both * 1000:.0f} ms; whole command {cli * 1000:.0f} ms (median)")
+              f"capacity + risk {both * 1000:.0f} ms, + speed + recommendation {full * 1000:.0f} ms; "
+              f"whole command {cli * 1000:.0f} ms (median)")
     plan_db()
     layout = parse_layout("raidz3:11")
     params = params_for_class("hdd", 16 * TB)

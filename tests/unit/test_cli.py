@@ -144,7 +144,15 @@ def test_layout_json_with_devices(run_cli):
     (["plan", "--disk-size", "4TB"], "zfslab: error: say how many disks with --disks N (or write COUNTxSIZE, e.g. 24x4TB)\n", 2),
     (["capacity", "raidz2:6", "--disk-size", "4TB", "--zfs-version", "9.9"],
      "zfslab: error: unknown OpenZFS version '9.9'; use one of: slop64, 0.6.5, 0.7, 0.8, 2.1, 2.3.7, 2.4.0, 2.4\n", 2),
-    (["capacity", "raidz2:6"], "zfslab: error: one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)\n", 2),
+    (["capacity", "raidz2:6"], "zfslab: error: say the size of each disk, e.g. zfslab capacity raidz2:6 --disk-size 4TB "
+                               "(or --vdev-bytes N for exact vdev bytes)\n", 2),
+    # issue 23: errors say what to type
+    (["plan", "24x4"], "zfslab: error: cannot read disks '24x4': 4 bytes is no disk; give the unit, e.g. 24x4TB\n", 2),
+    (["plan", "12x500"], "zfslab: error: cannot read disks '12x500': 500 bytes is no disk; give the unit, e.g. 12x500GB\n", 2),
+    (["plan", "24", "4TB"], "zfslab: error: write the disks as one word: zfslab plan 24x4TB\n", 2),
+    (["plan", "24"], "zfslab: error: cannot read disks '24': say their size too, e.g. 24x4TB\n", 2),
+    (["capacity", "raidz2:6", "--disk-size", "4"],
+     "zfslab: error: argument --disk-size: 4 bytes is no disk; give the unit, e.g. 4TB (see zfslab capacity --help)\n", 2),
     (["plan", "24x4TB", "--layouts", "raidz2:6"], "zfslab: error: layout raidz2:6 uses 6 disks but the plan has 24\n", 2),
     (["capacity", "disk", "--vdev-bytes", "1MB"],
      "zfslab: error: a vdev of 1000000 bytes is below ZFS's minimum device size of 64 MiB\n", 2),
@@ -154,6 +162,14 @@ def test_bad_input_is_one_line_on_stderr_with_exit_code(run_cli, args, message, 
     r = run_cli(*args)
     assert (r.exit_code, r.stdout) == (code, "")
     assert r.stderr == message
+
+
+def test_choices_take_any_case_where_the_meaning_is_one(run_cli):
+    upper = json.loads(run_cli("plan", "8x4TB", "--disk-type", "SSD", "--data", "Media", "--workload", "VM",
+                               "--priority", "Space", "--json").stdout)
+    lower = json.loads(run_cli("plan", "8x4TB", "--disk-type", "ssd", "--data", "media", "--workload", "vm",
+                               "--priority", "space", "--json").stdout)
+    assert upper == lower and upper["disk_type"] == "ssd" and upper["recommendation"]["workload"] == "vm"
 
 
 def test_unknown_command(run_cli):

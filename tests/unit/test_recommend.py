@@ -180,3 +180,99 @@ def test_the_horizon_in_the_reason_is_the_one_used(disks, horizon):
         row = next(r for r in rows if r.layout == rec.layout)
         assert f"over {horizon:g} {unit}" in rec.reason
         assert math.isfinite(speed_score(row, rec.goal.metrics))
+
+
+# ---- issue 23: risk is weighed, workloads by data level, dRAID's small blocks ------------
+
+from zfslab.model.recommend import (SAFER_FACTOR, SPACE_TOLERANCE, SPEED_TOLERANCE, costs_almost_nothing,  # noqa: E402
+                                    much_safer)
+
+
+@settings(max_examples=60, deadline=None)
+@given(disk_sets, goals)
+def test_no_layout_in_budget_costs_almost_nothing_and_is_ten_times_safer_than_the_pick(disks, goal):
+    rows = list(rows_for(*disks))
+    rec = recommend(rows, goal)
+    if not rec.within_budget:
+        return
+    pick = next(r for r in rows if r.layout == rec.layout)
+    left_out = {v.layout for v in rec.over_budget if v.why_out or not v.advice[0].endswith("much safer")}
+    for r in rows:
+        if r.layout not in left_out and r is not pick:
+            assert not (costs_almost_nothing(r, pick, rec.goal) and much_safer(r, pick, rec.goal)), r.layout
+
+
+def test_the_tolerances_mean_what_the_docs_say():
+    assert SPACE_TOLERANCE == 1 / 32 and SPEED_TOLERANCE == 0.1 and SAFER_FACTOR == 10
+
+
+def _rec(count, tb, **goal):
+    rows = list(rows_for(count, tb))
+    return recommend(rows, Goal(**goal)), {r.layout: r for r in rows}
+
+
+def test_a_layout_as_good_and_much_safer_replaces_the_riskier_one():
+    # issue 23: 6 x 20 TB media, streaming: raidz2:6 has 2xraidz1:3's space and streaming speed
+    rec, by = _rec(6, 20, data="media")
+    assert rec.goal.workload == "bulk" and rec.layout != "2xraidz1:3" and "raidz2:6" in rec.shortlist
+    why = {v.layout: v.advice for v in rec.over_budget}
+    assert why["2xraidz1:3"] == ("raidz2:6 is as good and much safer",)
+    # where 4K reads count, 2xraidz1:3 may stand, but the reason says what raidz2:6 costs
+    rec, _ = _rec(6, 20, data="media", workload="general")
+    if rec.layout != "raidz2:6":
+        assert "Safer: raidz2:6: same space, 0.5× 4K random read" in rec.reason
+        assert "P(damaged files) 1 in 2,800 instead of 1 in" in rec.reason
+
+
+def test_the_short_list_never_hides_a_safer_layout_of_the_same_space():
+    rec, by = _rec(4, 4)
+    assert "raidz2:4" in rec.shortlist  # issue 23: was hidden behind raidz1:3+spare:1
+
+
+def test_random_io_workloads_weigh_speed_twice_space():
+    rec, by = _rec(6, 8, workload="vm")
+    assert {g.kind for g in parse_layout(rec.layout).groups} == {VdevKind.MIRROR}
+    assert "speed weighing 2× space" in rec.reason
+    assert WORKLOADS["vm"].speed_weight == WORKLOADS["database"].speed_weight == 2 / 3
+
+
+def test_each_data_level_has_its_workload_and_the_option_overrides_it():
+    assert {d: Goal(data=d).workload for d in DATA_LEVELS} == {
+        "scratch": "general", "media": "bulk", "backup": "backup", "home": "general", "business": "general",
+        "archive": "bulk"}
+    assert not Goal(data="media").workload_given and Goal(data="media", workload="vm").workload == "vm"
+    assert Goal(data="media", workload="vm").workload_given
+
+
+def test_draid_pays_for_small_blocks_unless_the_data_is_bulk():
+    rec, by = _rec(24, 4, priority="space")
+    assert not any(g.kind is VdevKind.DRAID for g in parse_layout(rec.layout).groups)
+    why = {v.layout: v.advice for v in rec.over_budget}
+    assert "10 % at 4K, 40 % at 16K, 80 % at 128K" in why["draid2:8d:24c:1s"][0]
+    rec, by = _rec(24, 4, priority="space", workload="bulk")
+    assert rec.layout == "draid2:8d:24c:1s"
+    assert "pads small blocks (efficiency 10 % at 4K, 40 % at 16K, 80 % at 128K)" in rec.reason
+    assert by["draid2:8d:24c:1s"].as_dict()["draid_efficiency_by_block"] == {"4K": 0.1, "16K": 0.4, "128K": 0.8}
+
+
+@settings(max_examples=40, deadline=None)
+@given(disk_sets, goals)
+def test_the_short_list_holds_no_layout_another_beats_on_all_five(disks, goal):
+    rows = list(rows_for(*disks))
+    rec = recommend(rows, goal)
+    if not rec.within_budget:
+        return
+    g = rec.goal
+    out = {v.layout for v in rec.over_budget}
+    feasible = [r for r in rows if r.layout not in out]
+    pick = next(r for r in rows if r.layout == rec.layout)
+    safest = min(feasible, key=lambda r: (max(loss(r, g.horizon_years), g.floor),
+                                          max(damage(r, g.horizon_years), g.floor), -r.usable_bytes))
+
+    def five(r):
+        return (r.usable_bytes, speed_score(r, g.metrics), -max(loss(r, g.horizon_years), g.floor),
+                -max(damage(r, g.horizon_years), g.floor), r.failures_guaranteed)
+    for r in (r for r in feasible if r.layout in rec.shortlist and r is not pick and r is not safest):
+        if f"Safer: {r.layout}:" in rec.reason:
+            continue
+        assert not any(all(x >= y for x, y in zip(five(o), five(r))) and five(o) != five(r) for o in feasible), r.layout

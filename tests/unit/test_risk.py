@@ -179,3 +179,22 @@ def test_wintelguy_on_wide_mirrors_and_tiny_error_rates(layout, overrides):
     # MTBF ** 255 overflowed a float (found by the fuzz test)
     r = wintelguy_risk(parse_layout(layout), RiskParams(disk_bytes=4 * TB).with_(**overrides))
     assert all(0 <= p <= 1 and math.isfinite(p) for p in r.p_loss) and r.mttdl_hours > 0
+
+
+def test_a_stripe_damages_files_at_the_rate_its_scrubs_meet_read_errors():
+    # issue 23 item 9: without redundancy every unreadable sector is a damaged file
+    # (docs/reliability.md#no-redundancy): one scrub every S hours reads fill x disk of each disk
+    p = RiskParams(disk_bytes=8 * 10**12, ber_per_bit=1e-15, scrub_days=30, fill=0.5, years=(1.0, 5.0))
+    r = markov_risk(parse_layout("4xdisk"), p, usable_bytes=32 * 10**12)
+    per_scrub = 0.5 * 8e12 * 8 * 1e-15  # bad blocks one scrub of one disk meets
+    rate = 4 / (30 * 24) * -math.expm1(-per_scrub)
+    assert r.p_damage == pytest.approx(tuple(-math.expm1(-rate * y * 8760) for y in (1.0, 5.0)), rel=1e-9)
+    assert 0 < r.p_damage[0] < r.p_damage[1] < 1
+    # latent defects found by the scrub add to the read errors; bigger disks damage more
+    lse = markov_risk(parse_layout("4xdisk"), p.with_(lse_per_hour=1e-5), usable_bytes=32 * 10**12)
+    assert lse.p_damage[0] > r.p_damage[0]
+    big = markov_risk(parse_layout("4xdisk"), p.with_(disk_bytes=16 * 10**12), usable_bytes=64 * 10**12)
+    assert big.p_damage[0] > r.p_damage[0]
+    # a redundant vdev repairs what its scrubs find: the term is the stripe's alone
+    mirror = markov_risk(parse_layout("2xmirror:2"), p, usable_bytes=16 * 10**12)
+    assert mirror.p_damage[0] < r.p_damage[0] / 100

@@ -41,6 +41,9 @@ def parse_number(text: str, name: str, lo: float, hi: float) -> float:
     return value
 
 
+MIN_DEVICE_BYTES = 64 * 2**20  # ZFS's smallest vdev (SPA_MINDEVSIZE)
+
+
 def parse_disk_set(text: str, *, mixed: bool = False):
     """(count, bytes) from '24x4TB' or '8 x 12TB'; with `mixed`, a list of such pairs from
     disks of several sizes joined by ',' or '+': '8x12TB,4x8TB'."""
@@ -54,12 +57,27 @@ def parse_disk_set(text: str, *, mixed: bool = False):
     from zfslab.model.plan import MAX_DISKS
     m = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*(.+?)\s*", text, re.ASCII | re.DOTALL)
     if not m:
+        if re.fullmatch(r"\s*[0-9]+\s*", text):
+            raise UsageError(f"cannot read disks {clip(text)}: say their size too, e.g. {text.strip()[:6]}x4TB")
         raise UsageError(f"cannot read disks {clip(text)}: write COUNTxSIZE, e.g. 24x4TB or 8x12TB")
+    count, size = m.groups()
     # the count's length first: int() of 4,301 digits raises ValueError (CPython's digit limit)
-    if len(m.group(1).lstrip("0")) > 4 or not 1 <= int(m.group(1)) <= MAX_DISKS:
+    if len(count.lstrip("0")) > 4 or not 1 <= int(count) <= MAX_DISKS:
         raise UsageError(f"disks {clip(text)}: zfslab plans for 1 to {MAX_DISKS:,} disks; give COUNTxSIZE "
                          "with a count in that range, e.g. 24x4TB")
-    return int(m.group(1)), parse_size(m.group(2))
+    unit = missing_unit(size)
+    if unit:
+        raise UsageError(f"cannot read disks {clip(text)}: {size} bytes is no disk; give the unit, "
+                         f"e.g. {count}x{size}{unit}")
+    return int(count), parse_size(size)
+
+
+def missing_unit(size: str) -> str:
+    """The unit a disk size most likely lacks ('TB', 'GB'), or '': a bare number is bytes, and one
+    below ZFS's smallest vdev is a size whose unit was left out (4 means 4TB, 500 means 500GB)."""
+    if not re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*", size, re.ASCII) or float(size) >= MIN_DEVICE_BYTES:
+        return ""
+    return "TB" if float(size) < 100 else "GB"
 
 
 # ASCII only: int() and float() also take '²', '١٢' or '1_000', and float() takes nan, inf and 1e400
@@ -84,6 +102,13 @@ def number_arg(name: str, lo: float, hi: float, kind: type = int):
     return parse
 
 
+def choice_arg(choices):
+    """An argparse type for lower-case choices that takes any case: SSD, Media, VM."""
+    def parse(text: str) -> str:
+        return text.lower() if text.lower() in choices else text
+    return parse
+
+
 def int_arg(name: str, lo: int, hi: int):
     return number_arg(name, lo, hi, int)
 
@@ -97,6 +122,14 @@ def size_arg(text: str) -> int:
         return parse_size(text)
     except ZfslabError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def disk_size_arg(text: str) -> int:
+    """size_arg for a disk, that names the unit a too small bare number lacks."""
+    unit = missing_unit(text)
+    if unit:
+        raise argparse.ArgumentTypeError(f"{text.strip()} bytes is no disk; give the unit, e.g. {text.strip()}{unit}")
+    return size_arg(text)
 
 
 def add_zfs_options(p: argparse.ArgumentParser) -> None:
@@ -130,7 +163,7 @@ def add_risk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lse-per-hour", type=float_arg("--lse-per-hour", 0, 1), metavar="R",
                    help="latent sector errors per drive-hour, cleared by scrubs (default 0: BER stands for read errors)")
     p.add_argument("--years", default="1,5,10", metavar="Y,Y,...", help="mission times in years (default 1,5,10)")
-    p.add_argument("--repair", choices=("parallel", "serial"), default="parallel",
+    p.add_argument("--repair", choices=("parallel", "serial"), type=choice_arg(("parallel", "serial")), default="parallel",
                    help="failed disks of a vdev resilver together (parallel, default) or one at a time")
 
 
@@ -142,15 +175,19 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 def add_goal_options(p: argparse.ArgumentParser) -> None:
     """What the recommendation weighs: how important the data is, the workload, the priority."""
-    from zfslab.model.recommend import DATA_LEVELS, DEFAULT_DATA, DEFAULT_WORKLOAD, PRIORITIES, WORKLOADS
+    from zfslab.model.recommend import DATA_LEVELS, DEFAULT_DATA, PRIORITIES, WORKLOADS
     g = p.add_argument_group("recommendation (docs/recommend.md)")
-    g.add_argument("--data", choices=tuple(DATA_LEVELS), default=DEFAULT_DATA,
+    g.add_argument("--data", choices=tuple(DATA_LEVELS), type=choice_arg(DATA_LEVELS), default=DEFAULT_DATA,
                    help="how important the data is; sets the risk budget: "
                         + "; ".join(f"{d.name}: {d.meaning}" for d in DATA_LEVELS.values()) + f" (default {DEFAULT_DATA})")
-    g.add_argument("--workload", choices=tuple(WORKLOADS), default=DEFAULT_WORKLOAD,
+    defaults = {}
+    for d in DATA_LEVELS.values():
+        defaults.setdefault(d.workload, []).append(d.name)
+    g.add_argument("--workload", choices=tuple(WORKLOADS), type=choice_arg(WORKLOADS), default=None,
                    help="which speed figures count: " + "; ".join(f"{w.name}: {w.meaning}" for w in WORKLOADS.values())
-                        + f" (default {DEFAULT_WORKLOAD})")
-    g.add_argument("--priority", choices=PRIORITIES, default="balanced",
+                        + " (default: the data's, " + "; ".join(f"{w} for {', '.join(names)}" for w, names in
+                                                              defaults.items()) + ")")
+    g.add_argument("--priority", choices=PRIORITIES, type=choice_arg(PRIORITIES), default="balanced",
                    help="within the risk budget, what to maximise (default balanced: space and speed alike)")
     g.add_argument("--max-risk", type=float_arg("--max-risk", 1e-15, 1), metavar="P",
                    help="most P(pool loss) to accept over --horizon, e.g. 1e-5 (overrides --data's)")
@@ -257,6 +294,8 @@ def load_disk_type(text: str) -> DiskType:
     ber_per_bit keys give the failure figures)."""
     from zfslab.model.disk_types import ALIASES, DISK_TYPES, from_profile
     name = ALIASES.get(text, text)
+    if name.lower() in DISK_TYPES or ALIASES.get(name.lower()) in DISK_TYPES:  # SSD, HDD: one meaning whatever the case
+        name = ALIASES.get(name.lower(), name.lower())
     if name in DISK_TYPES:
         return DISK_TYPES[name]
     if not text.endswith(".toml"):

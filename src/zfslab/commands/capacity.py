@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from zfslab.commands._common import add_zfs_options, console, size_arg
+from zfslab.commands._common import add_zfs_options, console, disk_size_arg, size_arg
 from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
-    size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
+    size.add_argument("--disk-size", type=disk_size_arg, metavar="SIZE",
                       help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
     p.add_argument("--exact-sizes", action="store_true",
                    help="the sizes written in the layout (@12TB) are exact vdev bytes, not whole disks")
@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
                              "(--exact-sizes takes the sizes as exact vdev bytes)")
         cap = pool_capacity(layout, written, **common)
     elif not (args.vdev_bytes or args.disk_size):
-        raise UsageError("one of the arguments --vdev-bytes --disk-size is required (see zfslab capacity --help)"
-                         if not args.exact_sizes else
+        raise UsageError(f"say the size of each disk, e.g. zfslab capacity {layout} --disk-size 4TB (or --vdev-bytes N "
+                         "for exact vdev bytes)" if not args.exact_sizes else
                          f"--exact-sizes: {layout} gives no sizes; write them in it, e.g. raidz2:8@12TB+raidz2:4@8TB")
     elif args.vdev_bytes:
         cap = pool_capacity(layout, args.vdev_bytes, **common)

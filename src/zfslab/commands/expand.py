@@ -7,7 +7,7 @@ import argparse
 from rich import box
 from rich.table import Table
 
-from zfslab.commands._common import console, float_arg, int_arg, size_arg
+from zfslab.commands._common import console, disk_size_arg, float_arg, int_arg, size_arg
 from zfslab.errors import UsageError
 from zfslab.model.allocation import format_recordsize
 from zfslab.model.capacity import linux_whole_disk_osize
@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
     p.add_argument("--add", type=int_arg("--add", 1, MAX_CHILDREN), required=True, metavar="N",
                    help="disks to add, one zpool attach each")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
+    size.add_argument("--disk-size", type=disk_size_arg, metavar="SIZE",
                       help="size of each whole disk, the new ones alike (Linux partitioning applies; default 4TB)")
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N", help="exact bytes ZFS sees of each vdev (files, partitions)")
     data = p.add_mutually_exclusive_group()

@@ -8,14 +8,14 @@ import os
 from rich.console import Console
 from rich.text import Text
 
-from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_output_options, add_risk_options,
+from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
-from zfslab.errors import UsageError, clip
+from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
-from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend
+from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
@@ -32,10 +32,12 @@ def add_parser(sub) -> None:
                                    "damaging files, its predicted speed, and the layout to build for your data.")
     p.add_argument("disks", nargs="?", default=None, metavar="COUNTxSIZE",
                    help=f"the disks, e.g. 24x4TB or 8x12TB, or several sizes: 8x12TB,4x8TB (default {DEFAULT_DISKS})")
+    # `plan 24 4TB`: the size as a second word, caught to say how to write it (not in the usage)
+    p.add_argument("disks_size_word", nargs="?", default=None, help=argparse.SUPPRESS)
     p.add_argument("--disks", dest="disk_count", type=int_arg("--disks", 1, 1024), metavar="N",
                    help="number of disks (with --disk-size or --vdev-bytes)")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--disk-size", type=size_arg, metavar="SIZE",
+    size.add_argument("--disk-size", type=disk_size_arg, metavar="SIZE",
                       help="size of each whole disk (Linux partitioning applies): 4TB, 3.64TiB, 4000787030016")
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")
@@ -65,6 +67,11 @@ def add_parser(sub) -> None:
 
 def _plan_disks(args: argparse.Namespace) -> DiskSet:
     unused = args.allow_unused
+    if args.disks_size_word is not None:
+        word = args.disks_size_word
+        if args.disks is not None and args.disks.strip().isdigit():
+            raise UsageError(f"write the disks as one word: zfslab plan {args.disks.strip()}x{shown(word)}")
+        raise UsageError(f"unexpected argument {clip(word)}: give the disks once, as COUNTxSIZE (e.g. 24x4TB)")
     if args.disks is not None:
         if args.disk_count or args.disk_size or args.vdev_bytes:
             raise UsageError("give the disks once: either COUNTxSIZE (e.g. 24x4TB) or --disks with --disk-size")
@@ -159,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     out.print(Text(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", style="bold"))
-    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {goal.workload} workload, priority {goal.priority}:"))
+    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {workload_text(goal)}, priority {goal.priority}:"))
     out.print(fitted.table)
     out.print()
     out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
@@ -176,8 +183,18 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         lines = [f"◆ worth considering. {out} of {len(rows)} layouts are outside the budget or against OpenZFS practice."]
     else:
         hidden = len(rows) - len(shown_rows)
-        lines = [f"◆ worth considering. {hidden} more layouts: {out} outside the budget or against OpenZFS practice, "
-                 f"{hidden - out} beaten on both space and speed by one shown (--all shows them)."]
+        safer = sum(1 for v in rec.over_budget if not v.why_out and v.advice[-1].endswith("much safer"))
+        lines = [f"◆ worth considering. {hidden} more layouts: {out - safer} outside the budget or against OpenZFS "
+                 f"practice, {safer} replaced by one as good and much safer, {hidden - out} beaten on space, speed and risk "
+                 "by one shown (--all shows them)."]
+    draids: dict[str, list[str]] = {}  # dRAID's fixed stripe width: what small blocks cost, wherever it is shown
+    for r in shown_rows:
+        if r.small_blocks and r.layout != rec.layout:  # the pick's reason says it
+            draids.setdefault(small_blocks_text(r), []).append(r.layout)
+    if draids:
+        lines.append("dRAID pads each block to whole stripes, efficiency: " + "; ".join(
+            f"{names[0]}{' and alike' if len(names) > 1 else ''} {text}" for text, names in list(draids.items())[:3])
+            + (" …" if len(draids) > 3 else "") + ".")
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
     lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")

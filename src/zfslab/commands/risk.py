@@ -8,7 +8,7 @@ from dataclasses import replace
 import sys
 import time
 
-from zfslab.commands._common import (add_risk_options, afr_by_age, float_arg, inputs_text, int_arg, load_disk_type,
+from zfslab.commands._common import (add_risk_options, afr_by_age, choice_arg, disk_size_arg, float_arg, inputs_text, int_arg, load_disk_type,
                                      mttdl_text, console, risk_params, sci, size_arg)
 from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout, parse_layout
@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
                                    "simulation; or another calculator's number for comparison (--model).")
     p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, "
                                   "raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB")
-    p.add_argument("--disk-size", type=size_arg, required=True, metavar="SIZE", help="size of each disk, e.g. 16TB")
+    p.add_argument("--disk-size", type=disk_size_arg, required=True, metavar="SIZE", help="size of each disk, e.g. 16TB")
     add_risk_options(p)
     p.add_argument("--special-disk-type", metavar="TYPE",
                    help="the disks of the special, dedup and log vdevs (their AFR, BER and speed): a --disk-type "
@@ -36,10 +36,11 @@ def add_parser(sub) -> None:
                    help="unclean shutdowns a year, for the log vdev's term (default 2)")
     p.add_argument("--spares", type=int_arg("--spares", 0, 100), metavar="N",
                    help="hot spares (replaces any spare:N in the layout)")
-    p.add_argument("--model", choices=("zfs", "classic", "wintelguy", "backblaze"), default="zfs",
+    p.add_argument("--model", choices=("zfs", "classic", "wintelguy", "backblaze"),
+                   type=choice_arg(("zfs", "classic", "wintelguy", "backblaze")), default="zfs",
                    help="zfs (default): read errors cost blocks, not the pool; classic: a read error in a "
                         "rebuild loses the array; wintelguy / backblaze: those calculators' formulas")
-    p.add_argument("--engine", choices=("markov", "montecarlo"), default="markov",
+    p.add_argument("--engine", choices=("markov", "montecarlo"), type=choice_arg(("markov", "montecarlo")), default="markov",
                    help="markov (exact, default) or montecarlo (ageing disks, scrubs, correlation)")
     p.add_argument("--trials", type=int_arg("--trials", 100, 100_000_000), default=20000, metavar="N",
                    help="Monte Carlo trials per vdev (at least; more until --target-error is met)")

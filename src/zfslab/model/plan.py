@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from zfslab.errors import LayoutError, ParamError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, osizes, pool_capacity
-from zfslab.model.layouts import Layout, replication_mismatch, size_text
+from zfslab.model.allocation import block_allocation, format_recordsize
+from zfslab.model.layouts import Layout, VdevKind, replication_mismatch, size_text
 from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
 from zfslab.model.reliability import markov
@@ -103,6 +104,9 @@ class PlanRow:
     wasted_bytes: int = 0  # bytes ZFS sees of larger disks in vdevs of smaller ones, unused
     needs_force: str | None = None  # why `zpool create` wants -f (replication_mismatch), or None
     mixed: bool = False
+    # dRAID: (block bytes, logical / physical bytes) at 4K, 16K and the recordsize: its fixed stripe
+    # width pads every block to whole rows (docs/capacity.md#allocation); () for other layouts
+    small_blocks: tuple[tuple[int, float], ...] = ()
 
     def p_loss_at(self, years: float) -> float | None:
         if self.p_loss is None:
@@ -143,6 +147,8 @@ class PlanRow:
         if self.speed is not None:
             risk["speed"] = self.speed
             risk["speed_x_single_disk"] = self.speed_x
+        if self.small_blocks:
+            risk["draid_efficiency_by_block"] = {format_recordsize(b): round(e, 6) for b, e in self.small_blocks}
         if self.mixed:
             risk |= {"unused_disks": self.unused_disks, "wasted_bytes": self.wasted_bytes,
                      "zpool_create_needs_force": self.needs_force}
@@ -173,6 +179,10 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfi
         one = single_disk_speed(speed, recordsize=recordsize, ashift=cap.ashift)
         extra["speed"] = {k: getattr(p, k) for k in p.metrics()}
         extra["speed_x"] = p.relative_to(one)
+    draid = next((g for g in layout.groups if g.kind is VdevKind.DRAID), None)
+    if draid is not None:
+        extra["small_blocks"] = tuple((b, block_allocation(draid, b, cap.ashift).efficiency)
+                                      for b in sorted({4096, 16384, recordsize}))
     if risk is not None:
         r = vdev_sized_risk(layout, risk, usable_bytes=cap.usable_bytes)
         extra |= {"years": r.years, "p_loss": r.p_loss, "p_damage": r.p_damage, "mttdl_hours": r.mttdl_hours}

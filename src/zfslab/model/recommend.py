@@ -7,18 +7,22 @@ The rule and its sources are in docs/recommend.md. In short:
    read errors during resilvers), and the failures it must survive. Explicit budgets override it.
 2. Layouts outside the budget are never recommended; a layout without redundancy only when the
    data is scratch (or the user asks for 0 failures).
-3. Within the budget the priority chooses: space (most usable bytes), speed (the workload's
-   figures), balanced (space and speed as shares of the best in budget, weighed alike), safety
-   (the least risk, where risks below a floor count as equal: fire, theft and mistakes dwarf
-   them, and only a backup answers those).
+3. A layout an order of magnitude safer than another, at almost no cost in space or in the
+   workload's own speed figures (SPACE_TOLERANCE, SPEED_TOLERANCE), replaces it: it is never
+   recommended and never shown in its place.
+4. Within the budget the priority chooses: space (most usable bytes), speed (the workload's
+   figures), balanced (space and speed as shares of the best in budget, the workload saying how
+   much speed weighs), safety (the least risk, where risks below a floor count as equal: fire,
+   theft and mistakes dwarf them, and only a backup answers those).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zfslab.model.layouts import VdevKind, parse_layout
+from zfslab.model.allocation import format_recordsize
 from zfslab.model.plan import PlanRow
 from zfslab.model.units import format_bytes, odds
 
@@ -35,15 +39,19 @@ class DataLevel:
     max_damage: float  # P(some files damaged) within 5 years
     min_failures: int  # disks that may fail at once without loss
     meaning: str
+    workload: str  # the workload such data usually has (--workload overrides)
 
 
 DATA_LEVELS = {
     d.name: d for d in (
-        DataLevel("scratch", 1.0, 1.0, 0, "can be lost: caches, downloads, build trees"),
-        DataLevel("media", 1e-3, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data"),
-        DataLevel("home", 1e-4, 0.1, 1, "personal files and photos, with a backup elsewhere"),
-        DataLevel("business", 1e-5, 1e-2, 2, "work data whose loss stops a business for days"),
-        DataLevel("archive", 1e-6, 1e-3, 2, "long-kept records, maybe the only copy online"),
+        DataLevel("scratch", 1.0, 1.0, 0, "can be lost: caches, downloads, build trees", "general"),
+        DataLevel("media", 1e-3, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
+                  "bulk"),
+        DataLevel("backup", 1e-3, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
+                  "backup"),
+        DataLevel("home", 1e-4, 0.1, 1, "personal files and photos, with a backup elsewhere", "general"),
+        DataLevel("business", 1e-5, 1e-2, 2, "work data whose loss stops a business for days", "general"),
+        DataLevel("archive", 1e-6, 1e-3, 2, "long-kept records, maybe the only copy online", "bulk"),
     )
 }
 DEFAULT_DATA = "home"
@@ -59,26 +67,38 @@ class Workload:
     name: str
     metrics: tuple[str, ...]
     meaning: str
+    # balanced: speed's share of the weight (space has the rest); random-I/O stores are sized by
+    # their IOPS, so speed weighs twice space for them (docs/recommend.md#3-the-priority-chooses-within-the-budget)
+    speed_weight: float = 0.5
+    small_blocks: bool = True  # holds blocks far below 128K (small files, metadata, zvol blocks)
 
 
 WORKLOADS = {
     w.name: w for w in (
         Workload("general", ("write_mb_s", "read_mb_s", "rand_read_iops_qd8"),
                  "streaming write, streaming read, 4K random read"),
-        Workload("bulk", ("write_mb_s", "read_mb_s"), "streaming write and read (media, large files)"),
-        Workload("backup", ("write_mb_s",), "streaming write (backup target)"),
+        Workload("bulk", ("write_mb_s", "read_mb_s"), "streaming write and read (media, large files)",
+                 small_blocks=False),
+        Workload("backup", ("write_mb_s",), "streaming write (backup target)", small_blocks=False),
         Workload("vm", ("rand_read_iops_qd8", "rand_write_iops_qd8", "sync_write_iops_qd8"),
-                 "4K random read and write, sync write (virtual machine disks)"),
-        Workload("database", ("rand_read_iops_qd8", "sync_write_iops_qd8"), "4K random read, sync write (databases)"),
+                 "4K random read and write, sync write (virtual machine disks)", speed_weight=2 / 3),
+        Workload("database", ("rand_read_iops_qd8", "sync_write_iops_qd8"), "4K random read, sync write (databases)",
+                 speed_weight=2 / 3),
     )
 }
-DEFAULT_WORKLOAD = "general"
+DEFAULT_WORKLOAD = "general"  # of the default data level (home)
 METRIC_NAMES = {
     "write_mb_s": "streaming write", "read_mb_s": "streaming read", "rewrite_mb_s": "rewrite",
     "rand_read_iops_qd8": "4K random read", "rand_write_iops_qd8": "4K random write",
     "sync_write_iops_qd8": "sync write",
 }
 SHORT_LIST_MAX = 8
+# "Almost nothing" and "an order of magnitude" (docs/recommend.md#4-risk-is-weighed): a layout at most
+# 1/32 smaller (the share of every pool ZFS itself holds back as slop space) and at most a tenth
+# slower on each of the workload's figures, but ten times safer, replaces the riskier one.
+SPACE_TOLERANCE = 1 / 32
+SPEED_TOLERANCE = 0.10
+SAFER_FACTOR = 10.0
 RAIDZ_MAX_WIDTH = 9  # zpoolconcepts(7): "The recommended number is between 3 and 9 to help increase performance."
 
 
@@ -95,18 +115,22 @@ class Goal:
 
     priority: str = "balanced"
     data: str = DEFAULT_DATA
-    workload: str = DEFAULT_WORKLOAD
+    workload: str | None = None  # None: the data level's (DataLevel.workload)
     horizon_years: float = REFERENCE_YEARS
     max_loss: float | None = None
     max_damage: float | None = None
     min_failures: int | None = None
     min_usable_bytes: int = 0
+    workload_given: bool = field(default=False, init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.priority not in PRIORITIES:
             raise ValueError(f"priority {self.priority!r}: one of {', '.join(PRIORITIES)}")
         if self.data not in DATA_LEVELS:
             raise ValueError(f"data level {self.data!r}: one of {', '.join(DATA_LEVELS)}")
+        object.__setattr__(self, "workload_given", self.workload is not None)
+        if self.workload is None:
+            object.__setattr__(self, "workload", DATA_LEVELS[self.data].workload)
         if self.workload not in WORKLOADS:
             raise ValueError(f"workload {self.workload!r}: one of {', '.join(WORKLOADS)}")
         if not (math.isfinite(self.horizon_years) and self.horizon_years > 0):
@@ -141,6 +165,10 @@ class Goal:
     @property
     def metrics(self) -> tuple[str, ...]:
         return WORKLOADS[self.workload].metrics
+
+    @property
+    def work(self) -> Workload:
+        return WORKLOADS[self.workload]
 
 
 def _at(row: PlanRow, values: tuple[float, ...] | None, years: float) -> float | None:
@@ -185,13 +213,27 @@ def advice(layout_text: str) -> tuple[str, ...]:
             notes.append(f"raidz vdev {g.width} wide (OpenZFS advises 3 to {RAIDZ_MAX_WIDTH})")
         if g.kind is VdevKind.DRAID and g.draid_spares == 0:
             notes.append("dRAID without a distributed spare (its fast rebuild needs one)")
+    kinds = {g.kind for g in parse_layout(layout_text).groups}
+    if VdevKind.MIRROR in kinds and kinds & {VdevKind.RAIDZ, VdevKind.DRAID}:
+        # Oracle's general pool practices: harder to manage, and performance may suffer
+        notes.append("mixes mirror and parity vdevs (Oracle advises one kind per pool)")
     return tuple(notes)
 
 
-def _practice(row: PlanRow) -> tuple[str, ...]:
+def small_blocks_text(row: PlanRow) -> str:
+    """A dRAID's efficiency by block size: '10 % at 4K, 40 % at 16K, 80 % at 128K' ('' for other layouts)."""
+    return ", ".join(f"{100 * e:.0f} % at {format_recordsize(b)}" for b, e in row.small_blocks)
+
+
+def _practice(row: PlanRow, goal: Goal) -> tuple[str, ...]:
     notes = advice(row.layout)
     if row.needs_force:  # zpool create refuses it without -f: an expert keeps -f for emergencies
         notes += (f"zpool create needs -f ({row.needs_force})",)
+    if row.small_blocks and goal.work.small_blocks and not parse_layout(row.layout).of_class("special"):
+        # zpoolconcepts(7): dRAID's fixed stripe width costs small blocks space and IOPS; a pool that
+        # holds many should add a mirrored special vdev for them
+        notes += (f"dRAID pads small blocks to full stripes ({small_blocks_text(row)}), {goal.workload} "
+                  f"data has many",)
     return notes
 
 
@@ -209,7 +251,7 @@ def verdict(row: PlanRow, goal: Goal) -> Verdict:
         out.append(f"P(loss) {odds(p_loss)}")
     if p_damage is not None and p_damage > goal.damage_budget:
         out.append(f"P(damage) {odds(p_damage)}")
-    return Verdict(row.layout, tuple(out), _practice(row))
+    return Verdict(row.layout, tuple(out), _practice(row, goal))
 
 
 @dataclass(frozen=True)
@@ -234,7 +276,7 @@ class Recommendation:
         g = self.goal
         return {
             "layout": self.layout, "reason": self.reason, "within_budget": self.within_budget,
-            "priority": g.priority, "data": g.data, "workload": g.workload,
+            "priority": g.priority, "data": g.data, "workload": g.workload, "workload_given": g.workload_given,
             "speed_metrics": list(g.metrics), "horizon_years": g.horizon_years,
             "max_p_loss": g.loss_budget, "max_p_damage": g.damage_budget, "min_failures": g.failures,
             "min_usable_bytes": g.min_usable_bytes, "shortlist": list(self.shortlist),
@@ -247,6 +289,42 @@ def _risk_key(row: PlanRow, goal: Goal) -> tuple[float, float]:
     return (max(loss(row, h) or 0.0, floor), max(damage(row, h) or 0.0, floor))
 
 
+def much_safer(a: PlanRow, b: PlanRow, goal: Goal) -> bool:
+    """a is an order of magnitude safer than b: it survives as many failures, neither risk is
+    higher, and one is at least SAFER_FACTOR lower (risks below the floor count as the floor)."""
+    (la, da), (lb, db) = _risk_key(a, goal), _risk_key(b, goal)
+    return (a.failures_guaranteed >= b.failures_guaranteed and la <= lb and da <= db
+            and (la * SAFER_FACTOR <= lb or da * SAFER_FACTOR <= db))
+
+
+def costs_almost_nothing(a: PlanRow, b: PlanRow, goal: Goal) -> bool:
+    """a gives up at most SPACE_TOLERANCE of b's space and SPEED_TOLERANCE of each of the workload's figures."""
+    if a.usable_bytes < (1 - SPACE_TOLERANCE) * b.usable_bytes:
+        return False
+    if a.speed is None or b.speed is None:
+        return True
+    return all(a.speed[m] >= (1 - SPEED_TOLERANCE) * b.speed[m] for m in goal.metrics)
+
+
+def _replaced(rows: list[PlanRow], goal: Goal) -> dict[int, PlanRow]:
+    """{id of a row: the row that replaces it}: one as good within the tolerances and much safer."""
+    out = {}
+    for r in rows:
+        better = [o for o in rows if o is not r and costs_almost_nothing(o, r, goal) and much_safer(o, r, goal)]
+        if better:
+            out[id(r)] = min(better, key=lambda o: (_risk_key(o, goal), -o.usable_bytes))
+    return out
+
+
+def _balance(rows: list[PlanRow], goal: Goal) -> dict[int, float]:
+    """Space and speed as shares of the best among rows, weighed by the workload (geometric)."""
+    score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in rows}
+    top_space = max(r.usable_bytes for r in rows)
+    top_speed = max(score.values())
+    w = goal.work.speed_weight
+    return {id(r): (r.usable_bytes / top_space) ** (1 - w) * (score[id(r)] / top_speed) ** w for r in rows}
+
+
 def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
     score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in rows}
     if goal.priority == "space":
@@ -255,26 +333,45 @@ def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
         return max(rows, key=lambda r: (score[id(r)], r.usable_bytes, [-x for x in _risk_key(r, goal)]))
     if goal.priority == "safety":
         return min(rows, key=lambda r: (_risk_key(r, goal), -r.usable_bytes, -score[id(r)]))
-    top_space = max(r.usable_bytes for r in rows)
-    top_speed = max(score.values())
-
-    def balance(r: PlanRow) -> float:  # each corner as a share of the best within budget, weighed alike
-        return math.sqrt(r.usable_bytes / top_space * score[id(r)] / top_speed)
-    return max(rows, key=lambda r: (round(balance(r), 9), [-x for x in _risk_key(r, goal)]))
+    balance = _balance(rows, goal)
+    return max(rows, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
 
 
-def _shortlist(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> list[PlanRow]:
-    """The pick, the layouts no other in budget beats on both space and speed, and the safest."""
+def _safer_choice(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> PlanRow | None:
+    """The layout in budget an order of magnitude safer than the pick that gives up the least of
+    what the priority asks (None if there is none)."""
+    safer = [r for r in feasible if much_safer(r, pick, goal)]
+    if not safer or goal.priority == "safety":
+        return None
     score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in feasible}
+    if goal.priority == "space":
+        return max(safer, key=lambda r: (r.usable_bytes, score[id(r)]))
+    if goal.priority == "speed":
+        return max(safer, key=lambda r: (score[id(r)], r.usable_bytes))
+    balance = _balance(feasible, goal)
+    return max(safer, key=lambda r: (balance[id(r)], -_risk_key(r, goal)[0]))
+
+
+def _shortlist(pick: PlanRow, feasible: list[PlanRow], goal: Goal, safer: PlanRow | None) -> list[PlanRow]:
+    """The pick, the safer choice, the safest, and the layouts in budget no other beats on space,
+    speed, P(loss), P(damage) and failures survived together."""
+    score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in feasible}
+    order = {id(r): i for i, r in enumerate(feasible)}
+
+    def key(r: PlanRow) -> tuple:  # larger is better on each
+        loss_, damage_ = _risk_key(r, goal)
+        return (r.usable_bytes, score[id(r)], -loss_, -damage_, r.failures_guaranteed)
 
     def beats(a: PlanRow, b: PlanRow) -> bool:
-        ka, kb = (a.usable_bytes, score[id(a)]), (b.usable_bytes, score[id(b)])
-        if ka == kb:  # equal on both: the less risky one stands for both
-            return _risk_key(a, goal) < _risk_key(b, goal)
-        return ka[0] >= kb[0] and ka[1] >= kb[1]
+        ka, kb = key(a), key(b)
+        if ka == kb:  # alike on all five: the first stands for both
+            return order[id(a)] < order[id(b)]
+        return all(x >= y for x, y in zip(ka, kb))
     front = [r for r in feasible if not any(beats(o, r) for o in feasible if o is not r)]
     safest = min(feasible, key=lambda r: (_risk_key(r, goal), -r.usable_bytes))
     chosen = {id(pick): pick, id(safest): safest}
+    if safer is not None:
+        chosen[id(safer)] = safer
     front.sort(key=lambda r: -r.usable_bytes)
     room = SHORT_LIST_MAX - len(chosen)
     if len(front) > room:  # keep both ends and spread the rest evenly
@@ -301,6 +398,11 @@ def budget_text(goal: Goal) -> str:
     return text
 
 
+def workload_text(goal: Goal) -> str:
+    """'bulk workload (media data's)' when the data level chose it, else 'vm workload'."""
+    return f"{goal.workload} workload" + ("" if goal.workload_given else f" ({goal.data} data's)")
+
+
 def recommend(rows: list[PlanRow], goal: Goal = Goal()) -> Recommendation:
     """The layout to build, why, and the short list worth considering. Never raises for an
     impossible budget: it then names the closest layout and says what is missing."""
@@ -314,9 +416,15 @@ def recommend(rows: list[PlanRow], goal: Goal = Goal()) -> Recommendation:
         out += tuple(verdicts[r.layout] for r in feasible if verdicts[r.layout].advice)
         feasible = advised
     if feasible:
+        # a layout as good within the tolerances and much safer replaces the riskier one: never the pick, never listed
+        replaced = _replaced(feasible, goal)
+        out += tuple(Verdict(r.layout, (), (f"{replaced[id(r)].layout} is as good and much safer",))
+                     for r in feasible if id(r) in replaced)
+        feasible = [r for r in feasible if id(r) not in replaced]
         pick = _pick(feasible, goal)
-        shortlist = _shortlist(pick, feasible, goal)
-        reason = _reason(pick, shortlist, goal)
+        safer = _safer_choice(pick, feasible, goal)
+        shortlist = _shortlist(pick, feasible, goal, safer)
+        reason = _reason(pick, shortlist, goal, safer)
     else:  # nothing fits: the closest to the budget, said plainly
         pool = [r for r in rows if r.usable_bytes >= goal.min_usable_bytes] or rows
         pick = min(pool, key=lambda r: (max(goal.failures - r.failures_guaranteed, 0), _risk_key(r, goal),
@@ -342,19 +450,26 @@ def _figures(row: PlanRow, goal: Goal) -> str:
     return text
 
 
-def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal) -> str:
+def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow | None = None) -> str:
     metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
+    weight = goal.work.speed_weight
+    weighed = "" if weight == 0.5 else f", speed weighing {weight / (1 - weight):.0f}× space"
     why = {
         "space": "the most usable space",
         "speed": f"the highest predicted {goal.workload} speed ({metrics})",
         "safety": f"the least risk (below {odds(goal.floor)} a risk counts as none)",
-        "balanced": f"the best balance of space and {goal.workload} speed ({metrics})",
+        "balanced": f"the best balance of space and {goal.workload} speed ({metrics}{weighed})",
     }[goal.priority]
     text = (f"{pick.layout} ({pick.shape}) gives {why} within the budget for {goal.data} data "
             f"[{budget_text(goal)}]: {_figures(pick, goal)}.")
     if pick.failures_guaranteed == 0:
         text += " It has no redundancy: one failed disk loses the whole pool."
-    others = [r for r in shortlist if r.layout != pick.layout]
+    if pick.small_blocks:
+        text += (f" Its fixed stripe width pads small blocks (efficiency {small_blocks_text(pick)}): fine for "
+                 f"{goal.workload} data; small files and metadata want a mirrored special vdev.")
+    if safer is not None:
+        text += f" Safer: {safer_text(safer, pick, goal)}."
+    others = [r for r in shortlist if r.layout not in (pick.layout, getattr(safer, "layout", None))]
     score = {id(r): speed_score(r, goal.metrics) for r in [pick, *others]}
     trades = []
     roomiest = max(others, key=lambda r: r.usable_bytes, default=None)
@@ -366,5 +481,30 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal) -> str:
         trades.append(f"{fastest.layout} is {score[id(fastest)] / score[id(pick)]:.2g}× as fast with "
                       f"{format_bytes(fastest.usable_bytes)} usable")
     if trades:
-        text += " Alternatives in budget: " + "; ".join(trades) + "."
+        text += " Other choices in budget: " + "; ".join(trades) + "."
     return text
+
+
+def safer_text(safer: PlanRow, pick: PlanRow, goal: Goal) -> str:
+    """What a safer layout costs against the pick: 'raidz2:6: same space, 0.5× 4K random read, P(damaged
+    files) 1 in 2,800 instead of 1 in 3.0'."""
+    parts = []
+    ratio = safer.usable_bytes / pick.usable_bytes
+    if abs(ratio - 1) < 0.005:
+        parts.append("same space")
+    else:
+        diff = safer.usable_bytes - pick.usable_bytes
+        parts.append(f"{format_bytes(abs(diff))} {'more' if diff > 0 else 'less'} space ({100 * (ratio - 1):+.0f} %)")
+    if safer.speed is not None and pick.speed is not None:
+        moved = [(METRIC_NAMES.get(m, m), safer.speed[m] / pick.speed[m]) for m in goal.metrics if pick.speed[m]]
+        moved = [(name, x) for name, x in moved if abs(x - 1) >= 0.05]
+        parts += [f"{x:.2g}× {name}" for name, x in moved] or [f"same {goal.workload} speed"]
+    h = goal.horizon_years
+    if safer.failures_guaranteed > pick.failures_guaranteed:
+        parts.append(f"survives {safer.failures_guaranteed} failed disks instead of {pick.failures_guaranteed}")
+    for name, of in (("P(pool loss)", loss), ("P(damaged files)", damage)):
+        a, b = of(safer, h), of(pick, h)
+        # a risk of the pick below the floor counts as none: its change is not a gain (§3)
+        if a is not None and b is not None and odds(a) != odds(b) and b > goal.floor:
+            parts.append(f"{name} {odds(a)} instead of {odds(b)}")
+    return f"{safer.layout}: " + ", ".join(parts)

@@ -33,7 +33,7 @@ class VdevRisk:
     mttr_hours: float
     mttdl_hours: float
     p_loss: tuple[float, ...]  # by params.years
-    critical_episodes_per_hour: float  # entries into "no redundancy left"
+    critical_episodes_per_hour: float  # entries into "no redundancy left" (no parity at all: scrubs per hour)
     read_errors_per_critical: float  # expected bad blocks read in one critical resilver
 
 
@@ -166,7 +166,13 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         mttdl = markov.mean_time_to_loss(chain)
         p_v = [markov.loss_probability(chain, h) for h in hours]
         flux = m = 0.0
-        if g.parity > 0:
+        if g.parity == 0:
+            # no redundancy, ever: each scrub reads all the allocated data, and every read error or
+            # latent defect it meets is a damaged block (docs/reliability.md#no-redundancy)
+            flux = 1.0 / (vp.scrub_days * 24)
+            m = g.width * vp.fill * vp.disk_bytes * 8 * vp.ber_per_bit
+            m += g.width * vp.lse_per_hour * vp.scrub_days * 24 * vp.fill
+        elif g.parity > 0:
             flux = _critical_flux(g, lam, mttr, vp.parallel_repair)
             bits = _surviving_read_bytes(g, vp, 1.0 if classic else vp.fill) * 8
             m = bits * vp.ber_per_bit
