@@ -20,7 +20,7 @@ from zfslab.model.units import parse_blocksize
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
 from zfslab.report.plan_table import column_keys, fit_table, table_width
-from zfslab.report.tables import to_csv, to_json
+from zfslab.report.tables import to_csv, to_json, wrapped_lines
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
 
@@ -158,13 +158,22 @@ def run(args: argparse.Namespace) -> int:
     page = width if width is not None else max(table_width(fitted.table), _table_width())
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
-    out.print(Text(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", style="bold"))
-    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {goal.workload} workload, priority {goal.priority}:"))
+    for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", page):
+        out.print(Text(line, style="bold"), soft_wrap=True)
+    for line in wrapped_lines(f"For {goal.data} data [{budget_text(goal)}], {goal.workload} workload, "
+                              f"priority {goal.priority}:", page):
+        out.print(Text(line), soft_wrap=True)
     out.print(fitted.table)
     out.print()
-    out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
+    # prose cut between words, never inside a number or between a number and its unit
+    lead = "★ Recommended: "
+    first, *more = wrapped_lines(lead + rec.reason, page)
+    out.print(Text.assemble((lead, "bold"), first[len(lead):]), soft_wrap=True)
+    for line in more:
+        out.print(Text(line), soft_wrap=True)
     for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
-        out.print(Text(line, style="dim"))
+        for part in wrapped_lines(line, page):
+            out.print(Text(part, style="dim"), soft_wrap=True)
     return 0
 
 
