@@ -20,7 +20,8 @@ from zfslab.model.units import parse_blocksize
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
 from zfslab.report.plan_table import column_keys, fit_table, table_width
-from zfslab.report.tables import to_csv, to_json, wrapped_lines
+from zfslab.report.plan_csv import plan_csv
+from zfslab.report.tables import to_json, wrapped_lines
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
 
@@ -128,24 +129,25 @@ def run(args: argparse.Namespace) -> int:
     rec = recommend(rows, goal)
     why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
     if args.json or args.csv:
-        records = [r.flat() if args.csv else r.as_dict() for r in rows]
+        if args.csv:
+            extra = None if calibration is None else {
+                r.layout: calibrated_fields(r.layout, calibration, calibrated) for r in rows}
+            print(plan_csv(rows, rec, why_out, extra), end="")
+            return 0
+        records = [r.as_dict() for r in rows]
         for row, record in zip(rows, records):
             record["recommended"] = row.layout == rec.layout
             record["shortlisted"] = row.layout in rec.shortlist
-            record["left_out_because"] = "; ".join(why_out.get(row.layout, ())) if args.csv else \
-                list(why_out.get(row.layout, ()))
+            record["left_out_because"] = list(why_out.get(row.layout, ()))
             if calibration is not None:
                 record |= calibrated_fields(row.layout, calibration, calibrated)
-        if args.csv:
-            print(to_csv(records), end="")
-        else:
-            basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
-                                                    "resilver_measured": resilver_dicts(resilvers)}
-            print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
-                           "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
-                           "disk_type": disk.name,
-                           "risk_inputs": None if risk is None else inputs_text(risk), **basis,
-                           "recommendation": rec.as_dict(), "layouts": records}))
+        basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
+                                                "resilver_measured": resilver_dicts(resilvers)}
+        print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
+                       "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
+                       "disk_type": disk.name,
+                       "risk_inputs": None if risk is None else inputs_text(risk), **basis,
+                       "recommendation": rec.as_dict(), "layouts": records}))
         return 0
     out = console()
     width = None if args.wide else _table_width()
