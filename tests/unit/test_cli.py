@@ -76,10 +76,11 @@ def test_plan_csv_equals_json(run_cli):
     for row, obj in zip(table, rows):
         assert not any(v.startswith(("{", "[")) for v in row.values())
         for y in ("1", "5", "10"):
-            assert float(row[f"p_loss_{y}y"]) == pytest.approx(obj["p_loss"][y], rel=1e-12)
-            assert float(row[f"p_damage_{y}y"]) == pytest.approx(obj["p_damage"][y], rel=1e-12)
-        assert float(row["write_mb_s"]) == pytest.approx(obj["speed"]["write_mb_s"])
-        assert float(row["write_mb_s_x"]) == pytest.approx(obj["speed_x_single_disk"]["write_mb_s"])
+            # three significant figures in the CSV (the inputs have one or two), exact in JSON
+            assert float(row[f"p_loss_{y}y"]) == pytest.approx(obj["p_loss"][y], rel=5e-3)
+            assert float(row[f"p_damage_{y}y"]) == pytest.approx(obj["p_damage"][y], rel=5e-3)
+        assert float(row["write_mb_s"]) == pytest.approx(obj["speed"]["write_mb_s"], abs=0.05)
+        assert float(row["write_mb_s_x"]) == pytest.approx(obj["speed_x_single_disk"]["write_mb_s"], abs=0.005)
     assert [r["recommended"] for r in table].count("True") == 1
 
 

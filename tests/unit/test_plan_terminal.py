@@ -19,14 +19,14 @@ from tests.conftest import REPO
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
-def in_terminal(args: list[str], columns: int, rows: int = 50) -> str:
+def in_terminal(args: list[str], columns: int, rows: int = 50, cwd: str | None = None) -> str:
     """What the program writes to a terminal `columns` wide, escape codes removed."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     env |= {"TERM": "xterm-256color", "PYTHONPATH": os.path.join(REPO, "src")}
     proc = subprocess.Popen([sys.executable, "-m", "zfslab", *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, close_fds=True)
+                            env=env, close_fds=True, cwd=cwd)
     os.close(slave)
     chunks = []
     while True:

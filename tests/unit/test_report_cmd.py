@@ -204,3 +204,25 @@ def test_the_charts_mark_the_short_list_and_name_the_recommended_layout(run_cli)
     bars = re.findall(r"<text[^>]*>([^<]*)</text>", charts.relative_bars(
         records, shortlist=short, recommended=rec["layout"]).decode())
     assert f"★ {rec['layout']}" in bars and all(f"◆ {x}" in bars for x in short - {rec["layout"]})
+
+
+def _csv(run_cli, *args):
+    import csv as csv_module
+    import io
+    r = run_cli(*args)
+    assert r.exit_code == 0
+    return list(csv_module.DictReader(io.StringIO(r.stdout)))
+
+
+def test_report_csv_is_plan_csv_flat_with_a_fixed_header_and_a_reason_for_every_row_left_out(run_cli):
+    rows = _csv(run_cli, "report", "--plan", "24x4TB", "--csv")
+    assert [r["layout"] for r in rows] == [r["layout"] for r in _csv(run_cli, "plan", "24x4TB", "--csv")]
+    assert not [v for r in rows for v in r.values() if v.startswith(("{", "["))]  # one scalar a cell
+    assert sum(r["recommended"] == "True" for r in rows) == 1
+    assert any(r["shortlisted"] == "True" for r in rows)
+    assert all(r["left_out_because"] for r in rows if r["shortlisted"] == "False")
+    # numbers to the digits they mean: no 616.0000000000001 nor 83.33333333333333
+    assert not [v for r in rows for v in r.values() if re.fullmatch(r"-?\d+\.\d{7,}(e-?\d+)?", v)]
+    mixed = _csv(run_cli, "plan", "4x4TB,2x8TB", "--csv")  # report --plan takes one size; the writer is shared
+    assert list(mixed[0]) == list(rows[0])  # mixed sizes fill columns every plan has, in the same order
+    assert any(r["wasted_bytes"] for r in mixed) and not any(r["wasted_bytes"] for r in rows)

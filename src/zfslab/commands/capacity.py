@@ -10,7 +10,7 @@ from zfslab.model.allocation import block_allocation, efficiency_table, file_all
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
 from zfslab.model.layouts import class_redundancy_risk, parse_layout, replication_mismatch, size_text
 from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
-from zfslab.report.tables import to_json
+from zfslab.report.tables import print_row_and_note, print_wrapped, to_json
 
 
 EXAMPLE = "zfslab capacity raidz2:6 --disk-size 4TB --zfs-version 2.3"
@@ -157,17 +157,17 @@ def _print_classes(cap: PoolCapacity, record: dict, line) -> None:
         else:
             how = ("what the special/dedup vdevs hold counts in USED and lowers AVAIL, though it takes no space "
                    "on the data vdevs (fixed in 2.3.7 and 2.4.1: --zfs-version 2.3.9 or 2.4)")
-        print(f"{cap.rules.software}: {how}")
+        print_wrapped(console(), f"{cap.rules.software}: {how}")
     why = record.get("class_redundancy_risk")
     if why and not record.get("zpool_create_needs_force"):
-        print(f"warning: {why}")
+        print_wrapped(console(), f"warning: {why}")
 
 
 def _print_capacity(cap: PoolCapacity, record: dict, args: argparse.Namespace) -> None:
     out = console()
 
     def line(label: str, n: int, extra: str = "") -> None:
-        out.print(f"{label:<14}{n:>22,} B  {format_tb(n):>12}  {format_tib(n):>13}  {extra}")
+        print_row_and_note(out, f"{label:<14}{n:>22,} B  {format_tb(n):>12}  {format_tib(n):>13}", extra)
 
     out.print(f"[bold]{cap.layout}[/bold]: {cap.layout.describe()}")
     out.print(f"accounting    {cap.rules.software} rules, ashift {cap.ashift}")
@@ -193,16 +193,17 @@ def _print_capacity(cap: PoolCapacity, record: dict, args: argparse.Namespace) -
     for v in cap.vdevs + cap.class_vdevs:
         waste = f"; wastes {v.wasted_bytes:,} B" if v.wasted_bytes else ""
         cls = "" if v.alloc_class == "normal" else f"{v.alloc_class} "
-        out.print(f"{cls}vdev {v.group.token}: asize {v.asize_bytes:,} B, {v.ms_count} metaslabs of 2^{v.ms_shift} B, "
-                  f"deflate {v.deflate_ratio}/512{waste}")
+        print_wrapped(out, f"{cls}vdev {v.group.token}: asize {v.asize_bytes:,} B, {v.ms_count} metaslabs of "
+                           f"2^{v.ms_shift} B, deflate\u00a0{v.deflate_ratio}/512{waste}")
     if record.get("zpool_create_needs_force"):
-        out.print(f"zpool create refuses this layout without -f: {record['zpool_create_needs_force']}", markup=False)
+        print_wrapped(out, f"zpool create refuses this layout without -f: {record['zpool_create_needs_force']}")
     rs = record["recordsize_bytes"]
-    out.print(f"{format_recordsize(rs)} records are stored at {100 * record['recordsize_efficiency']:.1f} % "
-              f"efficiency (logical / physical bytes)")
-    out.print("efficiency by recordsize: " + "  ".join(
-        f"{k} {100 * v:.1f}%" for k, v in record["efficiency_by_recordsize"].items()))
+    print_wrapped(out, f"{format_recordsize(rs)} records are stored at {100 * record['recordsize_efficiency']:.1f} % "
+                       f"efficiency (logical / physical bytes)")
+    # no break inside a "4K 33.3%" pair: a non-breaking space holds each together
+    print_wrapped(out, "efficiency by recordsize: " + "  ".join(
+        f"{k}\u00a0{100 * v:.1f}%" for k, v in record["efficiency_by_recordsize"].items()))
     if "file" in record:
         f = record["file"]
-        out.print(f"a {f['file_bytes']:,} B file in {f['blocks']:,} blocks of {format_recordsize(f['recordsize_bytes'])} "
-                  f"takes {f['physical_bytes']:,} B of disk; zfs list charges {f['used_bytes']:,} B")
+        print_wrapped(out, f"a {f['file_bytes']:,} B file in {f['blocks']:,} blocks of "
+                           f"{format_recordsize(f['recordsize_bytes'])} takes {f['physical_bytes']:,} B of disk; zfs list charges {f['used_bytes']:,} B")

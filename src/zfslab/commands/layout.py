@@ -9,7 +9,7 @@ from zfslab.commands._common import console, int_arg
 from zfslab.errors import UsageError
 from zfslab.model.layouts import (Layout, class_redundancy_risk, parse_layout, parse_zpool_vdevs, replication_mismatch,
                                   zpool_create_argv)
-from zfslab.report.tables import to_json
+from zfslab.report.tables import print_wrapped, to_json
 
 
 EXAMPLE = "zfslab layout 2xraidz2:6+spare:1 --pool tank"
@@ -49,20 +49,39 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(record))
     else:
         out = console()
-        out.print(f"[bold]{layout}[/bold]: {layout.describe()}")
+        print_wrapped(out, f"{layout}: {layout.describe()}")
         plural = "s" if layout.top_level_vdevs != 1 else ""
         counts = [f"{sum(g.disks for g in layout.of_class(k))} {k}" for k in ("special", "dedup", "log")
                   if layout.of_class(k)] + [f"{layout.cache_devices} cache"] * bool(layout.cache_devices)
         extra = f" (+ {', '.join(counts)})" if counts else ""
-        out.print(f"{layout.disks} disks{extra}, {layout.top_level_vdevs} top-level vdev{plural}; survives "
-                  f"{layout.failures_guaranteed} failed disks at once (best case {layout.failures_best_case})")
+        survives = layout.failures_guaranteed
+        print_wrapped(out, f"{layout.disks} disks{extra}, {layout.top_level_vdevs} top-level vdev{plural}; survives "
+                           f"{survives} failed disk{'s' * (survives != 1)} at once (best case "
+                           f"{layout.failures_best_case})")
         for line in class_notes(layout, warn=mismatch is None):
-            out.print(line, markup=False)
+            print_wrapped(out, line)
         if mismatch:
-            out.print(f"-f: zpool create refuses a \"mismatched replication level\" without it: {mismatch}. "
-                      "-f also skips its checks that the devices are unused: check them first.", markup=False)
-        print(shlex.join(argv))  # quoted for a POSIX shell; printed plainly, as rich would read [..] as markup
+            print_wrapped(out, f"-f: zpool create refuses a \"mismatched replication level\" without it: {mismatch}. "
+                               "-f also skips its checks that the devices are unused: check them first.")
+        # quoted for a POSIX shell; printed plainly, as rich would read [..] as markup
+        print(shell_lines(argv, out.width if out.is_terminal else None))
     return 0
+
+
+def shell_lines(argv: list[str], width: int | None) -> str:
+    """The command as a shell reads it; wider than the terminal, it is broken between words with
+    a trailing backslash, so it is still one command when pasted."""
+    words = [shlex.quote(w) for w in argv]
+    if width is None or len(" ".join(words)) <= width:
+        return " ".join(words)
+    lines, line = [], words[0]
+    for w in words[1:]:
+        if len(line) + 1 + len(w) + 2 > width:  # room for " \\"
+            lines.append(line + " \\")
+            line = "  " + w
+        else:
+            line += " " + w
+    return "\n".join(lines + [line])
 
 
 def _device_names(layout: Layout) -> list[str]:

@@ -20,7 +20,8 @@ from zfslab.model.units import parse_blocksize
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
 from zfslab.report.plan_table import column_keys, fit_table, table_width
-from zfslab.report.tables import to_csv, to_json
+from zfslab.report.plan_csv import plan_csv
+from zfslab.report.tables import to_json, wrapped_lines
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
 
@@ -135,24 +136,25 @@ def run(args: argparse.Namespace) -> int:
     rec = recommend(rows, goal)
     why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
     if args.json or args.csv:
-        records = [r.flat() if args.csv else r.as_dict() for r in rows]
+        if args.csv:
+            extra = None if calibration is None else {
+                r.layout: calibrated_fields(r.layout, calibration, calibrated) for r in rows}
+            print(plan_csv(rows, rec, why_out, extra), end="")
+            return 0
+        records = [r.as_dict() for r in rows]
         for row, record in zip(rows, records):
             record["recommended"] = row.layout == rec.layout
             record["shortlisted"] = row.layout in rec.shortlist
-            record["left_out_because"] = "; ".join(why_out.get(row.layout, ())) if args.csv else \
-                list(why_out.get(row.layout, ()))
+            record["left_out_because"] = list(why_out.get(row.layout, ()))
             if calibration is not None:
                 record |= calibrated_fields(row.layout, calibration, calibrated)
-        if args.csv:
-            print(to_csv(records), end="")
-        else:
-            basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
-                                                    "resilver_measured": resilver_dicts(resilvers)}
-            print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
-                           "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
-                           "disk_type": disk.name,
-                           "risk_inputs": None if risk is None else inputs_text(risk), **basis,
-                           "recommendation": rec.as_dict(), "layouts": records}))
+        basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
+                                                "resilver_measured": resilver_dicts(resilvers)}
+        print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
+                       "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
+                       "disk_type": disk.name,
+                       "risk_inputs": None if risk is None else inputs_text(risk), **basis,
+                       "recommendation": rec.as_dict(), "layouts": records}))
         return 0
     out = console()
     width = None if args.wide else _table_width()
@@ -165,13 +167,22 @@ def run(args: argparse.Namespace) -> int:
     page = width if width is not None else max(table_width(fitted.table), _table_width())
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
-    out.print(Text(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", style="bold"))
-    out.print(Text(f"For {goal.data} data [{budget_text(goal)}], {workload_text(goal)}, priority {goal.priority}:"))
+    for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", page):
+        out.print(Text(line, style="bold"), soft_wrap=True)
+    for line in wrapped_lines(f"For {goal.data} data [{budget_text(goal)}], {workload_text(goal)}, "
+                              f"priority {goal.priority}:", page):
+        out.print(Text(line), soft_wrap=True)
     out.print(fitted.table)
     out.print()
-    out.print(Text.assemble(("★ Recommended: ", "bold"), rec.reason))
+    # prose cut between words, never inside a number or between a number and its unit
+    lead = "★ Recommended: "
+    first, *more = wrapped_lines(lead + rec.reason, page)
+    out.print(Text.assemble((lead, "bold"), first[len(lead):]), soft_wrap=True)
+    for line in more:
+        out.print(Text(line), soft_wrap=True)
     for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
-        out.print(Text(line, style="dim"))
+        for part in wrapped_lines(line, page):
+            out.print(Text(part, style="dim"), soft_wrap=True)
     return 0
 
 

@@ -31,8 +31,13 @@ def add_parser(sub) -> None:
     add_risk_options(p)
     add_goal_options(p)
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print the report's data as JSON")
-    out.add_argument("--csv", action="store_true", help="print the summary rows as CSV")
+    out.add_argument("--json", action="store_true",
+                     help="print one JSON object: disks, disk_model, recommendation (with its shortlist and why each "
+                          "layout was left out), layouts (plan --json's rows), bench, drills, runs and "
+                          "measured_vs_predicted")
+    out.add_argument("--csv", action="store_true",
+                     help="print plan --csv's flat rows: one line per layout, with recommended, shortlisted and "
+                          "left_out_because")
     p.set_defaults(func=run)
 
 
@@ -46,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.report import charts
     from zfslab.report.files import check_output_path, write_atomically
     from zfslab.report.html import render
-    from zfslab.report.tables import to_csv, to_json
+    from zfslab.report.plan_csv import plan_csv
+    from zfslab.report.tables import to_json
     from zfslab.system.suites import streaming_rate
 
     if not (args.html or args.charts or args.json or args.csv):  # before the work, not after
@@ -89,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(json.loads(json.dumps(data, default=str))))
         return 0
-    if args.csv:
-        print(to_csv(records), end="")
+    if args.csv:  # the same flat rows as plan --csv
+        print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}), end="")
         return 0
     if not args.html and not args.charts:
         raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")

@@ -14,7 +14,7 @@ from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.units import format_bytes
-from zfslab.report.tables import Column, render_table, to_json
+from zfslab.report.tables import Column, print_wrapped, render_table, to_json
 
 
 EXAMPLE = "zfslab risk raidz2:6 --disk-size 16TB --afr 2 --years 1,5,10"
@@ -143,21 +143,20 @@ def _print_classes(layout: Layout, result, ssd: RiskParams | None, args: argpars
     disks = (f"{args.special_disk_type} disks ({inputs_text(ssd)})" if ssd is not None
              else "the same disk type as the data disks (--special-disk-type sets theirs)")
     if result.model not in ("zfs", "classic"):
-        out.print(f"{result.model} counts the data vdevs only; the zfslab column adds the special and dedup vdevs")
+        print_wrapped(out, f"{result.model} counts the data vdevs only; the zfslab column adds the special and dedup vdevs")
     for v in result.vdevs or ():
         p_one = 1 - (1 - v.p_loss[i]) ** v.count if v.p_loss else 0.0
-        out.print(f"P(loss) over {y} of {v.vdev}: {sci(p_one)}" + (
-            f"  (a {v.vdev.split('=')[0]} vdev: its loss loses the pool; on {disks})" if "=" in v.vdev else ""),
-            markup=False)
+        print_wrapped(out, f"P(loss) over {y} of {v.vdev}: {sci(p_one)}" + (
+            f"  (a {v.vdev.split('=')[0]} vdev: its loss loses the pool; on {disks})" if "=" in v.vdev else ""))
     log = result.extra.get("log")
     if log:
         p = log["p_sync_write_loss"][f"{result.years[i]:g}"]
-        out.print(f"log: P(losing the last seconds of synchronous writes) over {y}: {sci(p)}: the log vdev is lost "
+        print_wrapped(out, f"log: P(losing the last seconds of synchronous writes) over {y}: {sci(p)}: the log vdev is lost "
                   f"({log['log_vdev_lost_per_year']:.2g} a year) and the system crashes within {log['window_s']:g} s "
                   f"({log['crashes_per_year']:g} unclean shutdowns a year, --crashes-per-year); not a pool loss, "
-                  f"and not in P(pool loss)", markup=False)
+                  f"and not in P(pool loss)")
     if layout.cache_devices:
-        out.print("cache: an L2ARC device holds copies only; its loss costs speed, never data")
+        print_wrapped(out, "cache: an L2ARC device holds copies only; its loss costs speed, never data")
 
 
 def _progress_line(args: argparse.Namespace):
@@ -179,7 +178,7 @@ def _params_record(p: RiskParams) -> dict:
 def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
     out = console()
     out.print(f"[bold]{layout}[/bold]: {layout.describe()}")
-    out.print(f"model {result.model}, engine {result.engine}; inputs: {inputs_text(params)}")
+    print_wrapped(out, f"model {result.model}, engine {result.engine}; inputs: {inputs_text(params)}")
     rows = list(range(len(result.years)))
     cols = [
         Column("years", lambda i: f"{result.years[i]:g}"),
@@ -198,20 +197,20 @@ def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
         cols.append(Column("zfslab (zfs model)", lambda i: sci(ours.p_loss[i])))
     render_table(rows, cols, console=out)
     hours = f" ({result.mttdl_hours:.4g} h)" if math.isfinite(result.mttdl_hours) else " (beyond a float's range)"
-    out.print(f"MTTDL {mttdl_text(result.mttdl_hours)}{hours}. " + (
+    print_wrapped(out, f"MTTDL {mttdl_text(result.mttdl_hours)}{hours}. " + (
         "MTTDL is a mean over constant rates; judge by P(loss) over the years."))
-    out.print(f"dominant cause: {result.dominant_cause}")
+    print_wrapped(out, f"dominant cause: {result.dominant_cause}")
     if "trials" in result.extra:
         errors = ", ".join(f"{y} y: {100 * e:.1f} %" if math.isfinite(e) else f"{y} y: no loss seen by then"
                            for y, e in result.extra["relative_error"].items())
         why = {"trials": "the --trials asked for", "target error": "--target-error was met",
                "trial budget": "--max-trials was reached before --target-error",
                "time budget": "--max-seconds ran out before --target-error"}[result.extra["stopped_by"]]
-        out.print(f"Monte Carlo: {result.extra['trials']:,} trials per vdev, seed {result.extra.get('seed')} "
+        print_wrapped(out, f"Monte Carlo: {result.extra['trials']:,} trials per vdev, seed {result.extra.get('seed')} "
                   f"(--seed repeats it); 95 % relative error of P(loss): {errors}")
-        out.print(f"Monte Carlo stopped: {why}")
+        print_wrapped(out, f"Monte Carlo stopped: {why}")
     if ours is not None:
-        out.print(f"why they differ: {result.model} " + (
+        print_wrapped(out, f"why they differ: {result.model} " + (
             "counts a read error during any rebuild of a full disk as the loss of the array, and uses MTTDL as "
             "an exponential law; ZFS resilvers only allocated data, and a read error then costs a block, not the pool."
             if result.model == "wintelguy" else

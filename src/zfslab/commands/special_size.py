@@ -13,7 +13,7 @@ from zfslab.errors import ParamError, UsageError, clip, shown
 from zfslab.model.special_size import (DEFAULT_THRESHOLDS, RESERVE_PCT, SizeTally, SpecialEstimate,
                                       SpecialSettings, check_threshold, from_tally, from_zdb, thresholds_with)
 from zfslab.model.units import format_bytes, parse_blocksize
-from zfslab.report.tables import to_json
+from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.size_inputs import FORMATS, detect_format, parse_zdb, size_chunks
 
 EXAMPLE = "zfslab special-size tests/data/special-sizes.txt --special-small-blocks 16K"
@@ -146,32 +146,38 @@ def _print(e: SpecialEstimate, record: dict, args: argparse.Namespace) -> None:
     s = e.settings
     comp = "compression off" if s.compression_ratio == 1.0 else f"lz4 at {s.compression_ratio:g}x"
     if e.source == "files":
-        out.print(f"{e.file_count:,} files, {format_bytes(e.data_bytes)} of data; recordsize {s.recordsize_bytes // 1024}K, "
-                  f"{comp}, ashift {s.ashift}, special {args.special_layout}")
+        print_wrapped(out, f"{e.file_count:,} files, {format_bytes(e.data_bytes)} of data; recordsize "
+                           f"{s.recordsize_bytes // 1024}K, {comp}, ashift {s.ashift}, special {args.special_layout}")
     else:
-        out.print(f"zdb block statistics: {format_bytes(e.data_bytes)} logical; ashift {s.ashift}, special {args.special_layout}")
-    out.print(("metadata, measured: " if all(p.measured for p in e.metadata) else "metadata, estimated: ")
-              + ", ".join(f"{p.name} {_size(p.asize_bytes)}" for p in e.metadata))
+        print_wrapped(out, f"zdb block statistics: {format_bytes(e.data_bytes)} logical; ashift {s.ashift}, "
+                           f"special {args.special_layout}")
+    print_wrapped(out, ("metadata, measured: " if all(p.measured for p in e.metadata) else "metadata, estimated: ")
+                  + ", ".join(f"{p.name} {_size(p.asize_bytes)}" for p in e.metadata))
     head = ("threshold", "small blocks", "bytes", "metadata", "needed", "special SIZE", "raw")
-    widths = (12, 12, 10, 10, 10, 13, 10)
-    out.print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-    for r in e.rows:
-        mark = "*" if r is e.chosen or r.small_blocks_bytes == e.chosen.small_blocks_bytes else " "
-        cells = (_threshold_text(r.small_blocks_bytes), f"{r.small_block_count:,}",
-                 _size(r.small_asize_bytes) + ("" if r.exact_up_to else "+"), _size(r.metadata_asize_bytes),
-                 _size(r.needed_bytes), _size(r.recommended_bytes), _size(r.raw_bytes))
-        out.print("  ".join(c.rjust(w) for c, w in zip(cells, widths)) + f" {mark}".rstrip())
+    table = [(_threshold_text(r.small_blocks_bytes), f"{r.small_block_count:,}",
+              _size(r.small_asize_bytes) + ("" if r.exact_up_to else "+"), _size(r.metadata_asize_bytes),
+              _size(r.needed_bytes), _size(r.recommended_bytes), _size(r.raw_bytes),
+              "*" if r is e.chosen or r.small_blocks_bytes == e.chosen.small_blocks_bytes else "")
+             for r in e.rows]
+    # each column as wide as its widest cell: 7 columns of sizes fit 80 columns on one line
+    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(head)]
+    out.print("  ".join(h.rjust(w) for h, w in zip(head, widths)), markup=False, soft_wrap=True)
+    for row in table:
+        out.print(("  ".join(c.rjust(w) for c, w in zip(row, widths)) + f" {row[-1]}").rstrip(), markup=False,
+                  soft_wrap=True)
     c = e.chosen
-    out.print(f"special_small_blocks={_threshold_text(c.small_blocks_bytes)} (*): a special vdev of at least "
-              f"{format_bytes(c.recommended_bytes)} (zpool list SIZE),")
-    out.print(f"{format_bytes(c.raw_bytes)} of raw disk as {args.special_layout}. threshold 0: metadata only.")
-    out.print(f"needed: metadata (every copy) + each small block rounded to {s.sector_bytes} B.")
-    out.print(f"special SIZE: needed / 0.75 when small blocks go there (OpenZFS stops placing them at "
-              f"{100 - RESERVE_PCT} %")
-    out.print(f"allocated), needed for metadata only; x (1 + growth {args.growth:g} %). docs/capacity.md explains.")
+    print_wrapped(out, f"special_small_blocks={_threshold_text(c.small_blocks_bytes)} (*): a special vdev of at least "
+                       f"{format_bytes(c.recommended_bytes)} (zpool list SIZE), {format_bytes(c.raw_bytes)} of raw "
+                       f"disk as {args.special_layout}. threshold 0: metadata only.")
+    print_wrapped(out, f"needed: metadata (every copy) + each small block rounded to {s.sector_bytes} B.")
+    print_wrapped(out, f"special SIZE: needed / 0.75 when small blocks go there (OpenZFS stops placing them at "
+                       f"{100 - RESERVE_PCT}\u00a0% allocated), needed for metadata only; x (1 + growth "
+                       f"{args.growth:g}\u00a0%). docs/capacity.md explains.")
     if e.source == "files":
-        out.print("Metadata is an estimate (dnodes, indirect blocks, directories, MOS); small blocks are exact.")
+        print_wrapped(out, "Metadata is an estimate (dnodes, indirect blocks, directories, MOS); small blocks "
+                           "are exact.")
     else:
-        out.print("Metadata is measured (zdb ASIZE; raidz parity makes it high); small blocks from zdb's histograms.")
+        print_wrapped(out, "Metadata is measured (zdb ASIZE; raidz parity makes it high); small blocks from "
+                           "zdb's histograms.")
         if not all(r.exact_up_to for r in e.rows):
-            out.print("+: a histogram bin straddles the threshold and is counted whole; zdb -bbbb is exact.")
+            print_wrapped(out, "+: a histogram bin straddles the threshold and is counted whole; zdb -bbbb is exact.")

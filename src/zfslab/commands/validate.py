@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from zfslab.commands._common import MAX_DATASET_BYTES, int_arg, console, plain, read_text_file
 from zfslab.errors import UsageError, shown
-from zfslab.report.tables import Column, render_table, to_json
+from zfslab.report.tables import Column, print_wrapped, render_table, to_json
 
 
 EXAMPLE = "zfslab validate tests/data/calomel-hdd-24x4tb.csv --ashift 9 --calibration auto"
@@ -55,24 +55,29 @@ def run(args: argparse.Namespace) -> int:
         v = r[key].get(m) if r[key] else None
         return "-" if v is None else f"{v:,.0f}"
 
-    cols = [Column("#", lambda r: str(r["index"])), Column("layout", lambda r: r["layout"], "left", no_wrap=True),
-            Column("cal", lambda r: "yes" if r["calibration"] else "")]
+    # two-line headers and no borders: 9 speed columns in 100 terminal columns; narrower, the
+    # rule-of-thumb columns go (the summary below still compares with them)
+    with_rule = not out.is_terminal or out.width >= 100
+    kinds = (("measured", "meas."), ("predicted", "pred.")) + ((("rule_of_thumb", "rule"),) if with_rule else ())
+    cols = [Column("#", lambda r: str(r["index"]), no_wrap=True),
+            Column("layout", lambda r: r["layout"], "left", no_wrap=True),
+            Column("cal", lambda r: "yes" if r["calibration"] else "", no_wrap=True)]
     for m in metrics:
-        cols += [Column(f"{m} measured", lambda r, m=m: cell(r, m, "measured")),
-                 Column(f"{m} predicted", lambda r, m=m: cell(r, m, "predicted")),
-                 Column(f"{m} rule", lambda r, m=m: cell(r, m, "rule_of_thumb"))]
-    render_table(result["rows"], cols, console=out, title=f"{escape(args.dataset)}: fitted on the calibration rows")
+        cols += [Column(f"{m}\n{head}", lambda r, m=m, key=key: cell(r, m, key), no_wrap=True) for key, head in kinds]
+    caption = None if with_rule else "speeds in MB/s; the rule-of-thumb columns need 100 columns (or --json)"
+    render_table(result["rows"], cols, console=out, title=f"{escape(args.dataset)}: fitted on the calibration rows",
+                 caption=caption, compact=True)
     for m in metrics:
         ours, rule = result["metrics"][m], result["baseline"][m]
         if ours["median_ape_pct"] is not None:
-            out.print(f"{m:8s} median absolute error {ours['median_ape_pct']:5.1f} % over {ours['rows']} predicted rows "
-                      f"(rule of thumb {_pct(rule['median_ape_pct'])}); Spearman {_num(ours['spearman'])}; "
-                      f"{ours['inside_interval_pct']:.0f} % inside the {100 * result['interval_level']:.0f} % interval")
+            print_wrapped(out, f"{m:8s} median absolute error {ours['median_ape_pct']:5.1f} % over {ours['rows']} "
+                               f"predicted rows (rule of thumb {_pct(rule['median_ape_pct'])}); Spearman {_num(ours['spearman'])}; "
+                               f"{ours['inside_interval_pct']:.0f} % inside the {100 * result['interval_level']:.0f} % interval")
     loo = result.get("leave_one_out")
     if loo:
         parts = [f"{m} {_pct(loo[m]['median_ape_pct'])} (Spearman {_num(loo[m]['spearman'])})"
                  for m in metrics if loo[m]["rows"]]
-        out.print(f"leave one out over every row: {'; '.join(parts)}")
+        print_wrapped(out, f"leave one out over every row: {'; '.join(parts)}")
     fitted = result["fitted_metrics"]
     intervals = result["parameter_intervals"]
 
@@ -84,12 +89,12 @@ def run(args: argparse.Namespace) -> int:
     data = [n for n in mine if intervals[n]["pinned_by"] == "data"]
     prior = [n for n in mine if intervals[n]["pinned_by"] == "prior"]
     if data:
-        out.print("fitted: " + ", ".join(shown_param(n) for n in data))
+        print_wrapped(out, "fitted: " + ", ".join(shown_param(n) for n in data))
     if prior:
-        out.print("from the priors (the calibration rows do not pin them): " + ", ".join(shown_param(n) for n in prior))
+        print_wrapped(out, "from the priors (the calibration rows do not pin them): " + ", ".join(shown_param(n) for n in prior))
     if len(fitted) < len(metrics):
         # only what the calibration rows measured: the rest would be the priors, not a fit
-        out.print(f"not fitted (no calibration row measures it): {', '.join(m for m in metrics if m not in fitted)}")
+        print_wrapped(out, f"not fitted (no calibration row measures it): {', '.join(m for m in metrics if m not in fitted)}")
     return 0
 
 

@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import math
+import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,14 +28,51 @@ class Column:
 
 def render_table(rows: Sequence[Any], columns: Sequence[Column], *, title: str | None = None,
                  caption: str | None = None, console: Console | None = None,
-                 highlight: Callable[[Any], bool] | None = None) -> None:
-    table = Table(title=title, caption=caption, header_style="bold", show_lines=False)
+                 highlight: Callable[[Any], bool] | None = None, compact: bool = False) -> None:
+    """compact: no borders, two spaces between columns (a column's border costs 3)."""
+    table = Table(title=title, caption=caption, header_style="bold", show_lines=False,
+                  **({"box": None} if compact else {}))
     for col in columns:
         table.add_column(col.header, justify=col.justify, no_wrap=col.no_wrap)  # type: ignore[arg-type]
     for row in rows:
         style = "bold green" if highlight is not None and highlight(row) else None
         table.add_row(*(col.text(row) for col in columns), style=style)
     (console or Console()).print(table)
+
+
+# the space between a number and its unit ("2.12 MB", "66.0 %") never becomes a line break
+NUMBER_AND_UNIT = re.compile(r"(?<=\d) (?=(?:[KMGTPE]i?B|B)\b|%)")
+
+
+def wrapped_lines(text: str, width: int | None, *, indent: int = 2) -> list[str]:
+    """One line of prose cut to `width` between words (never inside a number, nor between a
+    number and its unit); each continuation indented so it reads as part of the line above, not
+    as a new row. A no-break space (U+00A0) holds two words together ("4K 33.3%") and comes out
+    as a space. width None: the line whole (a pipe, a file)."""
+    if width is None:
+        return [text.replace("\u00a0", " ")]
+    lines = textwrap.wrap(NUMBER_AND_UNIT.sub("\u00a0", text), width=width, subsequent_indent=" " * indent,
+                          break_long_words=False, break_on_hyphens=False) or [""]
+    return [line.replace("\u00a0", " ") for line in lines]
+
+
+PIPE_PROSE_WIDTH = 100  # prose in a pipe or a file (a log, the README): readable lines; tables stay whole
+
+
+def print_wrapped(console: Console, text: str, *, indent: int = 2) -> None:
+    """print `text` to the console as wrapped_lines cuts it to the terminal's width (100 in a pipe)."""
+    for line in wrapped_lines(text, console.width if console.is_terminal else PIPE_PROSE_WIDTH, indent=indent):
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def print_row_and_note(console: Console, row: str, note: str, *, indent: int = 4) -> None:
+    """A table row with its note beside it when both fit the console, else the note on the lines
+    below, indented: the row's numbers stay on one line and keep their columns."""
+    if not note or not console.is_terminal or len(row) + 2 + len(note) <= console.width:
+        console.print(f"{row}  {note}".rstrip(), markup=False, soft_wrap=True)
+        return
+    console.print(row, markup=False, soft_wrap=True)
+    print_wrapped(console, " " * indent + note, indent=indent)
 
 
 def to_csv(records: Sequence[dict]) -> str:
