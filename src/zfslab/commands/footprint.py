@@ -122,22 +122,28 @@ def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict
         sample = read_sample(w, recordsize, comp, max_bytes=max_bytes, max_seconds=max_seconds,
                              rng=random.Random(args.seed), progress=progress.update)
     c = sample.counts
-    notes.update(files_read=len(sample.read), bytes_read=c.read_bytes, read_seconds=round(sample.seconds, 3),
+    notes.update(files_read=c.read_files, bytes_read=c.read_bytes, read_seconds=round(sample.seconds, 3),
                  unreadable_files=c.unreadable, vanished_files=c.vanished, shrunk_files=c.shrunk,
                  warnings=notes["warnings"] + c.examples)
-    if not sample.read:
+    if not sample.read and not sample.records:
         raise UsageError(f"{shown(' '.join(args.paths), 200)}: no file could be read ({c.unreadable:,} unreadable, "
                          f"{c.vanished:,} vanished); run as a user who can read them")
     blocks: dict = {}
     read_as_is: dict = {}
+    if sample.records:   # sampled records
+        for lsize, clen in sample.records:
+            blocks[(lsize, clen)] = blocks.get((lsize, clen), 0) + 1
+            read_as_is[(lsize, lsize)] = read_as_is.get((lsize, lsize), 0) + 1
+        notes["_records"] = (sample.records, sample.population_records)
+        notes["records_read"] = len(sample.records)
+        notes["records_total"] = sample.population_records
+        return DataBlocks(blocks, read_as_is, all_as_is, compression, recordsize, len(w.files), w.directories,
+                          pointers, sample.complete), notes
     for i, b in sample.read:
         merge(blocks, b)
         merge(read_as_is, size_blocks(w.files[i][3], recordsize))
-    notes["_per_file"] = (w, sample)
-    complete = sample.complete
-    files = len(w.files) if not complete else len(sample.read)
-    return DataBlocks(blocks, read_as_is, read_as_is if complete else all_as_is, compression, recordsize, files,
-                      w.directories, pointers, complete), notes
+    return DataBlocks(blocks, read_as_is, read_as_is, compression, recordsize, len(sample.read), w.directories,
+                      pointers, True), notes
 
 
 def _is_file(path: str) -> bool:
@@ -229,18 +235,16 @@ def _floors(version: str) -> bool:
 
 
 def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: Compression):
-    """The 95 % interval of USED (data blocks) when the data was sampled."""
-    if data.complete or "_per_file" not in notes:
+    """The 95 % interval of USED (data blocks) when records were sampled."""
+    if data.complete or "_records" not in notes:
         return None
-    w, sample = notes["_per_file"]
+    records, population = notes["_records"]
     cost = used_coster(layout, ashift, comp)
     cost_off = used_coster(layout, ashift, Compression(False))
-    ys, xs = [], []
-    for i, blocks in sample.read:
-        ys.append(sum(cost(k) * n for k, n in blocks.items()))
-        xs.append(sum(cost_off(k) * n for k, n in size_blocks(w.files[i][3], data.recordsize_bytes).items()))
+    ys = [cost(k) for k in records]
+    xs = [cost_off((k[0], k[0])) for k in records]
     total_x = sum(cost_off(k) * n for k, n in data.all_as_is.items())
-    return ratio_estimate(ys, xs, total_x, len(w.files))
+    return ratio_estimate(ys, xs, total_x, population)
 
 
 def _record(data: DataBlocks, notes: dict, rows, args) -> dict:
@@ -303,7 +307,8 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     out = console()
     logical = rows[0][1].logical_bytes
     how = "every file read" if data.complete else (
-        f"sampled: {notes.get('files_read', 0):,} of {data.files:,} files read, scaled")
+        f"sampled: {notes.get('records_read', 0):,} of {notes.get('records_total', 0):,} records read "
+        f"(from {notes.get('files_read', 0):,} files), scaled")
     if data.compression == "off":
         how = "sizes only (compression off reads no data)"
     out.print(f"{data.files:,} files, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "

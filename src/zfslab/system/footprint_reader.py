@@ -9,6 +9,7 @@ files are counted warnings."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import random
 import stat
@@ -222,9 +223,13 @@ def _reblock(blocks, got: int, size: int, recordsize: int, lsize: int):
 
 @dataclass
 class Sample:
-    """What was read: per read file, (index into walk.files, blocks); the rest are priced from size."""
+    """What was read. A full read (no budget): per file, (index into walk.files, its blocks).
+    A budgeted read samples records, each equally likely: `records` holds (lsize, clen) of each
+    record read, and `population_records` how many records all files have."""
 
     read: list[tuple[int, dict[tuple[int, int], int]]]
+    records: list[tuple[int, int]]
+    population_records: int
     counts: ReadCounts
     seconds: float
     complete: bool            # every file read (then the answer is exact)
@@ -232,28 +237,86 @@ class Sample:
 
 def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, max_bytes: int | None,
                 max_seconds: float | None, rng: random.Random, progress=None) -> Sample:
-    """Files in random order until the byte or time budget is spent (all of them without one)."""
-    order = list(range(len(w.files)))
-    budgeted = max_bytes is not None or max_seconds is not None
-    if budgeted:
-        rng.shuffle(order)
+    """Every file whole without a budget; with one, records drawn at random without replacement
+    until the byte or time budget is spent. Records, not files, are the sampling unit: a record's
+    allocation is bounded, so the interval holds where file sizes are heavy-tailed."""
     counts = ReadCounts()
-    read: list[tuple[int, dict]] = []
     start = time.monotonic()
-    done_bytes = 0
     total = sum(f[3] for f in w.files)
-    for i in order:
+    if max_bytes is None and max_seconds is None:
+        read: list[tuple[int, dict]] = []
+        done = 0
+        for i, (path, dev, ino, size) in enumerate(w.files):
+            blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts)
+            done += size
+            if blocks is not None:
+                read.append((i, blocks))
+            if progress is not None:
+                progress(done, total)
+        return Sample(read, [], 0, counts, time.monotonic() - start, True)
+    starts = [0]
+    for f in w.files:
+        starts.append(starts[-1] + file_block_sizes(f[3], recordsize)[0])
+    population = starts[-1]
+    budget = population if max_bytes is None else max(1, min(population, -(-max_bytes // recordsize) * 4))
+    chosen = rng.sample(range(population), min(population, budget, MAX_SAMPLED_RECORDS))
+    records: list[tuple[int, int]] = []
+    done = 0
+    goal = total if max_bytes is None else min(total, max_bytes)
+    for r in chosen:
+        if records and max_bytes is not None and done >= max_bytes:
+            break
+        if records and max_seconds is not None and time.monotonic() - start >= max_seconds:
+            break
+        i = bisect.bisect_right(starts, r) - 1
         path, dev, ino, size = w.files[i]
-        if read and max_bytes is not None and done_bytes >= max_bytes:
-            break
-        if read and max_seconds is not None and time.monotonic() - start >= max_seconds:
-            break
-        blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts)
-        done_bytes += size
-        if blocks is not None:
-            read.append((i, blocks))
+        key = read_record(path, dev, ino, size, r - starts[i], recordsize, compress, counts)
+        if key is not None:
+            records.append(key)
+            done += key[0]
+            counts.read_bytes += key[0]
         if progress is not None:
-            progress(done_bytes, total if max_bytes is None else min(total, max_bytes))
-    # without a budget every file was tried: those that could not be read are left out, counted
-    complete = not budgeted or len(read) == len(w.files)
-    return Sample(read, counts, time.monotonic() - start, complete)
+            progress(done, goal)
+    counts.read_files = len({bisect.bisect_right(starts, r) - 1 for r in chosen[:len(records)]})
+    return Sample([], records, population, counts, time.monotonic() - start, len(records) == population)
+
+
+MAX_SAMPLED_RECORDS = 4_000_000
+
+
+def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize: int,
+                compress: Callable[[bytes], int], counts: ReadCounts) -> tuple[int, int] | None:
+    """(lsize, clen) of one record of a file, or None (counted) when it cannot be read whole."""
+    n, lsize = file_block_sizes(size, recordsize)
+    want = min(lsize, size - index * recordsize)
+    try:
+        fd = _open(path)
+    except FileNotFoundError:
+        counts.vanished += 1
+        counts.warn(f"{path}: vanished")
+        return None
+    except OSError as e:
+        counts.unreadable += 1
+        counts.warn(f"{path}: {e.strerror}")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
+            counts.vanished += 1
+            counts.warn(f"{path}: replaced since the walk")
+            return None
+        data = os.pread(fd, want, index * recordsize)
+    except OSError as e:
+        counts.unreadable += 1
+        counts.warn(f"{path}: {e.strerror}")
+        return None
+    finally:
+        os.close(fd)
+    if len(data) < want:
+        counts.shrunk += 1
+        counts.warn(f"{path}: shrank below {size:,} bytes while read")
+        return None
+    if data.count(0) == len(data):
+        return lsize, 0
+    record = data if len(data) == lsize else data + bytes(lsize - len(data))
+    return lsize, clen_key(lsize, compress(record))
