@@ -312,24 +312,24 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     if data.compression == "off":
         how = "sizes only (compression off reads no data)"
     out.print(f"{data.files:,} files, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "
-              f"compression {data.compression}, ashift {args.ashift}; {how}")
+              f"compression {data.compression}, ashift {args.ashift};")
+    out.print(how)
     head = ("layout", "logical", "USED", "raw", "ratio", "fits", "redund.", "padding", "sectors", "compr.")
-    widths = (20, 9, 9, 9, 5, 7, 9, 9, 9, 9)
+    widths = (18, 9, 9, 9, 5, 7, 9, 8, 8, 9)   # 100 columns
     out.print(" ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(head, widths))))
     for layout, fp, usable, iv in rows:
-        cells = (str(layout)[:20], _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
+        cells = (str(layout)[:18], _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
                  f"{fp.compression_ratio:.2f}", _fits(usable, fp.total_used_bytes), _size(fp.parity_bytes), _size(fp.padding_bytes),
                  _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
                  else "0")
         out.print(" ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
         if iv is not None:
             meta = fp.metadata_used_bytes
-            out.print(f"{'':20} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}")
-    out.print("USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits in the empty "
-              "pool's USED+AVAIL.")
-    out.print("Each effect in raw bytes: redund. (parity, a mirror's copies), padding (raidz skip sectors, dRAID rows), "
-              "sectors (rounding to the ashift); compr. is compression's saving. --json adds zpool ALLOC.")
-    out.print("Metadata (dnodes, directories, indirect blocks) is an estimate and included; docs/footprint.md.")
+            out.print(f"{'':18} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}")
+    out.print("USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits")
+    out.print("in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding")
+    out.print("(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's")
+    out.print("saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
     skipped = [(notes.get(k, 0), what) for k, what in (
         ("symlinks_skipped", "symlinks not followed"), ("special_files_skipped", "special files skipped"),
         ("directory_loops", "directory loops"), ("unreadable_directories", "directories unreadable"),
@@ -337,8 +337,9 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
         ("shrunk_files", "files shrank while read"))]
     said = [f"{n:,} {what}" for n, what in skipped if n]
     if said:
-        out.print("warnings: " + ", ".join(said) + (f" (e.g. {shown(notes['warnings'][0], 80)})"
-                                                    if notes.get("warnings") else ""))
+        out.print("warnings: " + ", ".join(said))
+        if notes.get("warnings"):
+            out.print(f"  e.g. {shown(notes['warnings'][0], 90)}")
     if "bytes_read" in notes and notes.get("read_seconds"):
         out.print(f"read {_size(notes['bytes_read'])} in {notes['read_seconds']:.1f} s "
                   f"({notes['bytes_read'] / notes['read_seconds'] / 1e6:.0f} MB/s)")
