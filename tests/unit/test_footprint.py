@@ -222,3 +222,33 @@ def test_a_size_list_needs_compression_off(run_cli, tmp_path):
     f.write_text("100\n")
     r = run_cli("footprint", str(f))
     assert r.exit_code == 2 and "size list" in r.stderr
+
+
+def test_plan_data_from_a_saved_footprint_adds_the_fit_and_requires_room(run_cli, tmp_path):
+    t = _tree(tmp_path)
+    saved = tmp_path / "fp.json"
+    r = run_cli("footprint", str(t), "--layouts", "mirror:2", "--json")
+    saved.write_text(r.stdout)
+    r = run_cli("plan", "4x1TB", "--data-from", str(saved), "--grow", "50%", "--no-risk", "--no-speed", "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    for row in d["layouts"]:
+        assert row["data_fits_times"] == pytest.approx(row["usable_bytes"] / row["data_used_bytes"], rel=1e-3)
+        assert row["free_after_data_bytes"] == row["usable_bytes"] - row["data_used_bytes"]
+    r = run_cli("plan", "4x1TB", "--data-from", str(t), "--no-risk", "--no-speed")
+    assert r.exit_code == 0 and "free after your data" in r.stdout
+    r = run_cli("plan", "4x100MB", "--data-from", str(saved), "--grow", "999999%", "--no-risk", "--no-speed")
+    assert r.exit_code == 2 and "no layout of these disks holds your data" in r.stderr
+    r = run_cli("plan", "4x1TB", "--grow", "50%")
+    assert r.exit_code == 2 and "--grow needs --data-from" in r.stderr
+    junk = tmp_path / "junk.json"
+    junk.write_text("{}")
+    r = run_cli("plan", "4x1TB", "--data-from", str(junk))
+    assert r.exit_code == 2 and "not the output of zfslab footprint --json" in r.stderr
+
+
+def test_footprint_disks_prices_every_layout_plan_lists(run_cli, tmp_path):
+    t = _tree(tmp_path)
+    d = json.loads(run_cli("footprint", str(t), "--disks", "6x4TB", "--json").stdout)
+    names = [row["layout"] for row in d["layouts"]]
+    assert "raidz2:6" in names and "3xmirror:2" in names and all(row["fits_times"] > 1 for row in d["layouts"])
