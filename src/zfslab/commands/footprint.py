@@ -330,6 +330,8 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     out.print("in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding")
     out.print("(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's")
     out.print("saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
+    if rows and rows[0][2] is None:
+        out.print("fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
     skipped = [(notes.get(k, 0), what) for k, what in (
         ("symlinks_skipped", "symlinks not followed"), ("special_files_skipped", "special files skipped"),
         ("directory_loops", "directory loops"), ("unreadable_directories", "directories unreadable"),
