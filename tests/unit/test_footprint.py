@@ -252,3 +252,11 @@ def test_footprint_disks_prices_every_layout_plan_lists(run_cli, tmp_path):
     d = json.loads(run_cli("footprint", str(t), "--disks", "6x4TB", "--json").stdout)
     names = [row["layout"] for row in d["layouts"]]
     assert "raidz2:6" in names and "3xmirror:2" in names and all(row["fits_times"] > 1 for row in d["layouts"])
+
+
+def test_command_prices_a_pools_zdb_histogram(run_cli):
+    zdb = os.path.join(os.path.dirname(__file__), "..", "data", "zdb-bb-special-2.3.txt")
+    d = json.loads(run_cli("footprint", zdb, "--layouts", "mirror:2,raidz2:6", "--json").stdout)
+    mirror, raidz = d["layouts"]
+    assert d["compression"] == "as measured by zdb" and mirror["psize_bytes"] == raidz["psize_bytes"] > 0
+    assert raidz["alloc_bytes"] > mirror["alloc_bytes"] and mirror["metadata_used_bytes_estimate"] == 0

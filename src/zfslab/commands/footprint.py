@@ -22,7 +22,7 @@ from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import to_json
 from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
-from zfslab.system.size_inputs import parse_csv, parse_sizes
+from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
 
 EXAMPLE = "zfslab footprint /usr/share/doc --layouts raidz2:6,mirror:2 --compression lz4"
 MAX_SIZE_LIST_BYTES = 256 << 20
@@ -154,11 +154,13 @@ def _is_file(path: str) -> bool:
 
 
 def _size_list(path: str, recordsize: int, compression: str) -> DataBlocks:
+    text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
+    name = f"size list {shown(path, 200)}"
+    if detect_format(text) == "zdb":
+        return _zdb_blocks(parse_zdb(text, f"zdb output {shown(path, 200)}"), recordsize)
     if compression != "off":
         raise UsageError(f"{shown(path, 200)} is a size list: it says nothing of how the data compresses; give "
                          "--compression off, or the directory itself to read it")
-    text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
-    name = f"size list {shown(path, 200)}"
     first = next((line for line in text.splitlines() if line.strip()), "")
     sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
     blocks: dict = {}
@@ -171,6 +173,19 @@ def _size_list(path: str, recordsize: int, compression: str) -> DataBlocks:
         files += count
     return DataBlocks(blocks, blocks, blocks, "off", recordsize, files, files // FILES_PER_DIRECTORY + 1, pointers,
                       True)
+
+
+def _zdb_blocks(stats, recordsize: int) -> DataBlocks:
+    """A pool's blocks as zdb -bb measured them (data and metadata, already compressed): each
+    histogram bin's blocks at the bin's mean psize, rounded up to 512 B, stored as they are."""
+    blocks: dict = {}
+    for _, count, psize in stats.psize_bins:
+        if count:
+            size = -(-(psize // count) // 512) * 512
+            blocks[(size, size)] = blocks.get((size, size), 0) + count
+    if not blocks:
+        raise UsageError("zdb output: its Block Size Histogram counts no block; give zdb -bb of a pool that holds data")
+    return DataBlocks(blocks, blocks, blocks, "as measured by zdb", recordsize, 0, 0, 0, True)
 
 
 class _Progress:
@@ -311,7 +326,10 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
         f"(from {notes.get('files_read', 0):,} files), scaled")
     if data.compression == "off":
         how = "sizes only (compression off reads no data)"
-    out.print(f"{data.files:,} files, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "
+    elif data.compression.startswith("as measured"):
+        how = "zdb's block size histogram: data and metadata as that pool stored them, at each bin's mean size"
+    count = f"{data.files:,} files" if data.files else f"{sum(data.blocks.values()):,} blocks"
+    out.print(f"{count}, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "
               f"compression {data.compression}, ashift {args.ashift};")
     out.print(how)
     head = ("layout", "logical", "USED", "raw", "ratio", "fits", "redund.", "padding", "sectors", "compr.")
