@@ -276,7 +276,8 @@ def _record(data: DataBlocks, notes: dict, rows, args) -> dict:
 
 
 def _layout_record(layout: Layout, fp: Footprint, usable, iv) -> dict:
-    r = {"layout": str(layout), "logical_bytes": fp.logical_bytes, "psize_bytes": fp.psize_bytes,
+    r = {"layout": str(layout), "logical_bytes": fp.logical_bytes, "stored_logical_bytes": fp.stored_logical_bytes,
+         "psize_bytes": fp.psize_bytes,
          "alloc_bytes": round(fp.total_alloc_bytes), "used_bytes": round(fp.total_used_bytes),
          "data_used_bytes": round(fp.used_bytes), "metadata_used_bytes_estimate": round(fp.metadata_used_bytes),
          "compression_ratio": round(fp.compression_ratio, 4), "parity_bytes": round(fp.parity_bytes),
