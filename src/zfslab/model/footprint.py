@@ -27,6 +27,11 @@ DIRECTORY_ENTRY_BYTES = 32   # a fat-zap entry, as special_size estimates it
 BLOCK_POINTER_BYTES = 128    # one per data block in an L1 indirect block (which compresses about 3x)
 INDIRECT_COMPRESSED_FRACTION = 0.375
 METADATA_COPIES = 2          # redundant_metadata=all
+# Blocks every ZPL dataset holds before any file: its objset, the meta-dnode's L1-L5 indirect
+# blocks (its tree is built for 2^48 objects), and the ZAPs of the master node, the SA master,
+# registry and layouts, the unlinked set, the shares directory and the root directory, 13 in all;
+# each compresses to one allocation unit
+DATASET_BASE_BLOCKS = 13
 Z95 = 1.959963984540054      # two-sided 95 % normal quantile
 
 BlockKey = tuple[int, int]   # (lsize, clen)
@@ -214,11 +219,14 @@ def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: i
                       pointers: int) -> tuple[float, float]:
     """(alloc, used) of the data's metadata, an estimate: a compressed dnode per file and
     directory, a directory entry per file, a block pointer per block of a file of several blocks
-    (`pointers`), two copies of each, in blocks of the pool's smallest allocation."""
+    (`pointers`), and the dataset's own blocks, two copies of each, in blocks of the pool's
+    smallest allocation."""
+    if not files and not directories:
+        return 0.0, 0.0   # nothing known of the files (zdb's blocks hold their metadata already)
     meta = ((files + directories) * DNODE_COMPRESSED_BYTES + files * DIRECTORY_ENTRY_BYTES
             + pointers * BLOCK_POINTER_BYTES * INDIRECT_COMPRESSED_FRACTION) * METADATA_COPIES
     unit = pool_alloc(layout, ashift).min_alloc_bytes
-    blocks_needed = meta / unit
+    blocks_needed = meta / unit + DATASET_BASE_BLOCKS * METADATA_COPIES
     weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
     total_w = sum(weights)
     alloc = used = 0.0

@@ -42,11 +42,18 @@ def compressor(name: str) -> Callable[[bytes], int] | None:
     if base == "zstd" and (not level_text or level_text.isdigit() and 1 <= int(level_text) <= 19):
         import zstandard
 
-        params = zstandard.ZstdCompressionParameters.from_level(
-            int(level_text or ZSTD_DEFAULT_LEVEL), format=zstandard.FORMAT_ZSTD1_MAGICLESS,
-            write_checksum=0, write_content_size=0, write_dict_id=0)
-        cctx = zstandard.ZstdCompressor(compression_params=params)
-        return lambda data: ZSTD_HEADER_BYTES + len(cctx.compress(data))
+        level = int(level_text or ZSTD_DEFAULT_LEVEL)
+        contexts: dict[int, object] = {}
+
+        def zstd_len(data: bytes) -> int:
+            # ZSTD_compress2 knows the record's size and sizes its tables to it: one context per size
+            if len(data) not in contexts:
+                params = zstandard.ZstdCompressionParameters.from_level(
+                    level, source_size=len(data), format=zstandard.FORMAT_ZSTD1_MAGICLESS,
+                    write_checksum=0, write_content_size=0, write_dict_id=0)
+                contexts[len(data)] = zstandard.ZstdCompressor(compression_params=params)
+            return ZSTD_HEADER_BYTES + len(contexts[len(data)].compress(data))
+        return zstd_len
     if base == "gzip" and (not level_text or level_text.isdigit() and 1 <= int(level_text) <= 9):
         level = int(level_text or GZIP_DEFAULT_LEVEL)
         return lambda data: len(zlib.compress(data, level))
