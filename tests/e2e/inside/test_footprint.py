@@ -156,10 +156,13 @@ def test_footprint_predicts_used_and_alloc(zfs, disks, corpus, layout, ashift, d
             p = predict(layout, compression, recordsize, ashift)
             rows.append((f"{layout} a{ashift} {compression} {recordsize}", p["used_bytes"], used, p["data_used_bytes"],
                          p["alloc_bytes"], grown, p["stored_logical_bytes"], logical))
-            tolerance = 0.03
+            # off, zstd and gzip: the data blocks were exact to the byte on 2.4.4, the rest is the metadata
+            # estimate; lz4: the lz4 package's blocks came out ~2 % larger than the module's (docs/footprint.md)
+            tolerance = 0.045 if compression == "lz4" else 0.01
             if abs(p["used_bytes"] - used) > tolerance * used:
                 failures.append(f"{fs}: USED predicted {p['used_bytes']:,} real {used:,}")
-            if abs(p["alloc_bytes"] - grown) > tolerance * grown:
+            # the pool's ALLOC growth also moves with the MOS and frees a sync leaves pending
+            if abs(p["alloc_bytes"] - grown) > max(tolerance, 0.03) * grown:
                 failures.append(f"{fs}: ALLOC growth predicted {p['alloc_bytes']:,} real {grown:,}")
     finally:
         zfs.destroy_pool(POOL, force=True)
