@@ -260,3 +260,13 @@ def test_command_prices_a_pools_zdb_histogram(run_cli):
     mirror, raidz = d["layouts"]
     assert d["compression"] == "as measured by zdb" and mirror["psize_bytes"] == raidz["psize_bytes"] > 0
     assert raidz["alloc_bytes"] > mirror["alloc_bytes"] and mirror["metadata_used_bytes_estimate"] == 0
+
+
+@pytest.mark.parametrize("budget", ["130KB", "0.001s"])
+def test_command_samples_by_bytes_or_time_and_gives_an_interval(run_cli, tmp_path, budget):
+    t = _tree(tmp_path)
+    d = json.loads(run_cli("footprint", str(t), "--layouts", "raidz2:6", "--sample", budget, "--json").stdout)
+    row = d["layouts"][0]
+    assert d["read"]["records_read"] >= 1 and d["read"]["records_total"] == 7   # text 3, zeros 2, random 1, tiny 1
+    if not d["complete"] and d["read"]["records_read"] > 1:
+        assert row["data_used_low_bytes"] <= row["data_used_bytes"] <= row["data_used_high_bytes"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -288,7 +289,9 @@ def _layout_record(layout: Layout, fp: Footprint, usable, iv) -> dict:
         r.update(usable_bytes=usable, fits_times=round(usable / fp.total_used_bytes, 3) if fp.total_used_bytes else None,
                  free_after_bytes=usable - round(fp.total_used_bytes))
     if iv is not None:
-        r.update(data_used_low_bytes=round(iv.low), data_used_high_bytes=round(iv.high))
+        finite = math.isfinite(iv.high)   # not with one record read
+        r.update(data_used_low_bytes=round(iv.low) if finite else None,
+                 data_used_high_bytes=round(iv.high) if finite else None)
     return r
 
 
@@ -344,7 +347,8 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
         out.print(" ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
         if iv is not None:
             meta = fp.metadata_used_bytes
-            out.print(f"{'':18} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}")
+            out.print(f"{'':18} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}"
+                      if math.isfinite(iv.high) else f"{'':18} USED interval unknown: one record read; sample more")
     out.print("USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits")
     out.print("in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding")
     out.print("(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's")
