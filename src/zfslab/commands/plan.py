@@ -17,6 +17,7 @@ from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
+from zfslab.commands import _data_fit
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
 from zfslab.report.plan_table import column_keys, fit_table, table_width
@@ -57,6 +58,7 @@ def add_parser(sub) -> None:
                    help="bench results: fit the speed model on the latest run's streaming tests and predict every "
                         "layout from it, with 90 %% ranges (--wide, --json); the disks default to that run's")
     add_goal_options(p)
+    _data_fit.add_data_options(p)
     shown_ = p.add_argument_group("what the table shows")
     shown_.add_argument("--all", action="store_true",
                         help="every layout, not only the recommended one and those worth considering")
@@ -133,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=recordsize)
     calibrated = None if calibration is None else intervals(calibration, rows, args.ashift, recordsize)
-    rec = recommend(rows, goal)
+    data = _data_fit.load(args)
+    fits = _data_fit.fit(rows, data, args) if data else {}
+    rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
     why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
     if args.json or args.csv:
         if args.csv:
@@ -148,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
             record["left_out_because"] = list(why_out.get(row.layout, ()))
             if calibration is not None:
                 record |= calibrated_fields(row.layout, calibration, calibrated)
+            if fits:
+                record |= _data_fit.fields(fits, row.layout)
         basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
                                                 "resilver_measured": resilver_dicts(resilvers)}
         print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
@@ -183,6 +189,10 @@ def run(args: argparse.Namespace) -> int:
     for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
         for part in wrapped_lines(line, page):
             out.print(Text(part, style="dim"), soft_wrap=True)
+    if fits:
+        out.print()
+        for line in _data_fit.lines(fits, shown_rows, data, args):
+            out.print(line)
     return 0
 
 

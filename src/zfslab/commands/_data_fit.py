@@ -1,0 +1,102 @@
+"""plan --data-from: the user's data (a tree footprint reads, or a saved `footprint --json`) on
+every layout of the plan: how many times it fits, and what is free after it (docs/footprint.md).
+Kept apart from plan.py so that the plan table and the recommendation stay as they are."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from zfslab.errors import UsageError, clip
+from zfslab.model.footprint import Compression, DataBlocks, data_footprint
+from zfslab.model.layouts import parse_layout
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("your data (docs/footprint.md)")
+    g.add_argument("--data-from", metavar="PATH|JSON",
+                   help="a directory to read (lz4, every file) or a saved `zfslab footprint --json`: adds how many "
+                        "times that data fits and what is free after it")
+    g.add_argument("--grow", metavar="PCT", help="with --data-from: recommend only layouts with room for the data "
+                                                 "plus this growth, e.g. 50%%")
+
+
+@dataclass(frozen=True, slots=True)
+class DataFit:
+    used_bytes: float       # zfs list USED the data takes on this layout
+    fits_times: float
+    free_after_bytes: float
+    room: bool              # usable >= used x (1 + growth)
+
+
+def _grow(text: str | None) -> float:
+    if text is None:
+        return 0.0
+    m = re.fullmatch(r"\s*([0-9]{1,7}(?:\.[0-9]{1,3})?)\s*%?\s*", text, re.ASCII)
+    if not m:
+        raise UsageError(f"--grow {clip(text)}: give a percentage, e.g. 50%")
+    return float(m.group(1)) / 100
+
+
+def load(args) -> DataBlocks | None:
+    if args.grow is not None and not args.data_from:
+        raise UsageError("--grow needs --data-from PATH (the data to make room for)")
+    _grow(args.grow)
+    if not args.data_from:
+        return None
+    from zfslab.commands import footprint
+
+    if os.path.isdir(args.data_from):
+        reading = argparse.Namespace(paths=[args.data_from], sample=None, seed=1)
+        return footprint.read_data(reading, 128 * 1024, "lz4")[0]
+    return footprint.load_data(args.data_from)
+
+
+def fit(rows, data: DataBlocks, args) -> dict[str, DataFit]:
+    """Per plan row's layout: the data's USED (data blocks and estimated metadata) and the fit."""
+    growth = _grow(args.grow)
+    version = re.match(r"\s*([0-9]+)\.([0-9]+)", args.zfs_version)
+    floors = not version or (int(version.group(1)), int(version.group(2))) >= (2, 3)
+    comp = Compression(on=data.compression != "off", floor_to_alloc=floors)
+    out = {}
+    for r in rows:
+        used = data_footprint(data, parse_layout(r.layout), args.ashift, comp).total_used_bytes
+        out[r.layout] = DataFit(used, r.usable_bytes / used if used else float("inf"), r.usable_bytes - used,
+                                r.usable_bytes >= used * (1 + growth))
+    return out
+
+
+def with_room(rows, fits: dict[str, DataFit], args) -> list:
+    """The rows the recommendation may choose from: those with room for the data and its growth."""
+    room = [r for r in rows if fits[r.layout].room]
+    if not room:
+        need = min(f.used_bytes for f in fits.values()) * (1 + _grow(args.grow))
+        from zfslab.model.units import format_bytes
+        raise UsageError(f"no layout of these disks holds your data plus {args.grow or '0%'} growth "
+                         f"(at least {format_bytes(need)}); add disks, or larger ones")
+    return room
+
+
+def fields(fits: dict[str, DataFit], layout: str) -> dict:
+    f = fits[layout]
+    return {"data_used_bytes": round(f.used_bytes), "data_fits_times": round(f.fits_times, 3),
+            "free_after_data_bytes": round(f.free_after_bytes), "room_for_data": f.room}
+
+
+def lines(fits: dict[str, DataFit], shown_rows, data: DataBlocks, args) -> list[Text]:
+    from zfslab.model.units import format_bytes
+
+    head = f"Your data ({data.files:,} files, compression {data.compression}"
+    head += ", exact)" if data.complete else ", sampled)"
+    out = [Text(head + (f"; room for it plus {args.grow} growth required:" if args.grow else ":"), style="bold")]
+    out.append(Text(f"{'layout':28} {'data USED':>11} {'fits':>8} {'free after your data':>21}"))
+    for r in shown_rows:
+        f = fits[r.layout]
+        mark = "" if f.room else "  too small"
+        out.append(Text(f"{r.layout[:28]:28} {format_bytes(f.used_bytes):>11} {f.fits_times:>7.1f}x "
+                        f"{format_bytes(f.free_after_bytes):>21}{mark}"))
+    return out

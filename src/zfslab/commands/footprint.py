@@ -1,0 +1,370 @@
+"""`zfslab footprint`: how much of the user's own data each layout holds, with compression and
+the raidz/dRAID/mirror allocation of every block (docs/footprint.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import stat
+import sys
+import time
+
+from zfslab.commands._common import console, int_arg, parse_disk_set, read_text_file, size_arg
+from zfslab.errors import LayoutError, UsageError, clip, shown
+from zfslab.model.candidates import candidate_layouts
+from zfslab.model.capacity import rules_for, whole_disk_capacity
+from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, file_block_sizes, merge,
+                                   ratio_estimate, used_coster)
+from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.units import format_bytes, parse_blocksize
+from zfslab.report.tables import to_json
+from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
+from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
+
+EXAMPLE = "zfslab footprint /usr/share/doc --layouts raidz2:6,mirror:2 --compression lz4"
+MAX_SIZE_LIST_BYTES = 256 << 20
+FILES_PER_DIRECTORY = 1000   # for a size list, which names no directory
+PROGRESS_AFTER_S = 2.0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("footprint", epilog=f"example: {EXAMPLE}",
+                       help="how much of your own data fits on each layout (compression, raidz allocation per block)",
+                       description="Reads the given trees (or a file-size list) and prices every block as OpenZFS "
+                                   "writes it: the record size per file, compression with ZFS's own rules (12.5 %% "
+                                   "minimum saving, zeros as holes, embedded tiny blocks), then raidz/dRAID/mirror "
+                                   "parity and padding at the ashift. Large trees can be sampled (--sample).")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="directories to read (symlinks are not followed), or one file-size list "
+                        "(find DIR -type f -printf '%%s\\n') or size_bytes,count CSV")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--layouts", metavar="L,L,...", help="layouts to price, e.g. raidz2:6,mirror:2,draid2:8d:12c:0s")
+    which.add_argument("--disks", metavar="NxSIZE", help="the layouts plan lists for these disks, e.g. 8x12TB")
+    p.add_argument("--disk-size", type=size_arg, metavar="SIZE",
+                   help="size of each disk, for the 'fits' column with --layouts (e.g. 12TB)")
+    p.add_argument("--compression", default="lz4", metavar="C",
+                   help="off, lz4 (default), zstd, zstd-N, gzip or gzip-N, as the dataset property")
+    p.add_argument("--recordsize", default="128K", metavar="R", help="the dataset's recordsize (default 128K)")
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="the pool's ashift (default 12)")
+    p.add_argument("--zfs-version", default="2.3", metavar="V",
+                   help="OpenZFS version for the space rules (default 2.3; 2.2 and older: the 12.5 %% "
+                        "limit is not rounded to the allocation unit)")
+    p.add_argument("--sample", metavar="SIZE|Ns",
+                   help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), files in random order; "
+                        "the answer gets a 95 %% interval")
+    p.add_argument("--seed", type=int_arg("--seed", 0, 2**32 - 1), default=1, help="the sample's seed (default 1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (plan --data-from reads it)")
+    p.set_defaults(func=run)
+
+
+def _sample(text: str | None) -> tuple[int | None, float | None]:
+    if text is None:
+        return None, None
+    m = re.fullmatch(r"\s*([0-9]{1,9}(?:\.[0-9]{1,3})?)\s*(s|min|h)\s*", text, re.ASCII)
+    if m:
+        seconds = float(m.group(1)) * {"s": 1, "min": 60, "h": 3600}[m.group(2)]
+        if seconds > 0:
+            return None, seconds
+    else:
+        try:
+            n = size_arg(text)
+            if n > 0:
+                return n, None
+        except (UsageError, ValueError, argparse.ArgumentTypeError):
+            pass
+    raise UsageError(f"--sample {clip(text)}: give a size (20GB) or a time (60s, 5min) above 0")
+
+
+def _layouts(args) -> tuple[list[Layout], int | None]:
+    if args.disks:
+        count, disk_bytes = parse_disk_set(args.disks)
+        if count < 1:
+            raise UsageError(f"--disks {clip(args.disks)}: give at least one disk, e.g. 8x12TB")
+        return candidate_layouts(count), args.disk_size or disk_bytes
+    texts = [t for t in (args.layouts or "raidz1:3,raidz2:6,mirror:2").split(",")]
+    layouts = []
+    for t in texts:
+        try:
+            layouts.append(parse_layout(t))
+        except LayoutError as e:
+            raise UsageError(f"--layouts: {e}") from None
+    return layouts, args.disk_size
+
+
+def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict]:
+    """The data from the paths: a tree walk (and read), or a size list."""
+    notes: dict = {}
+    if len(args.paths) == 1 and _is_file(args.paths[0]):
+        return _size_list(args.paths[0], recordsize, compression), notes
+    w = walk(args.paths)
+    notes.update(directories=w.directories, symlinks_skipped=w.symlinks, special_files_skipped=w.special,
+                 directory_loops=w.loops, unreadable_directories=w.unreadable_dirs, warnings=list(w.examples))
+    if not w.files:
+        raise UsageError(f"{shown(' '.join(args.paths), 200)}: no regular file found"
+                         + (f" ({w.unreadable_dirs:,} directories unreadable)" if w.unreadable_dirs else "")
+                         + "; give a tree that holds files")
+    comp = compressor(compression)
+    all_as_is: dict = {}
+    pointers = 0
+    for f in w.files:
+        merge(all_as_is, size_blocks(f[3], recordsize))
+        n, _ = file_block_sizes(f[3], recordsize)
+        pointers += n if n > 1 else 0
+    if comp is None:
+        return DataBlocks(all_as_is, all_as_is, all_as_is, "off", recordsize, len(w.files), w.directories,
+                          pointers, True), notes
+    max_bytes, max_seconds = _sample(args.sample)
+    total = sum(f[3] for f in w.files)
+    with _Progress(total) as progress:
+        sample = read_sample(w, recordsize, comp, max_bytes=max_bytes, max_seconds=max_seconds,
+                             rng=random.Random(args.seed), progress=progress.update)
+    c = sample.counts
+    notes.update(files_read=c.read_files, bytes_read=c.read_bytes, read_seconds=round(sample.seconds, 3),
+                 unreadable_files=c.unreadable, vanished_files=c.vanished, shrunk_files=c.shrunk,
+                 warnings=notes["warnings"] + c.examples)
+    if not sample.read and not sample.records:
+        raise UsageError(f"{shown(' '.join(args.paths), 200)}: no file could be read ({c.unreadable:,} unreadable, "
+                         f"{c.vanished:,} vanished); run as a user who can read them")
+    blocks: dict = {}
+    read_as_is: dict = {}
+    if sample.records:   # sampled records
+        for lsize, clen in sample.records:
+            blocks[(lsize, clen)] = blocks.get((lsize, clen), 0) + 1
+            read_as_is[(lsize, lsize)] = read_as_is.get((lsize, lsize), 0) + 1
+        notes["_records"] = (sample.records, sample.population_records)
+        notes["records_read"] = len(sample.records)
+        notes["records_total"] = sample.population_records
+        return DataBlocks(blocks, read_as_is, all_as_is, compression, recordsize, len(w.files), w.directories,
+                          pointers, sample.complete), notes
+    for i, b in sample.read:
+        merge(blocks, b)
+        merge(read_as_is, size_blocks(w.files[i][3], recordsize))
+    return DataBlocks(blocks, read_as_is, read_as_is, compression, recordsize, len(sample.read), w.directories,
+                      pointers, True), notes
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _size_list(path: str, recordsize: int, compression: str) -> DataBlocks:
+    text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
+    name = f"size list {shown(path, 200)}"
+    if detect_format(text) == "zdb":
+        return _zdb_blocks(parse_zdb(text, f"zdb output {shown(path, 200)}"), recordsize)
+    if compression != "off":
+        raise UsageError(f"{shown(path, 200)} is a size list: it says nothing of how the data compresses; give "
+                         "--compression off, or the directory itself to read it")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
+    blocks: dict = {}
+    pointers = files = 0
+    for size, count in sizes.items():
+        n, lsize = file_block_sizes(size, recordsize)
+        if n:
+            blocks[(lsize, lsize)] = blocks.get((lsize, lsize), 0) + n * count
+        pointers += n * count if n > 1 else 0
+        files += count
+    return DataBlocks(blocks, blocks, blocks, "off", recordsize, files, files // FILES_PER_DIRECTORY + 1, pointers,
+                      True)
+
+
+def _zdb_blocks(stats, recordsize: int) -> DataBlocks:
+    """A pool's blocks as zdb -bb measured them (data and metadata, already compressed): each
+    histogram bin's blocks at the bin's mean psize, rounded up to 512 B, stored as they are."""
+    blocks: dict = {}
+    for _, count, psize in stats.psize_bins:
+        if count:
+            size = -(-(psize // count) // 512) * 512
+            blocks[(size, size)] = blocks.get((size, size), 0) + count
+    if not blocks:
+        raise UsageError("zdb output: its Block Size Histogram counts no block; give zdb -bb of a pool that holds data")
+    return DataBlocks(blocks, blocks, blocks, "as measured by zdb", recordsize, 0, 0, 0, True)
+
+
+class _Progress:
+    """A rich progress bar with ETA on stderr, shown only on a terminal and after a few seconds."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.start, self.bar, self.task = total, time.monotonic(), None, None
+
+    def __enter__(self):
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if not sys.stderr.isatty() or time.monotonic() - self.start < PROGRESS_AFTER_S:
+                return
+            from rich.console import Console
+            from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
+                                       TransferSpeedColumn)
+            self.bar = Progress("reading", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                                console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("read", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        recordsize = parse_blocksize(args.recordsize)
+    except ValueError:
+        raise UsageError(f"--recordsize {clip(args.recordsize)}: give a power of two from 4K to 16M, e.g. 128K") from None
+    if not 4096 <= recordsize <= 16 << 20 or recordsize & (recordsize - 1):
+        raise UsageError(f"--recordsize {clip(args.recordsize)}: give a power of two from 4K to 16M, e.g. 128K")
+    compression = args.compression.strip().lower()
+    compressor(compression)  # refuses a bad name before any reading
+    _sample(args.sample)
+    rules = rules_for(args.zfs_version)
+    layouts, disk_bytes = _layouts(args)
+    data, notes = read_data(args, recordsize, compression)
+    comp = Compression(on=compression != "off", floor_to_alloc=_floors(args.zfs_version))
+    rows = []
+    for layout in layouts:
+        fp = data_footprint(data, layout, args.ashift, comp)
+        usable = whole_disk_capacity(layout, disk_bytes, ashift=args.ashift, rules=rules).usable_bytes \
+            if disk_bytes else None
+        interval = _interval(data, notes, layout, args.ashift, comp)
+        rows.append((layout, fp, usable, interval))
+    record = _record(data, notes, rows, args)
+    if args.json:
+        print(to_json(record))
+    else:
+        _print(data, notes, rows, args)
+    return 0
+
+
+def _floors(version: str) -> bool:
+    m = re.match(r"\s*([0-9]+)\.([0-9]+)", version)
+    return not m or (int(m.group(1)), int(m.group(2))) >= (2, 3)
+
+
+def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: Compression):
+    """The 95 % interval of USED (data blocks) when records were sampled."""
+    if data.complete or "_records" not in notes:
+        return None
+    records, population = notes["_records"]
+    cost = used_coster(layout, ashift, comp)
+    cost_off = used_coster(layout, ashift, Compression(False))
+    ys = [cost(k) for k in records]
+    xs = [cost_off((k[0], k[0])) for k in records]
+    total_x = sum(cost_off(k) * n for k, n in data.all_as_is.items())
+    return ratio_estimate(ys, xs, total_x, population)
+
+
+def _record(data: DataBlocks, notes: dict, rows, args) -> dict:
+    return {
+        "compression": data.compression, "recordsize_bytes": data.recordsize_bytes, "ashift": args.ashift,
+        "zfs_version": args.zfs_version, "files": data.files, "directories": data.directories,
+        "complete": data.complete, "pointers": data.pointers,
+        "read": {k: v for k, v in notes.items() if not k.startswith("_")},
+        "layouts": [_layout_record(layout, fp, usable, iv) for layout, fp, usable, iv in rows],
+        "blocks": [[lsize, clen, n] for (lsize, clen), n in sorted(data.blocks.items())],
+        "read_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.read_as_is.items())],
+        "all_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.all_as_is.items())],
+    }
+
+
+def _layout_record(layout: Layout, fp: Footprint, usable, iv) -> dict:
+    r = {"layout": str(layout), "logical_bytes": fp.logical_bytes, "stored_logical_bytes": fp.stored_logical_bytes,
+         "psize_bytes": fp.psize_bytes,
+         "alloc_bytes": round(fp.total_alloc_bytes), "used_bytes": round(fp.total_used_bytes),
+         "data_used_bytes": round(fp.used_bytes), "metadata_used_bytes_estimate": round(fp.metadata_used_bytes),
+         "compression_ratio": round(fp.compression_ratio, 4), "parity_bytes": round(fp.parity_bytes),
+         "padding_bytes": round(fp.padding_bytes), "sector_waste_bytes": fp.sector_waste_bytes,
+         "compression_saved_bytes": fp.compression_saved_bytes, "holes": fp.holes, "embedded_blocks": fp.embedded,
+         "compressed_blocks": fp.compressed, "stored_blocks": fp.stored}
+    if usable:
+        r.update(usable_bytes=usable, fits_times=round(usable / fp.total_used_bytes, 3) if fp.total_used_bytes else None,
+                 free_after_bytes=usable - round(fp.total_used_bytes))
+    if iv is not None:
+        finite = math.isfinite(iv.high)   # not with one record read
+        r.update(data_used_low_bytes=round(iv.low) if finite else None,
+                 data_used_high_bytes=round(iv.high) if finite else None)
+    return r
+
+
+def load_data(path: str) -> DataBlocks:
+    """DataBlocks from a saved `footprint --json` file (plan --data-from)."""
+    text = read_text_file(path, "footprint JSON", max_bytes=MAX_SIZE_LIST_BYTES, kind="JSON")
+    try:
+        r = json.loads(text)
+
+        def hist(name):
+            return {(int(a), int(b)): int(n) for a, b, n in r[name]}
+        return DataBlocks(hist("blocks"), hist("read_as_is"), hist("all_as_is"), str(r["compression"]),
+                          int(r["recordsize_bytes"]), int(r["files"]), int(r["directories"]), int(r["pointers"]),
+                          bool(r["complete"]))
+    except (ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"footprint JSON {shown(path, 200)}: not the output of zfslab footprint --json "
+                         f"({shown(str(e), 60)})") from None
+
+
+def _fits(usable: int | None, used: float) -> str:
+    if not usable or not used:
+        return "-"
+    times = usable / used
+    return f"{times:.1f}x" if times < 1000 else f"{times:.1e}x".replace("e+0", "e").replace("e+", "e")
+
+
+def _size(n: float) -> str:
+    return format_bytes(n) if n else "0"
+
+
+def _print(data: DataBlocks, notes: dict, rows, args) -> None:
+    out = console()
+    logical = rows[0][1].logical_bytes
+    how = "every file read" if data.complete else (
+        f"sampled: {notes.get('records_read', 0):,} of {notes.get('records_total', 0):,} records read "
+        f"(from {notes.get('files_read', 0):,} files), scaled")
+    if data.compression == "off":
+        how = "sizes only (compression off reads no data)"
+    elif data.compression.startswith("as measured"):
+        how = "zdb's block size histogram: data and metadata as that pool stored them, at each bin's mean size"
+    count = f"{data.files:,} files" if data.files else f"{sum(data.blocks.values()):,} blocks"
+    out.print(f"{count}, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "
+              f"compression {data.compression}, ashift {args.ashift};")
+    out.print(how)
+    head = ("layout", "logical", "USED", "raw", "ratio", "fits", "redund.", "padding", "sectors", "compr.")
+    widths = (18, 9, 9, 9, 5, 7, 9, 8, 8, 9)   # 100 columns
+    out.print(" ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(head, widths))))
+    for layout, fp, usable, iv in rows:
+        cells = (str(layout)[:18], _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
+                 f"{fp.compression_ratio:.2f}", _fits(usable, fp.total_used_bytes), _size(fp.parity_bytes), _size(fp.padding_bytes),
+                 _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
+                 else "0")
+        out.print(" ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+        if iv is not None:
+            meta = fp.metadata_used_bytes
+            out.print(f"{'':18} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}"
+                      if math.isfinite(iv.high) else f"{'':18} USED interval unknown: one record read; sample more")
+    out.print("USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits")
+    out.print("in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding")
+    out.print("(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's")
+    out.print("saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
+    if rows and rows[0][2] is None:
+        out.print("fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
+    skipped = [(notes.get(k, 0), what) for k, what in (
+        ("symlinks_skipped", "symlinks not followed"), ("special_files_skipped", "special files skipped"),
+        ("directory_loops", "directory loops"), ("unreadable_directories", "directories unreadable"),
+        ("unreadable_files", "files unreadable"), ("vanished_files", "files vanished"),
+        ("shrunk_files", "files shrank while read"))]
+    said = [f"{n:,} {what}" for n, what in skipped if n]
+    if said:
+        out.print("warnings: " + ", ".join(said))
+        if notes.get("warnings"):
+            out.print(f"  e.g. {shown(notes['warnings'][0], 90)}")
+    if "bytes_read" in notes and notes.get("read_seconds"):
+        out.print(f"read {_size(notes['bytes_read'])} in {notes['read_seconds']:.1f} s "
+                  f"({notes['bytes_read'] / notes['read_seconds'] / 1e6:.0f} MB/s)")

@@ -1,0 +1,329 @@
+"""Walks the user's trees and reads their files record by record, for `zfslab footprint`.
+
+Safety (docs/footprint.md#reading): symlinks are never followed (a walk uses lstat and
+O_NOFOLLOW); sockets, FIFOs and devices are counted and never opened; a file is opened
+O_NONBLOCK (a FIFO swapped in after the walk cannot block) and O_NOATIME where the kernel
+permits it (it refuses for files of other users: then plainly); nothing is written. A
+directory met twice (a bind mount loop) is walked once. Unreadable, vanished and shrinking
+files are counted warnings."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import random
+import stat
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from zfslab.errors import UsageError, clip, shown
+from zfslab.model.footprint import clen_key, file_block_sizes
+
+LZ4_HEADER_BYTES = 4    # lz4_compress_zfs: the compressed length, big-endian, ahead of the data
+ZSTD_HEADER_BYTES = 8   # zfs_zstd_compress: c_len and the version+level word
+ZSTD_DEFAULT_LEVEL = 3  # ZIO_ZSTD_LEVEL_DEFAULT
+GZIP_DEFAULT_LEVEL = 6
+
+
+def compressor(name: str) -> Callable[[bytes], int] | None:
+    """The compressed length ZFS would store for one record, or None for compression=off.
+    lz4: the `lz4` package's block format, as lz4_zfs.c; zstd: the `zstandard` package in the
+    magicless frame without checksum or content size, as zfs_zstd.c; gzip-N: zlib's stream."""
+    text = name.strip().lower()
+    if text == "off":
+        return None
+    if text in ("lz4", "on"):
+        import lz4.block
+
+        return lambda data: LZ4_HEADER_BYTES + len(lz4.block.compress(data, mode="default", store_size=False))
+    base, _, level_text = text.partition("-")
+    if base == "zstd" and (not level_text or level_text.isdigit() and 1 <= int(level_text) <= 19):
+        import zstandard
+
+        level = int(level_text or ZSTD_DEFAULT_LEVEL)
+        contexts: dict[int, object] = {}
+
+        def zstd_len(data: bytes) -> int:
+            # ZSTD_compress2 knows the record's size and sizes its tables to it: one context per size
+            if len(data) not in contexts:
+                params = zstandard.ZstdCompressionParameters.from_level(
+                    level, source_size=len(data), format=zstandard.FORMAT_ZSTD1_MAGICLESS,
+                    write_checksum=0, write_content_size=0, write_dict_id=0)
+                contexts[len(data)] = zstandard.ZstdCompressor(compression_params=params)
+            return ZSTD_HEADER_BYTES + len(contexts[len(data)].compress(data))
+        return zstd_len
+    if base == "gzip" and (not level_text or level_text.isdigit() and 1 <= int(level_text) <= 9):
+        level = int(level_text or GZIP_DEFAULT_LEVEL)
+        return lambda data: len(zlib.compress(data, level))
+    raise UsageError(f"--compression {clip(name)}: give off, lz4, zstd, zstd-N (1-19), gzip or gzip-N (1-9)")
+
+
+@dataclass
+class Walk:
+    """Regular files found: (path, device, inode, size) and what was left out."""
+
+    files: list[tuple[str, int, int, int]] = field(default_factory=list)
+    directories: int = 0
+    symlinks: int = 0
+    special: int = 0          # sockets, FIFOs, devices
+    loops: int = 0            # directories met a second time
+    unreadable_dirs: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def warn(self, text: str) -> None:
+        if len(self.examples) < 5:
+            self.examples.append(text)
+
+
+def walk(paths: list[str]) -> Walk:
+    """Every regular file under the trees, without following a symlink."""
+    w = Walk()
+    seen: set[tuple[int, int]] = set()
+    for root in paths:
+        try:
+            st = os.lstat(root)
+        except FileNotFoundError:
+            raise UsageError(f"{shown(root, 200)}: no such file or directory; give a directory to read") from None
+        except OSError as e:
+            raise UsageError(f"{shown(root, 200)}: cannot be read ({e.strerror})") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise UsageError(f"{shown(root, 200)}: a symlink, which footprint does not follow; give the directory it "
+                             "points to")
+        if not stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{shown(root, 200)}: {_kind(st.st_mode)}, not a directory; give a directory (or one size "
+                             "list file, find DIR -type f -printf '%s\\n')")
+        stack = [root]
+        while stack:
+            d = stack.pop()
+            try:
+                dst = os.lstat(d)
+                if (dst.st_dev, dst.st_ino) in seen:
+                    w.loops += 1
+                    w.warn(f"{d}: a directory already walked (a loop), walked once")
+                    continue
+                seen.add((dst.st_dev, dst.st_ino))
+                entries = list(os.scandir(d))
+            except OSError as e:
+                w.unreadable_dirs += 1
+                w.warn(f"{d}: {e.strerror}")
+                continue
+            w.directories += 1
+            for e in entries:
+                try:
+                    est = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # vanished since the listing
+                if stat.S_ISLNK(est.st_mode):
+                    w.symlinks += 1
+                elif stat.S_ISDIR(est.st_mode):
+                    stack.append(e.path)
+                elif stat.S_ISREG(est.st_mode):
+                    w.files.append((e.path, est.st_dev, est.st_ino, est.st_size))
+                else:
+                    w.special += 1
+    return w
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a directory"
+
+
+def size_blocks(size: int, recordsize: int) -> dict[tuple[int, int], int]:
+    """A file's blocks when its data is not read: each stored as is."""
+    n, lsize = file_block_sizes(size, recordsize)
+    return {(lsize, lsize): n} if n else {}
+
+
+@dataclass
+class ReadCounts:
+    read_files: int = 0
+    read_bytes: int = 0
+    unreadable: int = 0
+    vanished: int = 0
+    shrunk: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def warn(self, text: str) -> None:
+        if len(self.examples) < 5:
+            self.examples.append(text)
+
+
+_NOATIME = getattr(os, "O_NOATIME", 0)
+
+
+def _open(path: str) -> int:
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags | _NOATIME)
+    except PermissionError:
+        if not _NOATIME:
+            raise
+        return os.open(path, flags)  # O_NOATIME is refused on others' files (EPERM): plain read
+
+
+def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, compress: Callable[[bytes], int],
+                     counts: ReadCounts) -> dict[tuple[int, int], int] | None:
+    """(lsize, clen) histogram of one file read now, or None when it cannot be read. Reads at
+    most the size the walk saw; a file that ends sooner is counted as shrunk and priced as read."""
+    try:
+        fd = _open(path)
+    except FileNotFoundError:
+        counts.vanished += 1
+        counts.warn(f"{path}: vanished")
+        return None
+    except OSError as e:
+        counts.unreadable += 1
+        counts.warn(f"{path}: {e.strerror}")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
+            counts.vanished += 1
+            counts.warn(f"{path}: replaced since the walk")
+            return None
+        n, lsize = file_block_sizes(size, recordsize)
+        blocks: dict[tuple[int, int], int] = {}
+        got = 0
+        for _ in range(n):
+            try:
+                data = os.read(fd, min(recordsize, size - got))
+            except OSError as e:
+                counts.unreadable += 1
+                counts.warn(f"{path}: {e.strerror}")
+                return None
+            if not data:
+                break
+            got += len(data)
+            record = data if len(data) == lsize else data + bytes(lsize - len(data))  # ZFS compresses the padded record
+            key = (lsize, 0) if data.count(0) == len(data) else (lsize, clen_key(lsize, compress(record)))
+            blocks[key] = blocks.get(key, 0) + 1
+        if got < size:
+            counts.shrunk += 1
+            counts.warn(f"{path}: shrank from {size:,} to {got:,} bytes while read")
+            blocks = _reblock(blocks, got, size, recordsize, lsize)
+        counts.read_files += 1
+        counts.read_bytes += got
+        return blocks
+    finally:
+        os.close(fd)
+
+
+def _reblock(blocks, got: int, size: int, recordsize: int, lsize: int):
+    """After a short read: a file now of `got` bytes. A single-block file's block shrinks with it."""
+    if got == 0:
+        return {}
+    if size <= recordsize:
+        n, new_lsize = file_block_sizes(got, recordsize)
+        return {(new_lsize, min(new_lsize, c) if c else 0): k for (_, c), k in blocks.items()}
+    return blocks
+
+
+@dataclass
+class Sample:
+    """What was read. A full read (no budget): per file, (index into walk.files, its blocks).
+    A budgeted read samples records, each equally likely: `records` holds (lsize, clen) of each
+    record read, and `population_records` how many records all files have."""
+
+    read: list[tuple[int, dict[tuple[int, int], int]]]
+    records: list[tuple[int, int]]
+    population_records: int
+    counts: ReadCounts
+    seconds: float
+    complete: bool            # every file read (then the answer is exact)
+
+
+def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, max_bytes: int | None,
+                max_seconds: float | None, rng: random.Random, progress=None) -> Sample:
+    """Every file whole without a budget; with one, records drawn at random without replacement
+    until the byte or time budget is spent. Records, not files, are the sampling unit: a record's
+    allocation is bounded, so the interval holds where file sizes are heavy-tailed."""
+    counts = ReadCounts()
+    start = time.monotonic()
+    total = sum(f[3] for f in w.files)
+    if max_bytes is None and max_seconds is None:
+        read: list[tuple[int, dict]] = []
+        done = 0
+        for i, (path, dev, ino, size) in enumerate(w.files):
+            blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts)
+            done += size
+            if blocks is not None:
+                read.append((i, blocks))
+            if progress is not None:
+                progress(done, total)
+        return Sample(read, [], 0, counts, time.monotonic() - start, True)
+    starts = [0]
+    for f in w.files:
+        starts.append(starts[-1] + file_block_sizes(f[3], recordsize)[0])
+    population = starts[-1]
+    budget = population if max_bytes is None else max(1, min(population, -(-max_bytes // recordsize) * 4))
+    chosen = rng.sample(range(population), min(population, budget, MAX_SAMPLED_RECORDS))
+    records: list[tuple[int, int]] = []
+    done = 0
+    goal = total if max_bytes is None else min(total, max_bytes)
+    for r in chosen:
+        if records and max_bytes is not None and done >= max_bytes:
+            break
+        if records and max_seconds is not None and time.monotonic() - start >= max_seconds:
+            break
+        i = bisect.bisect_right(starts, r) - 1
+        path, dev, ino, size = w.files[i]
+        key = read_record(path, dev, ino, size, r - starts[i], recordsize, compress, counts)
+        if key is not None:
+            records.append(key)
+            done += key[0]
+            counts.read_bytes += key[0]
+        if progress is not None:
+            progress(done, goal)
+    counts.read_files = len({bisect.bisect_right(starts, r) - 1 for r in chosen[:len(records)]})
+    return Sample([], records, population, counts, time.monotonic() - start, len(records) == population)
+
+
+MAX_SAMPLED_RECORDS = 4_000_000
+
+
+def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize: int,
+                compress: Callable[[bytes], int], counts: ReadCounts) -> tuple[int, int] | None:
+    """(lsize, clen) of one record of a file, or None (counted) when it cannot be read whole."""
+    n, lsize = file_block_sizes(size, recordsize)
+    want = min(lsize, size - index * recordsize)
+    try:
+        fd = _open(path)
+    except FileNotFoundError:
+        counts.vanished += 1
+        counts.warn(f"{path}: vanished")
+        return None
+    except OSError as e:
+        counts.unreadable += 1
+        counts.warn(f"{path}: {e.strerror}")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
+            counts.vanished += 1
+            counts.warn(f"{path}: replaced since the walk")
+            return None
+        data = os.pread(fd, want, index * recordsize)
+    except OSError as e:
+        counts.unreadable += 1
+        counts.warn(f"{path}: {e.strerror}")
+        return None
+    finally:
+        os.close(fd)
+    if len(data) < want:
+        counts.shrunk += 1
+        counts.warn(f"{path}: shrank below {size:,} bytes while read")
+        return None
+    if data.count(0) == len(data):
+        return lsize, 0
+    record = data if len(data) == lsize else data + bytes(lsize - len(data))
+    return lsize, clen_key(lsize, compress(record))

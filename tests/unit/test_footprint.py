@@ -1,0 +1,272 @@
+"""footprint: OpenZFS's per-block rules on hand-computed cases, the reader on real trees
+(symlinks, FIFOs, loops, zeros, shrinking files), and the command's bad input."""
+
+import json
+import os
+import random
+import zlib
+
+import pytest
+
+from zfslab.errors import UsageError
+from zfslab.model.footprint import (BPE_PAYLOAD_SIZE, Compression, DataBlocks, PoolAlloc, block_cost, block_psize,
+                                    clen_key, data_footprint, file_block_sizes, footprint, pool_alloc)
+from zfslab.model.layouts import parse_layout
+from zfslab.system.footprint_reader import ReadCounts, compressor, read_file_blocks, read_sample, walk
+
+K = 1024
+ON = Compression(True)
+A12 = PoolAlloc(4096, 4096)
+
+
+def test_a_file_is_one_block_of_its_size_up_to_the_recordsize_then_whole_records():
+    assert file_block_sizes(0, 128 * K) == (0, 0)
+    assert file_block_sizes(1, 128 * K) == (1, 512)
+    assert file_block_sizes(5000, 128 * K) == (1, 5120)
+    assert file_block_sizes(128 * K, 128 * K) == (1, 128 * K)
+    assert file_block_sizes(128 * K + 1, 128 * K) == (2, 128 * K)
+
+
+def test_compression_must_save_an_eighth_rounded_down_to_the_allocation_unit():
+    # 128K: at most 112K; 40,000 B rounds up to 40K
+    assert block_psize(128 * K, 40_000, ON, A12) == ("compressed", 40 * K)
+    assert block_psize(128 * K, 112 * K, ON, A12) == ("compressed", 112 * K)
+    assert block_psize(128 * K, 112 * K + 512, ON, A12) == ("stored", 128 * K)
+    # 40K block: 35K floored to 32K; 34K would round to 36K under 2.2 but is refused by 2.3+
+    assert block_psize(40 * K, 34 * K, ON, A12) == ("stored", 40 * K)
+    assert block_psize(40 * K, 34 * K, Compression(True, floor_to_alloc=False), A12) == ("compressed", 36 * K)
+    # 4K block at ashift 12: nothing below one sector is possible, only an embedded block
+    assert block_psize(4 * K, 2000, ON, A12) == ("stored", 4 * K)
+    assert block_psize(4 * K, BPE_PAYLOAD_SIZE, ON, A12) == ("embedded", 0)
+    assert block_psize(4 * K, 100, Compression(True, embedded_data=False), A12) == ("stored", 4 * K)
+
+
+def test_zeros_are_holes_only_with_compression_on():
+    assert block_psize(128 * K, 0, ON, A12) == ("hole", 0)
+    assert block_psize(128 * K, 0, Compression(False), A12) == ("stored", 128 * K)
+
+
+def test_a_draid_rounds_compressed_blocks_to_whole_rows():
+    alloc = pool_alloc(parse_layout("draid2:8d:12c:0s"), 12)
+    assert alloc == PoolAlloc(32 * K, 32 * K)
+    assert block_psize(128 * K, 40_000, ON, alloc) == ("compressed", 64 * K)
+    assert block_psize(128 * K, 20_000, ON, alloc) == ("compressed", 32 * K)
+
+
+def test_clen_keys_keep_what_the_rules_compare():
+    assert clen_key(4096, None) == 0
+    assert clen_key(4096, 5000) == 4096
+    assert clen_key(4096, 100) == 100
+    assert clen_key(4096, 113) == 512
+
+
+def test_raidz_costs_split_into_data_parity_and_padding():
+    g = parse_layout("raidz2:6").groups[0]
+    c = block_cost(g, 4096, 12)         # one data sector, two parity: 3 sectors, rounded to 3 (p+1)
+    assert (c.data_bytes, c.parity_bytes, c.padding_bytes, c.asize_bytes) == (4096, 8192, 0, 12288)
+    c = block_cost(g, 5 * 4096, 12)     # 5 data + 2*2 parity = 9 sectors -> 9 (a multiple of 3)
+    assert (c.parity_bytes, c.padding_bytes) == (4 * 4096, 0)
+    c = block_cost(g, 6 * 4096, 12)     # 6 + 4 = 10 -> 12: two padding sectors
+    assert (c.parity_bytes, c.padding_bytes, c.asize_bytes) == (4 * 4096, 2 * 4096, 12 * 4096)
+    m = block_cost(parse_layout("mirror:3").groups[0], 5000, 12)
+    assert (m.asize_bytes, m.raw_bytes, m.parity_bytes) == (8192, 3 * 8192, 2 * 8192)
+
+
+def test_footprint_counts_holes_embedded_and_compressed_blocks():
+    blocks = {(128 * K, 128 * K): 3, (128 * K, 0): 2, (512, 60): 4, (128 * K, 30 * K): 1}
+    fp = footprint(blocks, parse_layout("mirror:2"), 12, ON)
+    assert (fp.holes, fp.embedded, fp.compressed, fp.stored) == (2, 4, 1, 3)
+    assert fp.psize_bytes == 3 * 128 * K + 32 * K
+    assert fp.alloc_bytes == fp.psize_bytes and fp.raw_bytes == 2 * fp.psize_bytes
+    assert fp.zero_bytes == 2 * 128 * K and fp.stored_logical_bytes == 4 * 128 * K + 4 * 512
+    off = footprint(blocks, parse_layout("mirror:2"), 12, Compression(False))
+    assert off.holes == 0 and off.psize_bytes == 6 * 128 * K + 4 * 4096 - 4 * 3584
+
+
+def test_a_sample_is_scaled_by_the_ratio_of_its_size_priced_allocation():
+    read = {(128 * K, 64 * K): 10}
+    read_as_is = {(128 * K, 128 * K): 10}
+    everything = {(128 * K, 128 * K): 40}
+    data = DataBlocks(read, read_as_is, everything, "lz4", 128 * K, 4, 1, 40, False)
+    fp = data_footprint(data, parse_layout("raidz1:3"), 12, ON)
+    whole = footprint({(128 * K, 64 * K): 40}, parse_layout("raidz1:3"), 12, ON)
+    assert fp.used_bytes == pytest.approx(whole.used_bytes) and fp.logical_bytes == whole.logical_bytes
+
+
+# ---- the reader on real files ----------------------------------------------------------------------
+
+def _tree(tmp_path):
+    t = tmp_path / "t"
+    (t / "sub").mkdir(parents=True)
+    (t / "text.txt").write_bytes(b"hello zfs " * 30_000)               # 300,000 B: 3 records, compressible
+    (t / "zeros.bin").write_bytes(bytes(256 * K))                        # two all-zero records
+    (t / "sub" / "random.bin").write_bytes(random.Random(1).randbytes(100_000))
+    (t / "sub" / "tiny").write_bytes(b"x" * 10)
+    os.symlink("/usr", t / "out-link")                                   # must not be followed
+    os.symlink(t, t / "sub" / "loop-link")
+    os.mkfifo(t / "fifo")
+    return t
+
+
+def test_walk_skips_symlinks_and_fifos_without_opening_them(tmp_path):
+    w = walk([str(_tree(tmp_path))])
+    names = sorted(os.path.basename(f[0]) for f in w.files)
+    assert names == ["random.bin", "text.txt", "tiny", "zeros.bin"]
+    assert (w.symlinks, w.special, w.directories) == (2, 1, 2)
+
+
+def test_a_bind_mount_style_loop_is_walked_once(tmp_path):
+    t = _tree(tmp_path)
+    w = walk([str(t), str(t)])   # the same tree twice: its directories are met again
+    assert len(w.files) == 4 and w.loops == 1
+
+
+def test_reading_finds_holes_compression_and_incompressible_records(tmp_path):
+    t = _tree(tmp_path)
+    w = walk([str(t)])
+    s = read_sample(w, 128 * K, compressor("lz4"), max_bytes=None, max_seconds=None, rng=random.Random(0))
+    assert s.complete and len(s.read) == 4
+    by_name = {os.path.basename(w.files[i][0]): b for i, b in s.read}
+    assert by_name["zeros.bin"] == {(128 * K, 0): 2}
+    assert by_name["random.bin"] == {(100_352, 100_352): 1}   # one block of 196 x 512 B, as is
+    assert sum(by_name["text.txt"].values()) == 3 and all(0 < c < 4096 for _, c in by_name["text.txt"])
+    (lsize, clen), = by_name["tiny"]                                   # 10 B in a 512 B block: embedded
+    assert lsize == 512 and 4 < clen <= BPE_PAYLOAD_SIZE
+    atimes = {f[0]: os.stat(f[0]).st_atime_ns for f in w.files}
+    read_sample(w, 128 * K, compressor("zstd"), max_bytes=None, max_seconds=None, rng=random.Random(0))
+    if os.geteuid() == 0 or all(os.stat(f[0]).st_uid == os.geteuid() for f in w.files):
+        assert {f[0]: os.stat(f[0]).st_atime_ns for f in w.files} == atimes   # O_NOATIME
+
+
+def test_a_file_that_shrinks_after_the_walk_is_counted_and_priced_as_read(tmp_path):
+    f = tmp_path / "f"
+    f.write_bytes(b"a" * 300_000)
+    st = os.stat(f)
+    f.write_bytes(b"a" * 1000)        # same inode, now shorter
+    counts = ReadCounts()
+    blocks = read_file_blocks(str(f), st.st_dev, st.st_ino, 300_000, 128 * K, compressor("lz4"), counts)
+    assert counts.shrunk == 1 and "shrank" in counts.examples[0]
+    assert sum(blocks.values()) == 1
+
+
+def test_a_file_replaced_or_removed_after_the_walk_is_a_counted_warning(tmp_path):
+    f = tmp_path / "f"
+    f.write_bytes(b"a" * 1000)
+    st = os.stat(f)
+    os.unlink(f)
+    counts = ReadCounts()
+    assert read_file_blocks(str(f), st.st_dev, st.st_ino, 1000, 128 * K, compressor("lz4"), counts) is None
+    os.mkfifo(f)                      # a FIFO where the file was: opened non-blocking, never read
+    assert read_file_blocks(str(f), st.st_dev, st.st_ino, 1000, 128 * K, compressor("lz4"), counts) is None
+    assert counts.vanished == 2
+
+
+def test_compressors_add_zfs_headers():
+    data = b"abc" * 10_000
+    assert compressor("gzip-6")(data) == len(zlib.compress(data, 6))
+    assert compressor("off") is None
+    assert compressor("lz4")(data) > 4 and compressor("zstd")(data) > 8
+    assert compressor("zstd-19")(data) <= compressor("zstd-1")(data)
+
+
+# ---- the command -----------------------------------------------------------------------------------
+
+def test_command_json_exact_on_a_read_tree(run_cli, tmp_path):
+    t = _tree(tmp_path)
+    r = run_cli("footprint", str(t), "--layouts", "raidz2:6,mirror:2", "--disk-size", "1TB", "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["complete"] and d["files"] == 4 and d["read"]["symlinks_skipped"] == 2
+    rz, mi = d["layouts"]
+    assert rz["holes"] == 2 and mi["fits_times"] > 1000
+    assert rz["psize_bytes"] == mi["psize_bytes"]
+    r = run_cli("footprint", str(t), "--layouts", "raidz2:6")
+    assert r.exit_code == 0 and "raidz2:6" in r.stdout and "2 symlinks not followed" in r.stdout
+
+
+def test_command_reads_a_size_list_with_compression_off(run_cli, tmp_path):
+    f = tmp_path / "sizes.txt"
+    f.write_text("4096\n5000\n300000\n")
+    d = json.loads(run_cli("footprint", str(f), "--compression", "off", "--layouts", "mirror:2", "--json").stdout)
+    assert d["layouts"][0]["psize_bytes"] == 4096 + 5120 + 3 * 128 * K   # 5,000 B: one 5,120 B block
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: str(p / "nope"), "no such file or directory"),
+    (lambda p: (os.mkfifo(p / "fifo"), str(p / "fifo"))[1], "a FIFO, not a directory"),
+    (lambda p: "/dev/null", "a device, not a directory"),
+    (lambda p: ((p / "empty").mkdir(), str(p / "empty"))[1], "no regular file found"),
+    (lambda p: ((p / "s.txt").write_text("12\nabc\n"), str(p / "s.txt"))[1], "'abc' is not a file size"),
+])
+def test_command_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, make, message):
+    args = ["footprint", make(tmp_path), "--layouts", "mirror:2"]
+    if message == "'abc' is not a file size":
+        args += ["--compression", "off"]
+    r = run_cli(*args)
+    assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--compression", "lz5"], "--compression 'lz5'"),
+    (["--sample", "abc"], "--sample 'abc'"),
+    (["--recordsize", "100K"], "--recordsize '100K'"),
+    (["--layouts", "raidz9:3"], "--layouts"),
+])
+def test_command_bad_options_are_one_line_and_exit_2(run_cli, tmp_path, args, message):
+    r = run_cli("footprint", str(tmp_path), *args)
+    assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_size_list_needs_compression_off(run_cli, tmp_path):
+    f = tmp_path / "s.txt"
+    f.write_text("100\n")
+    r = run_cli("footprint", str(f))
+    assert r.exit_code == 2 and "size list" in r.stderr
+
+
+def test_plan_data_from_a_saved_footprint_adds_the_fit_and_requires_room(run_cli, tmp_path):
+    t = _tree(tmp_path)
+    saved = tmp_path / "fp.json"
+    r = run_cli("footprint", str(t), "--layouts", "mirror:2", "--json")
+    saved.write_text(r.stdout)
+    r = run_cli("plan", "4x1TB", "--data-from", str(saved), "--grow", "50%", "--no-risk", "--no-speed", "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    for row in d["layouts"]:
+        assert row["data_fits_times"] == pytest.approx(row["usable_bytes"] / row["data_used_bytes"], rel=1e-3)
+        assert row["free_after_data_bytes"] == row["usable_bytes"] - row["data_used_bytes"]
+    r = run_cli("plan", "4x1TB", "--data-from", str(t), "--no-risk", "--no-speed")
+    assert r.exit_code == 0 and "free after your data" in r.stdout
+    r = run_cli("plan", "4x100MB", "--data-from", str(saved), "--grow", "999999%", "--no-risk", "--no-speed")
+    assert r.exit_code == 2 and "no layout of these disks holds your data" in r.stderr
+    r = run_cli("plan", "4x1TB", "--grow", "50%")
+    assert r.exit_code == 2 and "--grow needs --data-from" in r.stderr
+    junk = tmp_path / "junk.json"
+    junk.write_text("{}")
+    r = run_cli("plan", "4x1TB", "--data-from", str(junk))
+    assert r.exit_code == 2 and "not the output of zfslab footprint --json" in r.stderr
+
+
+def test_footprint_disks_prices_every_layout_plan_lists(run_cli, tmp_path):
+    t = _tree(tmp_path)
+    d = json.loads(run_cli("footprint", str(t), "--disks", "6x4TB", "--json").stdout)
+    names = [row["layout"] for row in d["layouts"]]
+    assert "raidz2:6" in names and "3xmirror:2" in names and all(row["fits_times"] > 1 for row in d["layouts"])
+
+
+def test_command_prices_a_pools_zdb_histogram(run_cli):
+    zdb = os.path.join(os.path.dirname(__file__), "..", "data", "zdb-bb-special-2.3.txt")
+    d = json.loads(run_cli("footprint", zdb, "--layouts", "mirror:2,raidz2:6", "--json").stdout)
+    mirror, raidz = d["layouts"]
+    assert d["compression"] == "as measured by zdb" and mirror["psize_bytes"] == raidz["psize_bytes"] > 0
+    assert raidz["alloc_bytes"] > mirror["alloc_bytes"] and mirror["metadata_used_bytes_estimate"] == 0
+
+
+@pytest.mark.parametrize("budget", ["130KB", "0.001s"])
+def test_command_samples_by_bytes_or_time_and_gives_an_interval(run_cli, tmp_path, budget):
+    t = _tree(tmp_path)
+    d = json.loads(run_cli("footprint", str(t), "--layouts", "raidz2:6", "--sample", budget, "--json").stdout)
+    row = d["layouts"][0]
+    assert d["read"]["records_read"] >= 1 and d["read"]["records_total"] == 7   # text 3, zeros 2, random 1, tiny 1
+    if not d["complete"] and d["read"]["records_read"] > 1:
+        assert row["data_used_low_bytes"] <= row["data_used_bytes"] <= row["data_used_high_bytes"]
