@@ -14,7 +14,7 @@ import pytest
 
 from zfslab.model.layouts import parse_layout
 from zfslab.system.bench import wipe_devices
-from zfslab.system.disks import inspect_disk
+from zfslab.system.disks import inspect_disk, read_samples
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import ZfsCli
 
@@ -65,6 +65,45 @@ def test_a_wiped_header_with_data_behind_it_is_refused_and_left_unchanged(zfs, d
     refused = [line for line in r.stderr.splitlines() if line.startswith("  ")]
     assert len(refused) == 1 and victim in refused[0] and "holds data of unknown kind" in refused[0]
     assert digest(victim) == before
+    assert not zfs.pool_exists("zfslab-bench")
+    fresh(victim)  # for the tests after this one
+
+
+def zero_whole(dev):
+    """Every byte zero (not only the sampled regions, as fresh() makes them)."""
+    block = bytes(16 * MIB)
+    with open(dev, "r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(0)
+        for _ in range(size // len(block)):
+            f.write(block)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def test_one_mib_of_data_between_the_old_samples_is_refused_by_bench_and_drill(zfs, disks, tmp_path):
+    """Issue 26's audit: 1 MiB of random data at 768 MiB of a disk of zeros lay between the 64
+    regions of 1 MiB the gate sampled then, and bench wrote over it."""
+    victim, clean = disks[2], disks[3]
+    fresh(victim, clean)
+    zero_whole(victim)
+    with open(victim, "r+b") as f:
+        f.seek(768 * MIB)
+        f.write(os.urandom(MIB))
+        f.flush()
+        os.fsync(f.fileno())
+    before = digest(victim)
+    sample = read_samples(victim)
+    print(f"sample of {victim}: {sample.sampled} of {sample.planned} regions of 64 KiB in {sample.seconds:.2f} s, "
+          f"{sample.dirty} not zero")
+    assert sample.complete and sample.dirty >= 1 and 768 * MIB <= sample.first_dirty < 769 * MIB
+    for args in (["bench", "--disks", f"{clean},{victim}", "--layouts", "mirror:2", *QUICK],
+                 ["drill", "--disks", f"{clean},{victim}", "--layout", "mirror:2", "--dry-run"]):
+        r = zfslab(*args, "--db", str(tmp_path / "i.sqlite"))
+        assert r.returncode == 10, (args[0], r.stderr)
+        refused = [line for line in r.stderr.splitlines() if line.startswith("  ")]
+        assert len(refused) == 1 and victim in refused[0] and "holds data of unknown kind" in refused[0], r.stderr
+        assert digest(victim) == before
     assert not zfs.pool_exists("zfslab-bench")
     fresh(victim)  # for the tests after this one
 
