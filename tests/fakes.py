@@ -60,6 +60,7 @@ class FakeZfs:
         self.calls: list[str] = []
         self.fail_create = fail_create
         self.kill_after_create = kill_after_create  # a layout: its create makes the pool, then zfslab "dies"
+        self.dead = False
         self.clock = clock or Clock()
         self.resilver_seconds = resilver_seconds
         self.rebuild_seconds = rebuild_seconds
@@ -152,9 +153,12 @@ class FakeZfs:
                                  dict(fs_props or {}), {"ashift": str(ashift or 12), **(pool_props or {})})
         if self.kill_after_create == str(layout):
             self.kill_after_create = None
+            self.dead = True  # a finally that would clean up never runs after SIGKILL: its destroy "dies" too
             raise Killed(f"killed once zpool create {layout} returned")
 
     def destroy_pool(self, name: str, *, force: bool = False) -> None:
+        if self.dead:  # until the test starts "the next zfslab" (dead = False)
+            raise Killed("killed: no clean-up runs")
         self._get_pool(name)
         self.calls.append(f"destroy {name}")
         del self.pools[name]

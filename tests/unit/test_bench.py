@@ -353,6 +353,7 @@ def test_a_kill_between_the_create_and_the_guid_record_is_resumed(tmp_path):
     bench, results = make(tmp_path, zfs, FakeFio(), db=db)
     with pytest.raises(Killed):
         bench.run()
+    zfs.dead = False  # the next zfslab process
     guid = zfs.pool_guid(POOL)
     assert guid not in results.pool_guids(run_id=bench.run_id)  # the window: the pool exists, unrecorded
     assert results.intents(run_id=bench.run_id)[(POOL, bench.key)] == "raidz1:3"

@@ -33,9 +33,12 @@ def inspect(devices: list[str], runner, sandbox: bool, db: str | None = None):
         infos = [inspect_file(d, runner) for d in devices if os.path.exists(d)]
     else:
         infos = waive_history(inspect_disks(devices, runner), recorded_histories(db))
+    said: dict[str, list[str]] = {}  # the same note for several disks (no smartctl): one line
     for i in infos:
         for note in i.notes:
-            print(one_line(f"zfslab: {i.given}: {note}"), file=sys.stderr)
+            said.setdefault(note, []).append(i.given)
+    for note, given in said.items():
+        print(one_line(f"zfslab: {', '.join(given)}: {note}"), file=sys.stderr)
     return infos
 
 

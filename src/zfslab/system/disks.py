@@ -3,10 +3,11 @@
 A device is refused if it (or anything on it) holds a partition table, a filesystem / RAID /
 LVM / swap / ZFS signature, is mounted, is swap, is held by md/LVM/dm, cannot be opened
 exclusively (the kernel says someone has it), or simply does not read as empty: a header can
-be wiped while the data behind it stays, so 64 regions of 1 MiB spread over the whole disk are
-read, and any non-zero byte means "holds data of unknown kind". A /dev/disk/by-id name is
-resolved to its device first, so an alias of a busy disk is refused too. Every check reads
-only: lsblk, blkid -p and wipefs -n never write.
+be wiped while the data behind it stays, so up to 4,096 regions of 64 KiB spread over the whole
+disk are read, and any non-zero byte means "holds data of unknown kind". A disk whose SMART
+history says it was used (system/smart.py) is refused too, even when every region reads zero.
+A /dev/disk/by-id name is resolved to its device first, so an alias of a busy disk is refused
+too. Every check reads only: lsblk, blkid -p, wipefs -n and smartctl -a never write.
 
 The one writer here, `zero_samples`, is what zfslab's own wipe does after its pools are gone:
 it zeroes exactly the regions the emptiness check reads, so a disk zfslab used reads as empty
@@ -213,15 +214,14 @@ def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_
         plan = sample_plan(os.lseek(fd, 0, os.SEEK_END))
         if not direct:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        for sweep in plan.passes():
-            if read and clock() - t0 > budget_s:
+        for offset in (o for sweep in plan.passes() for o in sweep):
+            if read and clock() - t0 > budget_s:  # the sweeps done so far already span the disk
                 break
-            for offset in sweep:
-                n = os.preadv(fd, [buf], offset)
-                read += 1
-                if buf[:n] != zero[:n]:
-                    dirty += 1
-                    first = offset if first is None else min(first, offset)
+            n = os.preadv(fd, [buf], offset)
+            read += 1
+            if buf[:n] != zero[:n]:
+                dirty += 1
+                first = offset if first is None else min(first, offset)
     finally:
         os.close(fd)
         buf.close()
@@ -394,7 +394,10 @@ def inspect_file(path: str, runner: Runner | None = None) -> DiskInfo:
 def inspect_disks(given: list[str], runner: Runner | None = None) -> list[DiskInfo]:
     """Inspect each disk; a disk named twice (even by two names) is an error before anything runs."""
     runner = runner or Runner()
-    infos = [inspect_disk(g, runner) for g in given]
+    # in parallel: each disk's sample is its own seeks, so the time is the slowest disk's, not the sum
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(given)))) as pool:
+        infos = list(pool.map(lambda g: inspect_disk(g, runner), given))
     seen: dict[str, str] = {}
     for info in infos:
         if info.device in seen:
