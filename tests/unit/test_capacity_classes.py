@@ -73,8 +73,9 @@ def test_capacity_prints_each_class(run_cli):
     assert "metadata and small blocks; in SIZE, not in AVAIL" in lines["special"]
     assert "not in SIZE nor AVAIL" in lines["log"]
     assert "2 L2ARC devices" in lines["cache"]
-    assert "embedded log metaslab on the special vdev (2.4+)" in r.stdout
-    assert "is added back to USED+AVAIL (spa_update_dspace)" in r.stdout
+    prose = " ".join(r.stdout.split())  # notes wrap at the page's width, between words
+    assert "embedded log metaslab on the special vdev (2.4+)" in prose
+    assert "is added back to USED+AVAIL (spa_update_dspace)" in prose
 
 
 def test_capacity_json_gives_the_class_sizes_and_the_force_reason(run_cli):

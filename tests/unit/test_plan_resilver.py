@@ -96,9 +96,10 @@ def test_drills_on_other_disks_or_files_are_not_used(run_cli, tmp_path, monkeypa
 
 def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_path, monkeypatch):
     path = bench_db(tmp_path / "r.sqlite")
-    with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it
+    with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it (5 came after)
         conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; "
-                           f"DELETE FROM schema_version WHERE version = {SCHEMA_VERSION};")
+                           "DROP TABLE pool_intents; DROP TABLE disk_history; "
+                           "DELETE FROM schema_version WHERE version >= 4;")
     r = run_cli("plan", "--db", path, "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["resilver_measured"] == []
     drill_into(path, "mirror:2", ["/dev/d0", "/dev/d1"], seconds=40.0, monkeypatch=monkeypatch)  # migrates it
@@ -110,10 +111,13 @@ def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_pa
             ("/dev/d0", "pool"), ("/dev/d1", "pool"), ("/dev/sdz", "spare")]
 
 
-@pytest.mark.parametrize("column, value", [("seconds", 0.0), ("resilvered_bytes", -1)])
-def test_a_non_positive_resilver_gets_one_line_and_exit_2(run_cli, db, column, value):
+@pytest.mark.parametrize("column, value, said", [
+    ("seconds", 0.0, "a measured resilver must be above 0"),
+    ("resilvered_bytes", -1, "resilvered_bytes = -1, below 0: not a zfslab value"),  # store/readback.py's check
+])
+def test_a_non_positive_resilver_gets_one_line_and_exit_2(run_cli, db, column, value, said):
     with sqlite3.connect(db) as conn:
         conn.execute(f"UPDATE resilvers SET {column} = ? WHERE vdev_kind = 'raidz'", (value,))
     r = run_cli("plan", "--db", db)
     assert r.exit_code == 2 and r.stdout == ""
-    assert r.stderr.count("\n") == 1 and "a measured resilver must be above 0" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
