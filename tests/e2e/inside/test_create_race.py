@@ -27,6 +27,7 @@ from collections import Counter
 import pytest
 
 from zfslab.model.layouts import parse_layout, zpool_create_argv
+from zfslab.system.bench import wipe_devices
 from zfslab.system.runner import Runner
 from zfslab.system.udev_lock import held_against_rescan, whole_disk
 from zfslab.system.zfs import ZfsCli
@@ -89,6 +90,9 @@ def test_plain_create_fails_while_udev_rereads(zfs, disks, pool_name):
         if zfs.pool_exists(pool_name):
             zfs.destroy_pool(pool_name)
         if p.returncode != 0:
+            # a create the re-reads broke half-way can leave the labels of a pool that was never
+            # imported ("potentially active"), which the next create would refuse: zfslab's wipe
+            wipe_devices(Runner(), disks[:2])
             break
     print(outcomes)
     assert outcomes[-1][0] != 0, f"zpool create passed {ROUNDS} times while udev re-read the disks: {outcomes}"
