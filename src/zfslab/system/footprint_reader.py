@@ -171,10 +171,9 @@ def _open(path: str) -> int:
         return os.open(path, flags)  # O_NOATIME is refused on others' files (EPERM): plain read
 
 
-def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, compress: Callable[[bytes], int],
-                     counts: ReadCounts) -> dict[tuple[int, int], int] | None:
-    """(lsize, clen) histogram of one file read now, or None when it cannot be read. Reads at
-    most the size the walk saw; a file that ends sooner is counted as shrunk and priced as read."""
+def _open_walked(path: str, dev: int, ino: int, counts: ReadCounts) -> int | None:
+    """The file the walk saw, opened (the caller closes it), or None, counted, when it vanished,
+    was replaced by another file since, or cannot be opened."""
     try:
         fd = _open(path)
     except FileNotFoundError:
@@ -187,10 +186,27 @@ def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, 
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
-            counts.vanished += 1
-            counts.warn(f"{path}: replaced since the walk")
-            return None
+    except OSError as e:
+        os.close(fd)
+        counts.unreadable += 1
+        counts.warn(f"{path}: {e.strerror}")
+        return None
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
+        os.close(fd)
+        counts.vanished += 1
+        counts.warn(f"{path}: replaced since the walk")
+        return None
+    return fd
+
+
+def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, compress: Callable[[bytes], int],
+                     counts: ReadCounts) -> dict[tuple[int, int], int] | None:
+    """(lsize, clen) histogram of one file read now, or None when it cannot be read. Reads at
+    most the size the walk saw; a file that ends sooner is counted as shrunk and priced as read."""
+    fd = _open_walked(path, dev, ino, counts)
+    if fd is None:
+        return None
+    try:
         n, lsize = file_block_sizes(size, recordsize)
         blocks: dict[tuple[int, int], int] = {}
         got = 0
@@ -296,22 +312,10 @@ def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize
     """(lsize, clen) of one record of a file, or None (counted) when it cannot be read whole."""
     n, lsize = file_block_sizes(size, recordsize)
     want = min(lsize, size - index * recordsize)
-    try:
-        fd = _open(path)
-    except FileNotFoundError:
-        counts.vanished += 1
-        counts.warn(f"{path}: vanished")
-        return None
-    except OSError as e:
-        counts.unreadable += 1
-        counts.warn(f"{path}: {e.strerror}")
+    fd = _open_walked(path, dev, ino, counts)
+    if fd is None:
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
-            counts.vanished += 1
-            counts.warn(f"{path}: replaced since the walk")
-            return None
         data = os.pread(fd, want, index * recordsize)
     except OSError as e:
         counts.unreadable += 1
