@@ -21,7 +21,7 @@ from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_foo
                                    ratio_estimate, used_coster)
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.units import format_bytes, parse_blocksize
-from zfslab.report.tables import to_json
+from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
 from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
 
@@ -333,28 +333,37 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     elif data.compression.startswith("as measured"):
         how = "zdb's block size histogram: data and metadata as that pool stored them, at each bin's mean size"
     count = f"{data.files:,} files" if data.files else f"{sum(data.blocks.values()):,} blocks"
-    out.print(f"{count}, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "
-              f"compression {data.compression}, ashift {args.ashift};")
-    out.print(how)
+    print_wrapped(out, f"{count}, {_size(logical)} logical in {data.recordsize_bytes // 1024}K records; "
+                       f"compression {data.compression}, ashift {args.ashift};")
+    print_wrapped(out, how)
     head = ("layout", "logical", "USED", "raw", "ratio", "fits", "redund.", "padding", "sectors", "compr.")
     widths = (18, 9, 9, 9, 5, 7, 9, 8, 8, 9)   # 100 columns
-    out.print(" ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(head, widths))))
+    # a narrower terminal loses the breakdown from the right, never a cut cell (--json has it all)
+    shown_cols = len(head)
+    while shown_cols > 6 and sum(widths[:shown_cols]) + shown_cols - 1 > out.width:
+        shown_cols -= 1
+
+    def line(cells) -> str:
+        return " ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells[:shown_cols], widths)))
+    out.print(line(head))
     for layout, fp, usable, iv in rows:
         cells = (str(layout)[:18], _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
                  f"{fp.compression_ratio:.2f}", _fits(usable, fp.total_used_bytes), _size(fp.parity_bytes), _size(fp.padding_bytes),
                  _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
                  else "0")
-        out.print(" ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+        out.print(line(cells))
         if iv is not None:
             meta = fp.metadata_used_bytes
             out.print(f"{'':18} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}"
                       if math.isfinite(iv.high) else f"{'':18} USED interval unknown: one record read; sample more")
-    out.print("USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits")
-    out.print("in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding")
-    out.print("(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's")
-    out.print("saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
+    if shown_cols < len(head):
+        print_wrapped(out, f"Left out for width: {', '.join(head[shown_cols:])} (a wider terminal or --json shows them).")
+    print_wrapped(out, "USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits "
+                       "in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding "
+                       "(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's "
+                       "saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
     if rows and rows[0][2] is None:
-        out.print("fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
+        print_wrapped(out, "fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
     skipped = [(notes.get(k, 0), what) for k, what in (
         ("symlinks_skipped", "symlinks not followed"), ("special_files_skipped", "special files skipped"),
         ("directory_loops", "directory loops"), ("unreadable_directories", "directories unreadable"),
@@ -364,7 +373,7 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     if said:
         out.print("warnings: " + ", ".join(said))
         if notes.get("warnings"):
-            out.print(f"  e.g. {shown(notes['warnings'][0], 90)}")
+            print_wrapped(out, f"  e.g. {shown(notes['warnings'][0], 90)}")
     if "bytes_read" in notes and notes.get("read_seconds"):
         out.print(f"read {_size(notes['bytes_read'])} in {notes['read_seconds']:.1f} s "
                   f"({notes['bytes_read'] / notes['read_seconds'] / 1e6:.0f} MB/s)")
