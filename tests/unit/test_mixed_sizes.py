@@ -238,7 +238,7 @@ def test_unused_disks_need_allow_unused():
     with pytest.raises(LayoutError) as e:
         plan(mixed, layouts=[parse_layout("raidz2:8@12TB")])
     assert str(e.value) == ("layout raidz2:8@12TB uses 8 disks but the plan has 12 (8 × 12.00 TB + 4 × 8.00 TB); "
-                            "pass --allow-unused to leave 4 unused")
+                            "pass `allow_unused` to leave 4 unused")
     mixed = mixed_disk_set([(8, 12 * TB), (4, 8 * TB)], allow_unused=True)
     assert plan(mixed, layouts=[parse_layout("raidz2:8")])[0].unused_disks == 4
 

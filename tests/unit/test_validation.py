@@ -128,7 +128,7 @@ def test_parse_dataset_takes_the_measured_range_inclusive():
     ([record(1, "stripe", 1, 1, write=100.0, calibration="yes")],
      "row 0: calibration is 1 (fit on it) or 0 (predict it), got 'yes'"),
     ([record(1, "stripe", 1, 1, write=100.0), record(2, "stripe", 2, 1, write=200.0)],
-     "no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto"),
+     "no row has calibration=1: mark the rows the model may be fitted on, or pass `calibration=auto`"),
     ([record(1, "stripe", 1, 1, calibration="1"), record(2, "stripe", 2, 1, write=200.0)],
      "no calibration row has a measured value: nothing to fit the model on"),
     ([record(1, "stripe", 1, 1, write=0.09, calibration="1")],

@@ -29,6 +29,9 @@ PARAM_FLAGS = {
     # zfslab expand (model/expansion.py)
     "release": "--zfs-version", "added": "--add", "fill_before": "--fill-before", "recordsize": "--recordsize",
     "rewrite": "--rewrite", "written_bytes": "--written",
+    # settings the model names in backquotes in its messages (errors.ZfslabError.worded)
+    "allow_unused": "--allow-unused", "vdev_bytes": "--disk-size or --vdev-bytes",
+    "calibration=auto": "--calibration auto", "loo": "--loo",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
 

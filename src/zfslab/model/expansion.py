@@ -122,7 +122,7 @@ def check_expandable(layout: Layout, added: int, ashift: int) -> VdevGroup:
         raise LayoutError(f"{layout}: zfslab expand models one raidz vdev (e.g. raidz2:6); zpool attach "
                           "expands raidz vdevs only, one disk at a time")
     if layout.sized:
-        raise LayoutError(f"{layout}: leave out the @SIZES and give --disk-size or --vdev-bytes")
+        raise LayoutError(f"{layout}: leave out the @SIZES and give `vdev_bytes`")
     group = groups[0]
     limit = min(MAX_CHILDREN, VDEV_BOOT_SIZE >> ashift) - group.width
     if not 1 <= added <= limit:

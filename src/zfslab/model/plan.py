@@ -275,6 +275,6 @@ def _fit(layout: Layout, disks: DiskSet) -> tuple[Layout, int]:
     unused = disks.count - layout.disks
     if unused and not disks.allow_unused:
         raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}"
-                          + ("" if not disks.parts else f" ({disks.label}); pass --allow-unused to leave "
+                          + ("" if not disks.parts else f" ({disks.label}); pass `allow_unused` to leave "
                                                           f"{unused} unused"))
     return layout, unused

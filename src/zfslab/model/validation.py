@@ -116,7 +116,7 @@ def parse_dataset(records: Sequence[dict[str, str]], *, calibration: str = "csv"
     if calibration == "auto":
         rows = auto_calibration(rows)
     if not any(r.calibration for r in rows):
-        raise DatasetError("no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto")
+        raise DatasetError("no row has calibration=1: mark the rows the model may be fitted on, or pass `calibration=auto`")
     if not any(r.calibration and r.measured for r in rows):
         raise DatasetError("no calibration row has a measured value: nothing to fit the model on")
     return rows
@@ -148,7 +148,7 @@ def baseline(rows: list[DatasetRow], metric: str, row: DatasetRow, ashift: int) 
 def auto_calibration(rows: list[DatasetRow]) -> list[DatasetRow]:
     """The rows with calibration set by the design rule (at most a third of them)."""
     if len(rows) < MIN_AUTO_ROWS:
-        raise DatasetError(f"too few rows to fit and check: --calibration auto needs at least {MIN_AUTO_ROWS} measured "
+        raise DatasetError(f"too few rows to fit and check: `calibration=auto` needs at least {MIN_AUTO_ROWS} measured "
                          f"pools, got {len(rows)}")
     chosen = {p.index for p in calibration_design([r.layout for r in rows])}
     return [replace(r, calibration=i in chosen) for i, r in enumerate(rows)]
@@ -189,8 +189,8 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
     if len(measured) < 2:
         return _summary(pairs)
     if len(measured) > MAX_LOO_ROWS:   # one refit per row: the cost grows with the square of the rows
-        raise DatasetError(f"leave one out (--loo) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
-                           f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop --loo, or "
+        raise DatasetError(f"leave one out (`loo`) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
+                           f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop `loo`, or "
                            "validate a sample of the rows")
     everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
     for i, row in enumerate(rows):
