@@ -3,7 +3,6 @@
 import json
 import os
 import shlex
-import shutil
 
 import sqlite3
 
@@ -311,11 +310,7 @@ def test_suite_bonnie_stores_calomels_three_columns_together_and_resumes(tmp_pat
     assert [r[0] for r in raw] == [open(os.path.join(DATA, "bonnie", "2.00a-ext4-c4.csv")).read().strip()]
 
 
-def test_suite_bonnie_with_the_real_bonnie(tmp_path):
-    if shutil.which("bonnie++") is None:
-        if os.environ.get("ZFSLAB_TEST_REQUIRE_TOOLS") == "1":
-            pytest.fail("ZFSLAB_TEST_REQUIRE_TOOLS=1 but bonnie++ is not installed")
-        pytest.skip("bonnie++ is not installed")
+def test_suite_bonnie_with_the_real_bonnie(tmp_path, needs_bonnie):
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     # calomel's command (with its 1024-file tests) on a 512 MiB file: about 20 s
