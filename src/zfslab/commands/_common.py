@@ -75,6 +75,13 @@ def parse_disk_set(text: str, *, mixed: bool = False):
     return int(count), parse_size(size)
 
 
+def read_disks(text: str, *, sector_bytes: int = 512, allow_unused: bool = False):
+    """The DiskSet a COUNTxSIZE description names, of one size or several (8x12TB,4x8TB): the one
+    reader of plan's and report's disks."""
+    from zfslab.model.plan import mixed_disk_set
+    return mixed_disk_set(parse_disk_set(text, mixed=True), sector_bytes=sector_bytes, allow_unused=allow_unused)
+
+
 def missing_unit(size: str) -> str:
     """The unit a disk size most likely lacks ('TB', 'GB'), or '': a bare number is bytes, and one
     below ZFS's smallest vdev is a size whose unit was left out (4 means 4TB, 500 means 500GB)."""

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
-                                     add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
+                                     add_zfs_options, console, goal_from_args, read_disks, inputs_text, int_arg, load_disk_type,
                                      risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
@@ -78,7 +78,7 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
     if args.disks is not None:
         if args.disk_count or args.disk_size or args.vdev_bytes:
             raise UsageError("give the disks once: either COUNTxSIZE (e.g. 24x4TB) or --disks with --disk-size")
-        return mixed_disk_set(parse_disk_set(args.disks, mixed=True), sector_bytes=args.sector_size, allow_unused=unused)
+        return read_disks(args.disks, sector_bytes=args.sector_size, allow_unused=unused)
     if args.disk_size or args.vdev_bytes:
         if not args.disk_count:
             raise UsageError("say how many disks with --disks N (or write COUNTxSIZE, e.g. 24x4TB)")
@@ -87,7 +87,7 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
         return mixed_disk_set([(args.disk_count, args.disk_size)], sector_bytes=args.sector_size, allow_unused=unused)
     if args.disk_count:
         raise UsageError("say the size of each disk with --disk-size SIZE, e.g. --disk-size 4TB")
-    return mixed_disk_set([parse_disk_set(DEFAULT_DISKS)], sector_bytes=args.sector_size, allow_unused=unused)
+    return read_disks(DEFAULT_DISKS, sector_bytes=args.sector_size, allow_unused=unused)
 
 
 def _columns(text: str | None) -> list[str] | None:

@@ -22,7 +22,8 @@ def add_parser(sub) -> None:
                                    "speed relative to one disk, space against risk with the short list marked, measured vs "
                                    "predicted, drill verdicts and run metadata; charts also as PNG/SVG.")
     p.add_argument("--db", metavar="FILE", help="bench/drill results (default: none)")
-    p.add_argument("--plan", metavar="COUNTxSIZE", help="the disks to plan for (default: those of the latest bench run, else 24x4TB)")
+    p.add_argument("--plan", metavar="COUNTxSIZE", help="the disks to plan for, as plan takes them: 24x4TB, or several "
+                                                          "sizes: 8x12TB,4x8TB (default: those of the latest bench run, else 24x4TB)")
     p.add_argument("--html", metavar="FILE", help="write the page here")
     p.add_argument("--charts", metavar="DIR", help="also write each chart to DIR")
     p.add_argument("--chart-format", choices=("png", "svg"), default="png", help="format of --charts files (default png)")
@@ -45,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.model.capacity import rules_for
     from zfslab.model.layouts import parse_layout
     from zfslab.model.performance import predict
-    from zfslab.commands._common import parse_disk_set
-    from zfslab.model.plan import disk_set, plan
+    from zfslab.commands._common import read_disks
+    from zfslab.model.plan import mixed_disk_set, plan
     from zfslab.model.recommend import budget_text, recommend
     from zfslab.report import charts
     from zfslab.report.files import check_output_path, write_atomically
@@ -63,15 +64,14 @@ def run(args: argparse.Namespace) -> int:
         _check_charts_dir(args.charts)
     runs, bench, drills, latest = read_results(args.db)
     if args.plan:
-        count, size = parse_disk_set(args.plan)
+        disks = read_disks(args.plan)
     elif latest:
-        count, size = latest["disk_count"], latest["disk_bytes"]
+        disks = mixed_disk_set([(latest["disk_count"], latest["disk_bytes"])])
     else:
-        count, size = parse_disk_set(DEFAULT_DISKS)
-    disks = disk_set(count, size)
+        disks = read_disks(DEFAULT_DISKS)
     profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
-    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size, horizons),
+    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, disks.disk_bytes, horizons),
                 speed=profile)
     rec = recommend(rows, goal)
     records = [r.as_dict() for r in rows]
