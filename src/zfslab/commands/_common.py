@@ -142,9 +142,14 @@ def disk_size_arg(text: str) -> int:
     return size_arg(text)
 
 
+def add_ashift_option(p, help: str | None = None, *, default: int | None = 12) -> None:
+    """--ashift as every command takes it: 9 (512 B sectors) to 16 (64 KiB), default 12; each command
+    words what it applies to."""
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=default, help=help)
+
+
 def add_zfs_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
-                   help="log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
+    add_ashift_option(p, "log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
     p.add_argument("--zfs-version", default="2.1", metavar="V",
                    help="OpenZFS version whose accounting to apply: slop64, 0.6.5, 0.7, 0.8-2.0, "
                         "2.1-2.3 (to 2.3.6), 2.3.7, 2.4.0, 2.4 (2.4.1+), or a release such as 2.3.2 (default 2.1)")

@@ -13,7 +13,7 @@ import stat
 import sys
 import time
 
-from zfslab.commands._common import console, int_arg, parse_disk_set, read_text_file, size_arg
+from zfslab.commands._common import add_ashift_option, console, int_arg, parse_disk_set, read_text_file, size_arg
 from zfslab.errors import LayoutError, UsageError, clip, shown
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import rules_for, whole_disk_capacity
@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--compression", default="lz4", metavar="C",
                    help="off, lz4 (default), zstd, zstd-N, gzip or gzip-N, as the dataset property")
     p.add_argument("--recordsize", default="128K", metavar="R", help="the dataset's recordsize (default 128K)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="the pool's ashift (default 12)")
+    add_ashift_option(p, "the pool's ashift (default 12)")
     p.add_argument("--zfs-version", default="2.3", metavar="V",
                    help="OpenZFS version for the space rules (default 2.3; 2.2 and older: the 12.5 %% "
                         "limit is not rounded to the allocation unit)")

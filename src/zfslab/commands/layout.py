@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from zfslab.commands._common import console, int_arg
+from zfslab.commands._common import add_ashift_option, console
 from zfslab.errors import UsageError
 from zfslab.model.layouts import (Layout, class_redundancy_risk, parse_layout, parse_zpool_vdevs, replication_mismatch,
                                   zpool_create_argv)
@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
                           "'raidz2 a b c d e f special mirror g h i log mirror j k cache l'")
     p.add_argument("--devices", metavar="D,D,...", help="devices for the zpool create command, in order")
     p.add_argument("--pool", default="tank", help="pool name for the zpool create command (default tank)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), help="add -o ashift=A to the command")
+    add_ashift_option(p, "add -o ashift=A to the command", default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

@@ -7,8 +7,8 @@ import json
 import math
 import os
 
-from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_risk_options, goal_from_args, int_arg,
-                                     load_disk_model, risk_params)
+from zfslab.commands._common import (DEFAULT_DISKS, add_ashift_option, add_goal_options, add_risk_options,
+                                     goal_from_args, load_disk_model, risk_params)
 from zfslab.errors import UsageError, ZfslabError, shown
 from zfslab.store.readback import DamagedDatabase, read_results
 
@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
     p.add_argument("--html", metavar="FILE", help="write the page here")
     p.add_argument("--charts", metavar="DIR", help="also write each chart to DIR")
     p.add_argument("--chart-format", choices=("png", "svg"), default="png", help="format of --charts files (default png)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12)
+    add_ashift_option(p)
     p.add_argument("--zfs-version", default="2.1", metavar="V")
     add_risk_options(p)
     add_goal_options(p)

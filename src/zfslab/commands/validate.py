@@ -7,7 +7,7 @@ import io
 
 from rich.markup import escape
 
-from zfslab.commands._common import MAX_DATASET_BYTES, int_arg, console, plain, read_text_file
+from zfslab.commands._common import MAX_DATASET_BYTES, add_ashift_option, console, plain, read_text_file
 from zfslab.errors import UsageError, shown
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json
 
@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
                                    "intervals, and compare with the measured MB/s and with the rule of thumb "
                                    "fitted on the same rows.")
     p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],[calibration]")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="ashift of the measured pools (default 12)")
+    add_ashift_option(p, "ashift of the measured pools (default 12)")
     p.add_argument("--calibration", choices=("csv", "auto"), default="csv",
                    help="csv: fit on the rows marked calibration=1 (default); auto: on at most a third of the "
                         "rows, chosen from their layouts by the design rule (docs/speed.md#calibration-design)")
