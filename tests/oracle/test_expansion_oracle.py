@@ -35,6 +35,7 @@ def zexpand(request, oracle_chroot, shared_tmp):
     target = harness.chroot_target(request.param, oracle_chroot, chroot.versions(oracle_chroot)[request.param])
     source, binary = shared_tmp / "zexpand.c", shared_tmp / f"zexpand-{request.param}"
     shutil.copyfile(SOURCE, source)
+    shutil.copyfile(harness.HEADER, shared_tmp / harness.HEADER.name)
     p = subprocess.run(harness.wrap(target, harness.compile_argv(target, str(source), str(binary))),
                        capture_output=True, text=True)
     if p.returncode != 0:
