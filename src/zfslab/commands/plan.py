@@ -18,8 +18,9 @@ from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
-from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
-                                         measured_resilvers, resilver_dicts, resilver_line)
+from zfslab.model.bench_fit import BenchFit, fit_ranges
+from zfslab.report.bench_fit_text import fit_dict, fit_fields, iops_line, resilver_dicts, resilver_line
+from zfslab.store.bench_fit import fit_bench_run, measured_resilvers
 from zfslab.report.plan_table import column_keys, fit_table, table_width
 from zfslab.report.plan_csv import plan_csv
 from zfslab.report.tables import to_json, wrapped_lines
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.db:
         if args.no_speed:
             raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
-        calibration = calibrate(args.db, disk.speed)
+        calibration = fit_bench_run(args.db, disk.speed)
     disks = _calibration_disks(calibration, args) if calibration and _no_disks_given(args) else _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=recordsize)
-    calibrated = None if calibration is None else intervals(calibration, rows, args.ashift, recordsize)
+    calibrated = None if calibration is None else fit_ranges(calibration, [r.layout for r in rows], args.ashift, recordsize)
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
     rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json or args.csv:
         if args.csv:
             extra = None if calibration is None else {
-                r.layout: calibrated_fields(r.layout, calibration, calibrated) for r in rows}
+                r.layout: fit_fields(r.layout, calibration, calibrated) for r in rows}
             print(plan_csv(rows, rec, why_out, extra), end="")
             return 0
         records = [r.as_dict() for r in rows]
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
             record["shortlisted"] = row.layout in rec.shortlist
             record["left_out_because"] = list(why_out.get(row.layout, ()))
             if calibration is not None:
-                record |= calibrated_fields(row.layout, calibration, calibrated)
+                record |= fit_fields(row.layout, calibration, calibrated)
             if fits:
                 record |= _data_fit.fields(fits, row.layout)
         basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
@@ -249,7 +250,7 @@ def _no_disks_given(args) -> bool:
     return args.disks is None and not (args.disk_count or args.disk_size or args.vdev_bytes)
 
 
-def _calibration_disks(calibration: Calibration, args) -> DiskSet:
+def _calibration_disks(calibration: BenchFit, args) -> DiskSet:
     """The disks the fitted run measured, as whole disks."""
     if not calibration.disk_bytes or calibration.disk_bytes <= 0:
         raise UsageError(f"run {calibration.run_id} does not say its disks' size (a sandbox run): give the disks, "
