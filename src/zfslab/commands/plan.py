@@ -18,7 +18,7 @@ from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
-from zfslab.model.bench_fit import BenchFit, fit_ranges
+from zfslab.model.bench_fit import BenchFit, fit_ranges, with_measured_resilvers
 from zfslab.report.bench_fit_text import fit_dict, fit_fields, iops_line, resilver_dicts, resilver_line
 from zfslab.store.bench_fit import fit_bench_run, measured_resilvers
 from zfslab.report.plan_table import column_keys, fit_table, table_width
@@ -128,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
     resilvers = {}
     if risk is not None and calibration is not None and args.resilver_mbps is None:  # the user's rate wins
         resilvers = measured_resilvers(args.db, calibration)
-        risk = risk.with_(resilver_mirror_mb_s=getattr(resilvers.get("mirror"), "mb_s", None),
-                          resilver_raidz_mb_s=getattr(resilvers.get("raidz"), "mb_s", None))
+        risk = with_measured_resilvers(risk, resilvers)
     speed = None if args.no_speed else disk.speed if calibration is None else calibration.profile(disk.speed)
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
@@ -139,30 +138,33 @@ def run(args: argparse.Namespace) -> int:
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
     rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
-    why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
-    if args.json or args.csv:
-        if args.csv:
-            extra = None if calibration is None else {
-                r.layout: fit_fields(r.layout, calibration, calibrated) for r in rows}
-            print(plan_csv(rows, rec, why_out, extra), end="")
-            return 0
-        records = [r.as_dict() for r in rows]
-        for row, record in zip(rows, records):
-            record["recommended"] = row.layout == rec.layout
-            record["shortlisted"] = row.layout in rec.shortlist
-            record["left_out_because"] = list(why_out.get(row.layout, ()))
-            if calibration is not None:
-                record |= fit_fields(row.layout, calibration, calibrated)
-            if fits:
-                record |= _data_fit.fields(fits, row.layout)
+    if args.csv:
+        extra = None if calibration is None else {r.layout: fit_fields(r.layout, calibration, calibrated) for r in rows}
+        print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}, extra), end="")
+        return 0
+    if args.json:
         basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
                                                 "resilver_measured": resilver_dicts(resilvers)}
         print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                        "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
-                       "disk_type": disk.name,
-                       "risk_inputs": None if risk is None else inputs_text(risk), **basis,
-                       "recommendation": rec.as_dict(), "layouts": records}))
+                       "disk_type": disk.name, "risk_inputs": None if risk is None else inputs_text(risk), **basis,
+                       "recommendation": rec.as_dict(), "layouts": _json_rows(rows, rec, calibration, calibrated, fits)}))
         return 0
+    shown_rows, fitted, out, page = _fit_table(rows, rec, goal, risk, speed, calibrated, keys, args)
+    _print_head(out, page, disks, rules, goal, rec, fitted, args)
+    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
+        for part in wrapped_lines(line, page):
+            out.print(Text(part, style="dim"), soft_wrap=True)
+    if fits:
+        out.print()
+        for line in _data_fit.lines(fits, shown_rows, data, args):
+            out.print(line)
+    return 0
+
+
+def _fit_table(rows, rec, goal: Goal, risk, speed, calibrated, keys, args):
+    """The rows shown (the short list, or --all), the table fitted to the page, a console as wide
+    as the page, and the page's width."""
     out = console()
     width = None if args.wide else _table_width()
     shown_rows = rows if args.all else [r for r in rows if r.layout in rec.shortlist]
@@ -173,6 +175,11 @@ def run(args: argparse.Namespace) -> int:
     # --wide: as wide as the table, whatever the terminal (the user asked for every column)
     page = width if width is not None else max(table_width(fitted.table), _table_width())
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
+    return shown_rows, fitted, out, page
+
+
+def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, args) -> None:
+    """The disks and the goal above the table, the table, and the recommendation below it."""
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", page):
         out.print(Text(line, style="bold"), soft_wrap=True)
@@ -187,14 +194,22 @@ def run(args: argparse.Namespace) -> int:
     out.print(Text.assemble((lead, "bold"), first[len(lead):]), soft_wrap=True)
     for line in more:
         out.print(Text(line), soft_wrap=True)
-    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
-        for part in wrapped_lines(line, page):
-            out.print(Text(part, style="dim"), soft_wrap=True)
-    if fits:
-        out.print()
-        for line in _data_fit.lines(fits, shown_rows, data, args):
-            out.print(line)
-    return 0
+
+
+def _json_rows(rows, rec, calibration: BenchFit | None, calibrated, fits) -> list[dict]:
+    """plan --json's rows: each row's figures, whether it is recommended or shortlisted and why not,
+    and, with --db or --data, the fit's ranges and measured figures."""
+    why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
+    records = []
+    for row in rows:
+        record = row.as_dict() | {"recommended": row.layout == rec.layout, "shortlisted": row.layout in rec.shortlist,
+                                  "left_out_because": list(why_out.get(row.layout, ()))}
+        if calibration is not None:
+            record |= fit_fields(row.layout, calibration, calibrated)
+        if fits:
+            record |= _data_fit.fields(fits, row.layout)
+        records.append(record)
+    return records
 
 
 def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, calibration=None,

@@ -16,6 +16,7 @@ from zfslab.model.layouts import Layout
 if TYPE_CHECKING:  # scipy loads only when a fit is asked for
     from zfslab.model.iops_fit import IopsFit
     from zfslab.model.performance import DiskProfile
+    from zfslab.model.reliability.params import RiskParams
     from zfslab.model.speed_fit import SpeedFit
 
 
@@ -74,6 +75,12 @@ class MeasuredResilver:
     fill: float
     resilvered_bytes: int
     seconds: float
+
+
+def with_measured_resilvers(risk: RiskParams, measured: dict[str, MeasuredResilver]) -> RiskParams:
+    """`risk` with the resilver rate drill measured for each vdev kind it timed (mirror, raidz)."""
+    return risk.with_(resilver_mirror_mb_s=getattr(measured.get("mirror"), "mb_s", None),
+                      resilver_raidz_mb_s=getattr(measured.get("raidz"), "mb_s", None))
 
 
 def fit_ranges(bench_fit: BenchFit, layouts: list[str], ashift: int, recordsize: int,
