@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from zfslab.model.disk_types import DISK_TYPES
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import disk_set, plan
 from zfslab.model.recommend import Goal, recommend
 from zfslab.model.reliability.montecarlo import simulate

@@ -18,7 +18,7 @@ import pytest
 from tests.oracle import chroot, harness
 from tests.oracle.conftest import SPARSE_DIR, _skip_or_fail
 from zfslab.model.expansion import expand
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 pytestmark = pytest.mark.oracle
 

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import DATA
 from tests.fakes import FakeZfs
 from zfslab.errors import ZfslabError
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
 from zfslab.system.bench import POOL, Bench, BenchError, BenchOptions, MixedReplication, plan_steps, run_key

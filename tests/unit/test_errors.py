@@ -61,7 +61,7 @@ def test_model_settings_are_worded_as_flags_on_the_command_line(run_cli, argv, c
 def test_a_library_caller_reads_the_model_s_own_setting_names():
     from zfslab.errors import LayoutError
     from zfslab.model.expansion import check_expandable
-    from zfslab.model.layouts import parse_layout
+    from zfslab.model.layout_grammar import parse_layout
 
     with pytest.raises(LayoutError) as e:
         check_expandable(parse_layout("raidz2:6@4TB"), 1, 12)

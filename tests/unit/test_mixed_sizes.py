@@ -10,7 +10,9 @@ import pytest
 from zfslab.errors import LayoutError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
 from zfslab.model.capacity import linux_whole_disk_osize, osizes, pool_capacity
-from zfslab.model.layouts import Layout, parse_layout, replication_mismatch, size_text
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, size_text
+from zfslab.model.zpool_syntax import replication_mismatch
 from zfslab.model.plan import DiskSet, disk_set, mixed_disk_set, plan
 from zfslab.model.units import GB, TB, TiB
 

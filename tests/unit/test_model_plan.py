@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zfslab.errors import LayoutError, ParamError, SizeError, UsageError
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import PRESETS, SpeedPrediction
 from zfslab.commands._common import PARAM_FLAGS, parse_disk_set
 from zfslab.model.plan import MAX_DISKS, DiskSet, PlanRow, disk_set, plan

@@ -12,7 +12,8 @@ from zfslab.errors import UsageError
 from zfslab.model.allocation import format_recordsize
 from zfslab.model.capacity import linux_whole_disk_osize
 from zfslab.model.expansion import Expansion, expand, parse_release
-from zfslab.model.layouts import MAX_CHILDREN, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import MAX_CHILDREN
 from zfslab.model.units import parse_blocksize, zfs_nicenum
 from zfslab.report.tables import to_json
 

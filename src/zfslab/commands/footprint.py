@@ -19,7 +19,8 @@ from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import rules_for, whole_disk_capacity
 from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, file_block_sizes, merge,
                                    ratio_estimate, used_coster)
-from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk

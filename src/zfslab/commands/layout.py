@@ -7,8 +7,10 @@ import shlex
 
 from zfslab.commands._common import add_ashift_option, console
 from zfslab.errors import UsageError
-from zfslab.model.layouts import (Layout, class_redundancy_risk, parse_layout, parse_zpool_vdevs, replication_mismatch,
-                                  zpool_create_argv)
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
+from zfslab.model.zpool_syntax import class_redundancy_risk, replication_mismatch, zpool_create_argv
+from zfslab.model.zpool_vdev_list import parse_zpool_vdevs
 from zfslab.report.tables import print_wrapped, to_json
 
 

@@ -13,7 +13,7 @@ from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_
                                      risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize

@@ -12,7 +12,8 @@ from zfslab.commands._common import (add_ashift_option, add_risk_options, afr_by
                                      float_arg, inputs_text, int_arg, load_disk_type, mttdl_text, console, risk_params,
                                      sci, size_arg)
 from zfslab.errors import UsageError
-from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.units import format_bytes
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json

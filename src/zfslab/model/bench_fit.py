@@ -88,7 +88,7 @@ def fit_ranges(bench_fit: BenchFit, layouts: list[str], ashift: int, recordsize:
     """Each layout's range per streaming metric (and IOPS metric, when fitted), for the plan's ashift
     and recordsize."""
     from zfslab.model.iops_fit import predict_iops_intervals
-    from zfslab.model.layouts import parse_layout
+    from zfslab.model.layout_grammar import parse_layout
     from zfslab.model.speed_fit import predict_intervals
 
     fit = replace(bench_fit.fit, ashift=ashift, recordsize=recordsize)  # the parameters are the disks' and host's

@@ -9,7 +9,8 @@ from zfslab.errors import LayoutError, ParamError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, osizes, pool_capacity
 from zfslab.model.allocation import block_allocation, format_recordsize
-from zfslab.model.layouts import Layout, VdevKind, replication_mismatch, size_text
+from zfslab.model.layouts import Layout, VdevKind, size_text
+from zfslab.model.zpool_syntax import replication_mismatch
 from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
 from zfslab.model.reliability import markov

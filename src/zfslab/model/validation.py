@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from zfslab.errors import LayoutError, DatasetError, clip, shown
 from zfslab.model.calibration import calibration_design
-from zfslab.model.layouts import MAX_CHILDREN, MAX_POOL_DISKS, Layout, VdevGroup, VdevKind
+from zfslab.model.layouts import Layout, MAX_CHILDREN, MAX_POOL_DISKS, VdevGroup, VdevKind
 from zfslab.model.speed_fit import METRICS, FitError, Measurement, SpeedFit, fit_speed, predict_intervals
 from zfslab.model.units import FLOAT_RE
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from zfslab.errors import UsageError, ZfslabError, shown
 from zfslab.model.bench_fit import BenchFit, MeasuredRate, MeasuredResilver
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import DiskProfile
 from zfslab.store.readback import (BenchHistory, DamagedDatabase, MeasurementRecord, RunRecord, read_bench_history,
                                    read_resilver_records)
