@@ -264,7 +264,7 @@ def afr_by_age(text: str) -> tuple[float, ...]:
     return tuple(parse_number(a, "--afr-by-age", 0.0001, 99.9) / 100 for a in parts)
 
 
-def risk_params(args: argparse.Namespace, disk_bytes: int, horizons: tuple[float, ...] | None = None,
+def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tuple[float, ...] | None = None,
                 disk: DiskType | None = None) -> RiskParams:
     disk = disk or load_disk_type(args.disk_type)
     base = RiskParams(disk_bytes=disk_bytes, afr=disk.afr, ber_per_bit=disk.ber_per_bit,

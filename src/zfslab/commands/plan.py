@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
-    risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons, disk)
+    risk = None if args.no_risk else risk_params(args, None, horizons, disk)  # plan() sizes it from `disks`
     resilvers = {}
     if risk is not None and calibration is not None and args.resilver_mbps is None:  # the user's rate wins
         resilvers = measured_resilvers(args.db, calibration)

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
     rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version),
-                risk=risk_params(args, disks.disk_bytes, horizons), speed=profile)
+                risk=risk_params(args, None, horizons), speed=profile)  # plan() sizes the risk from `disks`
     rec = recommend(rows, goal)
     rates = measured_rates(bench_history(runs, bench), streaming_rate, args.db or "")
     pairs = measured_vs_predicted(rates, profile, ashift=args.ashift)

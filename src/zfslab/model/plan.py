@@ -233,6 +233,8 @@ def plan(
     """One row per layout (by default every candidate for the disks); with `risk`, the
     exact-chain risk of each under ZFS semantics. Disks of several sizes get sized layouts
     (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first."""
+    if risk is not None:
+        risk = _sized(risk, disks)
     if layouts is None:
         layouts = (mixed_candidate_layouts(disks.sizes, hot_spares=hot_spares, draid=draid) if disks.parts
                    else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid))
@@ -248,6 +250,15 @@ def plan(
                                 class_vdev_bytes=extra)
         rows.append(plan_row(cap, risk, speed, recordsize, unused))
     return rows
+
+
+def _sized(risk: RiskParams, disks: DiskSet) -> RiskParams:
+    """The risk inputs with the disks' size: the DiskSet says it, once; a RiskParams that names
+    another size would have the risk computed for disks the plan does not have."""
+    if risk.disk_bytes is not None and risk.disk_bytes != disks.disk_bytes:
+        raise ParamError("disk_bytes", str(risk.disk_bytes), f"is not the plan's disks' size ({disks.disk_bytes}); "
+                         "leave it out of the risk inputs: plan() takes it from `disks`")
+    return risk.with_(disk_bytes=disks.disk_bytes)
 
 
 def _fit(layout: Layout, disks: DiskSet) -> tuple[Layout, int]:
