@@ -114,21 +114,13 @@ def _table_width() -> int:
 
 def run(args: argparse.Namespace) -> int:
     disk = load_disk_type(args.disk_type)
-    calibration = None
-    if args.db:
-        if args.no_speed:
-            raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
-        calibration = fit_bench_run(args.db, disk.speed)
+    calibration = _bench_fit(args, disk)
     disks = _calibration_disks(calibration, args) if calibration and _no_disks_given(args) else _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
-    risk = None if args.no_risk else risk_params(args, None, horizons, disk)  # plan() sizes it from `disks`
-    resilvers = {}
-    if risk is not None and calibration is not None and args.resilver_mbps is None:  # the user's rate wins
-        resilvers = measured_resilvers(args.db, calibration)
-        risk = with_measured_resilvers(risk, resilvers)
+    risk, resilvers = _risk(args, horizons, disk, calibration)
     speed = None if args.no_speed else disk.speed if calibration is None else calibration.profile(disk.speed)
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
@@ -194,6 +186,27 @@ def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, 
     out.print(Text.assemble((lead, "bold"), first[len(lead):]), soft_wrap=True)
     for line in more:
         out.print(Text(line), soft_wrap=True)
+
+
+def _bench_fit(args: argparse.Namespace, disk) -> BenchFit | None:
+    """--db: the speed model fitted on the database's latest bench run; None without --db."""
+    if not args.db:
+        return None
+    if args.no_speed:
+        raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
+    return fit_bench_run(args.db, disk.speed)
+
+
+def _risk(args: argparse.Namespace, horizons, disk, calibration: BenchFit | None):
+    """The risk inputs (None with --no-risk) and the resilver rates drill measured on the fitted
+    run's disks, which they use unless --resilver-mbps says the rate."""
+    if args.no_risk:
+        return None, {}
+    risk = risk_params(args, None, horizons, disk)  # plan() sizes it from `disks`
+    if calibration is None or args.resilver_mbps is not None:  # the user's rate wins
+        return risk, {}
+    resilvers = measured_resilvers(args.db, calibration)
+    return with_measured_resilvers(risk, resilvers), resilvers
 
 
 def _json_rows(rows, rec, calibration: BenchFit | None, calibrated, fits) -> list[dict]:
