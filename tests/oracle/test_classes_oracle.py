@@ -11,7 +11,7 @@ reads (metaslab_class_get_dalloc) and the model takes as class_alloc_bytes.
 import pytest
 
 from zfslab.model.capacity import pool_capacity, rules_for
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import GB, TB
 
 pytestmark = pytest.mark.oracle

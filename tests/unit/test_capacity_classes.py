@@ -7,7 +7,7 @@ import pytest
 
 from zfslab.errors import LayoutError
 from zfslab.model.capacity import pool_capacity
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import GB, TB
 
 DATA = 4 * TB

@@ -11,7 +11,7 @@ import pytest
 from zfslab.errors import UsageError
 from zfslab.model.footprint import (BPE_PAYLOAD_SIZE, Compression, DataBlocks, PoolAlloc, block_cost, block_psize,
                                     clen_key, data_footprint, file_block_sizes, footprint, pool_alloc)
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.footprint_reader import ReadCounts, compressor, read_file_blocks, read_sample, walk
 
 K = 1024

@@ -8,7 +8,9 @@ from zfslab.commands._common import add_zfs_options, console, disk_size_arg, siz
 from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
-from zfslab.model.layouts import class_redundancy_risk, parse_layout, replication_mismatch, size_text
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import size_text
+from zfslab.model.zpool_syntax import class_redundancy_risk, replication_mismatch
 from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import print_row_and_note, print_wrapped, to_json
 

@@ -13,13 +13,14 @@ import stat
 import sys
 import time
 
-from zfslab.commands._common import console, int_arg, parse_disk_set, read_text_file, size_arg
+from zfslab.commands._common import add_ashift_option, console, int_arg, parse_disk_set, read_text_file, size_arg
 from zfslab.errors import LayoutError, UsageError, clip, shown
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import rules_for, whole_disk_capacity
 from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, file_block_sizes, merge,
                                    ratio_estimate, used_coster)
-from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
@@ -49,7 +50,7 @@ def add_parser(sub) -> None:
     p.add_argument("--compression", default="lz4", metavar="C",
                    help="off, lz4 (default), zstd, zstd-N, gzip or gzip-N, as the dataset property")
     p.add_argument("--recordsize", default="128K", metavar="R", help="the dataset's recordsize (default 128K)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="the pool's ashift (default 12)")
+    add_ashift_option(p, "the pool's ashift (default 12)")
     p.add_argument("--zfs-version", default="2.3", metavar="V",
                    help="OpenZFS version for the space rules (default 2.3; 2.2 and older: the 12.5 %% "
                         "limit is not rounded to the allocation unit)")
