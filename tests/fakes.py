@@ -9,11 +9,13 @@ a replace or a scrub moves (`clock`) are for tests of error paths and timings.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 
 from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout, VdevKind
 from zfslab.model.zpool_syntax import zpool_create_argv
+from zfslab.system.runner import CommandFailed, Completed, Runner
 from zfslab.system.zfs import DatasetInfo, DeviceInUse, NoSuchPool, PoolInfo, Property
 from zfslab.system.zfs_output import PoolStatus, ScanStatus, VdevStatus, ZfsVersion
 
@@ -21,13 +23,46 @@ GIB = 1 << 30
 
 
 class Clock:
-    """A monotonic clock for code under test (monkeypatch its module's `time` with one)."""
+    """A monotonic clock for code under test, passed in where system code takes a `clock`
+    (system/pool_ops.py Clock): it moves only when a fake moves it or something sleeps."""
 
     def __init__(self, now: float = 1000.0) -> None:
         self.now = now
 
     def monotonic(self) -> float:
         return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+FIO_JSON_PATH = os.path.join(os.path.dirname(__file__), "data", "zfs-2.1", "fio_write.json")
+
+
+class FakeRunner(Runner):
+    """The process runner, minus the processes: records every argv, answers fio with JSON
+    captured from a real run (or fails the read-back number `fail_fio_read_at`, to stand for a
+    verification that found bad data), and everything else with nothing. No udevadm here."""
+
+    def __init__(self, fail_fio_read_at: int | None = None):
+        super().__init__()
+        self.calls: list[tuple[str, ...]] = []
+        self.fail_fio_read_at = fail_fio_read_at
+        self.reads = 0
+        with open(FIO_JSON_PATH) as f:
+            self.fio_json = f.read()
+
+    def which(self, program):
+        return None if program == "udevadm" else f"/usr/sbin/{program}"
+
+    def run(self, argv, *, timeout_s=600.0, check=True, input_text=None, cwd=None):
+        argv = tuple(str(a) for a in argv)
+        self.calls.append(argv)
+        if argv[0] == "fio" and "--rw=read" in argv:
+            self.reads += 1
+            if self.reads == self.fail_fio_read_at:
+                raise CommandFailed(shlex.join(argv), 1, "fio: verify type mismatch (crc32c)")
+        return Completed(argv, 0, self.fio_json if argv[0] == "fio" else "", "", 0.0)
 
 
 @dataclass

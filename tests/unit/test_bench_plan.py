@@ -103,13 +103,13 @@ def test_disks_that_hold_data_are_wiped_first_as_the_plan_says(tmp_path, monkeyp
     layouts = [parse_layout("mirror:2")]
     key = run_key(layouts, devices, opts)
     runner = ScriptedRunner()
-    steps = plan_steps(layouts, devices, opts, key, Fio(runner), dirty=(devices[1],))
+    steps = plan_steps(layouts, devices, opts, key, Fio(runner), dirty=(devices[1],), sandbox=True)
     printed = format_steps(steps)
     first = next(i for i, line in enumerate(printed) if not line.startswith("#") or line.startswith("# wipe"))
     assert printed[first].startswith(f"# wipe {devices[1]}")
     order = []
-    import zfslab.system.bench as bench_module
-    monkeypatch.setattr(bench_module, "wipe_devices", lambda runner, d, sandbox=False: order.append(("wipe", *d)))
+    import zfslab.system.pool_ops as ops_module
+    monkeypatch.setattr(ops_module, "wipe_devices", lambda runner, d, sandbox=False: order.append(("wipe", *d)))
     results = Results(connect(str(tmp_path / "r.sqlite")))
     run_id = results.start_run(key=key, command="t", suite="quick", repeats=1, options=opts.as_dict(), sandbox=True,
                                facts={}, disks=[])

@@ -11,39 +11,21 @@ import shlex
 import pytest
 
 from tests.conftest import DATA
-from tests.fakes import FakeZfs
+from tests.fakes import Clock, FakeRunner, FakeZfs
 from zfslab.model.layout_grammar import parse_layout
-from zfslab.system.drill import (MOUNTPOINT, POOL, Drill, DrillError, format_steps, leaf_name, plan_drill,
-                                 top_level_devices)
+from zfslab.system.drill import DrillError
+from zfslab.system.drill_plan import (MOUNTPOINT, POOL, DrillRequest, format_steps, leaf_name, plan_drill,
+                                      top_level_devices)
 from zfslab.system.fio import Fio
-from zfslab.system.runner import CommandFailed, Completed, Runner
+from zfslab.system.pool_ops import CREATE_WRAPPER, OFFLINE_WRAPPER, REPLACE_WRAPPER, Drivers
+from zfslab.system.runner import CommandFailed
 from zfslab.system.zfs import Property, ZfsCli
 
 FIO_JSON = open(os.path.join(DATA, "zfs-2.1", "fio_write.json")).read()
 FILE_BYTES = 64 << 20
 
 
-class RecordingRunner(Runner):
-    """The process runner, minus the processes: records every argv; fio answers with JSON
-    captured from a real run (or fails, to stand for a verification that found bad data)."""
-
-    def __init__(self, fail_fio_read_at: int | None = None):
-        super().__init__()
-        self.calls: list[tuple[str, ...]] = []
-        self.fail_fio_read_at = fail_fio_read_at
-        self.reads = 0
-
-    def which(self, program):
-        return None if program == "udevadm" else f"/usr/sbin/{program}"
-
-    def run(self, argv, *, timeout_s=600.0, check=True, input_text=None, cwd=None):
-        argv = tuple(str(a) for a in argv)
-        self.calls.append(argv)
-        if argv[0] == "fio" and "--rw=read" in argv:
-            self.reads += 1
-            if self.reads == self.fail_fio_read_at:
-                raise CommandFailed(shlex.join(argv), 1, "fio: verify type mismatch (crc32c)")
-        return Completed(argv, 0, FIO_JSON if argv[0] == "fio" else "", "", 0.0)
+RecordingRunner = FakeRunner
 
 
 class RecordingZfs(FakeZfs):
@@ -115,15 +97,24 @@ def drill_on(tmp_path, layout_text, *, spare=True, scenarios=("degraded", "resil
     devices, spare_disk = paths[:layout.disks], paths[-1] if spare else None
     runner = RecordingRunner(fail_fio_read_at)
     fio = Fio(runner)
-    plan = plan_drill(layout, devices, spare_disk, scenarios=scenarios, fill=0.5, vdev_bytes=FILE_BYTES,
-                      sandbox=True, sequential_rebuild=sequential_rebuild, fio=fio)
-    printed = format_steps(plan)  # what --dry-run prints
+    plan = plan_drill(DrillRequest(layout, tuple(devices), spare_disk, FILE_BYTES, tuple(scenarios), fill=0.5,
+                                   sandbox=True, sequential_rebuild=sequential_rebuild))
+    printed = plan.render()  # what --dry-run prints
     logged = []
-    drill = Drill(zfs_class(runner), fio, layout, devices, spare_disk, sequential_rebuild=sequential_rebuild,
-                  sandbox=True, runner=runner, log=logged.append)
-    drill.logged = logged
-    drill.run(plan)
+    zfs = zfs_class(runner)
+    found = plan.execute(Drivers(zfs, fio, runner), None, Clock(), log=logged.append)
+    drill = Ran(zfs, found, logged)
     return plan, printed, [shlex.join(a) for a in runner.calls], drill
+
+
+@dataclasses.dataclass
+class Ran:
+    zfs: FakeZfs
+    results: list
+    logged: list
+
+
+WRAPPERS = (CREATE_WRAPPER, OFFLINE_WRAPPER, REPLACE_WRAPPER)
 
 
 def commands(printed):
@@ -141,7 +132,7 @@ def test_the_executed_commands_are_the_printed_ones(tmp_path, layout, sequential
     assert executed[-1] == f"zpool destroy -f {POOL}" and not drill.zfs.pools
     # what zfslab writes itself is in the plan too: the corruption, then the wipes (all back to zeros)
     corrupted = [r for r in drill.results if r.scenario.startswith("corrupt")]
-    assert [r.detail["bytes_overwritten"] > 0 for r in corrupted] == [True] * len(corrupted)
+    assert [r.detail.bytes_overwritten > 0 for r in corrupted] == [True] * len(corrupted)
     assert sum(line.startswith("# corrupt /") for line in printed) == len(corrupted) > 0
     for path in [*plan.devices, plan.spare]:
         assert not corrupted_windows(path), path
@@ -164,8 +155,8 @@ def test_a_raidz2_drill_plans_each_scenario_on_the_disks_it_names(tmp_path):
     assert [(r.scenario, r.outcome) for r in drill.results] == [
         ("degraded", "survived"), ("resilver", "survived"), ("corrupt", "repaired"), ("corrupt-beyond-parity", "repaired")]
     degraded = drill.results[0].detail
-    assert [s["failed"] for s in degraded["steps"]] == [1, 2] and degraded["across_vdevs"] is None
-    assert degraded["beyond_parity"]["zfs_refused"] == f"cannot offline {d[2]}: no valid replicas"
+    assert [s.failed for s in degraded.steps] == [1, 2] and degraded.across_vdevs is None
+    assert degraded.beyond_parity.zfs_refused == f"cannot offline {d[2]}: no valid replicas"
     assert f"zpool replace -w {POOL} {d[0]} {spare}" in executed
     # after the fresh disk took the first disk's place, it is the first member corrupted
     assert f"# corrupt {spare}, {d[1]}: zfslab writes 1024 KiB of random bytes in every 8 MiB of each one's data " \
@@ -178,10 +169,10 @@ def test_the_corruption_writes_the_disks_the_plan_names_and_no_other(tmp_path):
     layout = parse_layout("raidz2:4")
     paths = files(tmp_path, 5)
     runner = RecordingRunner()
-    plan = plan_drill(layout, paths[:4], paths[4], scenarios=("resilver", "corrupt"), fill=0.5,
-                      vdev_bytes=FILE_BYTES, sandbox=True, fio=Fio(runner))
+    plan = plan_drill(DrillRequest(layout, tuple(paths[:4]), paths[4], FILE_BYTES, ("resilver", "corrupt"), fill=0.5,
+                                   sandbox=True))
     kept = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "wipe"))  # to look at them
-    Drill(RecordingZfs(runner), Fio(runner), layout, paths[:4], paths[4], sandbox=True, runner=runner).run(kept)
+    kept.execute(Drivers(RecordingZfs(runner), Fio(runner), runner), None, Clock())
     # the fresh disk stands where the first one was: it and the next two are written (p + 1 = 3), no other
     assert [bool(corrupted_windows(p)) for p in paths] == [False, True, True, False, True]
 
@@ -190,8 +181,8 @@ def test_a_verification_that_fails_leaves_out_only_the_failures_piled_on_it(tmp_
     # the first read-back (1 disk of raidz2:4 offline) fails: 2 disks offline and p+1 are not tried
     _, printed, executed, drill = drill_on(tmp_path, "raidz2:4", scenarios=("degraded",), fail_fio_read_at=1)
     degraded = drill.results[0]
-    assert degraded.outcome == "lost" and [s["failed"] for s in degraded.detail["steps"]] == [1]
-    assert degraded.detail["beyond_parity"] is None
+    assert degraded.outcome == "lost" and [s.failed for s in degraded.detail.steps] == [1]
+    assert degraded.detail.beyond_parity is None
     first_level = printed.index(next(line for line in printed if line.startswith("# degraded: 1 failed")))
     second_level = printed.index(next(line for line in printed if line.startswith("# degraded: 2 failed")))
     cleanup = printed.index(next(line for line in printed if line.startswith("# cleanup:")))
@@ -213,10 +204,10 @@ class MountedElsewhere(RecordingZfs):
 def test_a_pool_that_is_not_where_the_plan_put_it_stops_the_drill_before_any_data(tmp_path):
     layout, paths, runner = parse_layout("mirror:2"), files(tmp_path, 3), RecordingRunner()
     zfs = MountedElsewhere(runner)
-    plan = plan_drill(layout, paths[:2], paths[2], scenarios=("degraded",), fill=0.5, vdev_bytes=FILE_BYTES,
-                      sandbox=True, fio=Fio(runner))
+    plan = plan_drill(DrillRequest(layout, tuple(paths[:2]), paths[2], FILE_BYTES, ("degraded",), fill=0.5,
+                                   sandbox=True))
     with pytest.raises(DrillError, match=f"mounted at /mnt/zfslab-drill, not at {MOUNTPOINT} where the plan runs fio"):
-        Drill(zfs, Fio(runner), layout, paths[:2], paths[2], sandbox=True, runner=runner).run(plan)
+        plan.execute(Drivers(zfs, Fio(runner), runner), None, Clock())
     # the create, then straight to the clean-up: no fill, no failure, the pool gone
     assert [shlex.join(a) for a in runner.calls] == [commands(format_steps(plan))[0], f"zpool destroy -f {POOL}"]
     assert not zfs.pools
@@ -230,8 +221,7 @@ def test_zpool_names_files_by_path_and_disks_by_name():
 
 def test_the_plan_without_a_spare_skips_the_resilver_and_touches_no_disk_for_it():
     layout = parse_layout("mirror:2")
-    plan = plan_drill(layout, ["/dev/sda", "/dev/sdb"], None, scenarios=("resilver",), fill=0.1,
-                      vdev_bytes=4 * 10**12, sandbox=False)
+    plan = plan_drill(DrillRequest(layout, ("/dev/sda", "/dev/sdb"), None, 4 * 10**12, ("resilver",), fill=0.1))
     printed = format_steps(plan)
     assert "# resilver: skipped: no spare disk given (--spare-disk)" in printed
     assert not any(line.startswith(("zpool offline", "zpool replace")) for line in printed)
@@ -245,8 +235,8 @@ def test_drill_dry_run_prints_the_plan_and_writes_nothing(run_cli, tmp_path):
                 "--dry-run")
     assert r.exit_code == 0 and r.stderr == ""
     paths = [os.path.join(str(sandbox), f"vdev{i}") for i in range(4)]
-    plan = plan_drill(parse_layout("raidz1:3"), paths[:3], paths[3], scenarios=("degraded", "resilver", "corrupt"),
-                      fill=0.2, vdev_bytes=1 << 30, sandbox=True)
+    plan = plan_drill(DrillRequest(parse_layout("raidz1:3"), tuple(paths[:3]), paths[3], 1 << 30, fill=0.2,
+                                   sandbox=True))
     assert r.stdout.splitlines() == format_steps(plan)
     assert not sandbox.exists() and not db.exists()
 
@@ -258,7 +248,8 @@ def test_drill_dry_run_as_json_holds_the_same_steps(run_cli, tmp_path):
     data = json.loads(run_cli(*argv, "--json").stdout)
     assert [shlex.join(s["command"]) for s in data["steps"] if s["command"]] == commands(text)
     headings = {text[0]} | {f"# {s['scenario']}: {s['title']}" for s in data["steps"] if s["title"]}
-    assert [s["line"] for s in data["steps"]] == [x for x in text if x not in headings]
+    assert [line for s in data["steps"] for line in s["lines"]] == [x for x in text if x not in headings]
+    assert [s["line"] for s in data["steps"]] == [x for x in text if x not in headings and x not in WRAPPERS]
     assert [s["kind"] for s in data["steps"] if s["command"] is None] == ["corrupt", "corrupt"] + ["wipe"] * 5
     assert not (tmp_path / "s").exists() and not (tmp_path / "d.sqlite").exists()
 

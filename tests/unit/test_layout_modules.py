@@ -1,6 +1,5 @@
 """model/layouts.py holds the layout values only; the grammar, zpool's vdev list and zpool's syntax
-have modules of their own (issue 24). The names that moved are re-exported from layouts.py only
-for files the disk-gate work is changing; the list shrinks as they are pointed at the new modules."""
+have modules of their own (issue 24); nothing gets the moved names through layouts.py any more."""
 
 from __future__ import annotations
 
@@ -11,35 +10,17 @@ import zfslab
 from zfslab.model import layouts
 
 SRC = pathlib.Path(zfslab.__file__).parent
-STILL_FROM_LAYOUTS = {  # issue 24 part 2 updates these imports
-    "commands/bench.py": {"parse_layout"},
-    "commands/drill.py": {"check_pool_name", "parse_layout"},
-    "system/bench.py": {"replication_mismatch", "zpool_create_argv"},
-    "system/drill.py": {"zpool_create_argv"},
-}
+MOVED = {"parse_layout", "check_pool_name", "replication_mismatch", "zpool_create_argv"}  # to their own modules
 
 
-def _moved_names_imported_from_layouts() -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
+def test_nothing_imports_a_moved_name_from_layouts_and_it_has_none_to_give():
+    found = set()
     for path in SRC.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "zfslab.model.layouts":
-                names = {a.name for a in node.names} & set(layouts._MOVED)
-                if names:
-                    found.setdefault(str(path.relative_to(SRC)), set()).update(names)
-    return found
-
-
-def test_only_the_listed_files_import_moved_names_from_layouts_and_the_list_is_current():
-    assert _moved_names_imported_from_layouts() == STILL_FROM_LAYOUTS
-
-
-def test_the_re_exports_are_the_moved_functions_themselves():
-    from zfslab.model.layout_grammar import parse_layout
-    from zfslab.model.zpool_syntax import zpool_create_argv
-
-    assert layouts.parse_layout is parse_layout and layouts.zpool_create_argv is zpool_create_argv
-    assert set(layouts._MOVED) == set().union(*STILL_FROM_LAYOUTS.values())
+                found |= {f"{path.relative_to(SRC)}: {a.name}" for a in node.names if a.name in MOVED}
+    assert found == set()
+    assert not hasattr(layouts, "__getattr__") and not any(hasattr(layouts, name) for name in MOVED)
 
 
 def test_layouts_defines_values_not_parsers():

@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from tests.fakes import Clock, FakeZfs
+from tests.fakes import Clock, FakeRunner, FakeZfs
 from tests.unit.test_plan_db import DISK_BYTES, bench_db
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
@@ -22,19 +22,22 @@ def drill_into(path, layout: str, devices: list[str], *, seconds: float, spare: 
                sandbox: bool = False, monkeypatch) -> None:
     """Run the resilver scenario of a drill on `devices` (FakeZfs; `seconds` on its clock) and store
     it as `zfslab drill` does."""
-    from zfslab.system.drill import POOL, Drill
-    clock = Clock()
-    monkeypatch.setattr("zfslab.system.drill.time", clock)
-    zfs = FakeZfs(clock=clock, resilver_seconds=seconds)
-    zfs.create_pool(POOL, parse_layout(layout), devices)
-    drill = Drill(zfs, None, parse_layout(layout), devices, spare, fill=0.3)
-    drill.fill_bytes = 200 << 20
-    drill.verify = lambda: (True, 100.0, "")
-    drill.resilver()
+    import dataclasses
+
+    from zfslab.system.drill_plan import DrillRequest, plan_drill
+    from zfslab.system.fio import Fio
+    from zfslab.system.pool_ops import Drivers
+    clock = Clock()  # passed in: FakeZfs's resilver moves it
+    zfs, runner = FakeZfs(clock=clock, resilver_seconds=seconds), FakeRunner()
+    plan = plan_drill(DrillRequest(parse_layout(layout), tuple(devices), spare, 1 << 30, ("resilver",), fill=0.3,
+                                   sandbox=sandbox))
+    # no device touched; the fill the stored rows carry, as the planned one
+    plan = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "wipe"), fill_bytes=200 << 20)
+    found = plan.execute(Drivers(zfs, Fio(runner), runner), None, clock)
     disks = [{"device": d, "serial": None, "role": "pool"} for d in devices] + [
         {"device": spare, "serial": None, "role": "spare"}]
     results = Results(connect(str(path)))
-    results.add_drill(layout, drill.results, "verdict", "2.3.2", sandbox, disks)
+    results.add_drill(layout, found, "verdict", "2.3.2", sandbox, disks)
     results.conn.close()
 
 

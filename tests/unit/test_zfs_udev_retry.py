@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import DATA
 from zfslab.model.layout_grammar import parse_layout
-from zfslab.system import bench
+from zfslab.system import pool_safety
 from zfslab.system.runner import CommandFailed, Completed, Runner, _tail
 from zfslab.system.zfs import ZfsCli
 
@@ -98,18 +98,18 @@ def test_other_failures_are_not_retried():
 
 
 def test_the_wipe_makes_the_kernel_forget_partitions_wipefs_left(monkeypatch):
-    monkeypatch.setattr(bench, "zero_samples", lambda path: None)
+    monkeypatch.setattr(pool_safety, "zero_samples", lambda path: None)
     # lsblk: before the wipe, then (partitions still listed) after it
     runner = Scripted([], partitions=[["/dev/sdq1", "/dev/sdq9"], ["/dev/sdq1", "/dev/sdq9"]])
-    bench.wipe_devices(runner, ["/dev/sdq"])
+    pool_safety.wipe_devices(runner, ["/dev/sdq"])
     tail = [a[:2] for a in runner.argvs[-4:]]
     assert tail == [("lsblk", "-nrpo"), ("udevadm", "settle"), ("blockdev", "--rereadpt"), ("udevadm", "settle")]
 
 
 def test_a_wipe_the_kernel_followed_asks_nothing_more(monkeypatch):
-    monkeypatch.setattr(bench, "zero_samples", lambda path: None)
+    monkeypatch.setattr(pool_safety, "zero_samples", lambda path: None)
     runner = Scripted([], partitions=[["/dev/sdq1"], []])
-    bench.wipe_devices(runner, ["/dev/sdq"])
+    pool_safety.wipe_devices(runner, ["/dev/sdq"])
     assert runner.argvs[-1][:2] == ("lsblk", "-nrpo")
     assert not any(a[0] in ("blockdev", "udevadm") for a in runner.argvs)
 

@@ -12,7 +12,8 @@ from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdi
                                     sandbox_paths)
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
-from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.units import parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
 from zfslab.system.disks import is_leftover_of
@@ -115,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     from zfslab.system.bench import POOL, Bench, destroy_own_pool, format_steps, plan_steps, run_key
+    from zfslab.system.bench_plan import step_records
     from zfslab.system.bonnie import Bonnie
     from zfslab.system.facts import host_facts
     from zfslab.system.fio import Fio
@@ -145,10 +147,7 @@ def run(args: argparse.Namespace) -> int:
                                            for p in picks]} if picks else {}
             print(to_json({"dry_run": True, "layouts": [str(x) for x in layouts], **calibration,
                            "measurements_stored": skipped,
-                           "steps": [{"kind": s.kind, "layout": s.layout, "test": s.test or None,
-                                      "repeat": s.repeat or None, "devices": list(s.devices),
-                                      "command": list(s.argv) if s.kind != "wipe" else None, "line": s.line}
-                                     for s in steps]}))
+                           "steps": step_records(steps)}))
         else:
             print("\n".join((_calibration_lines(picks, len(devices)) if picks else []) + format_steps(steps, skipped)))
         return dry_run_verdict(infos, prior.guids, args, sandbox)

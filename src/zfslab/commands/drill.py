@@ -9,7 +9,8 @@ import time
 from zfslab.commands._common import float_arg, int_arg
 from zfslab.commands._disks import add_disk_options
 from zfslab.errors import UsageError
-from zfslab.model.layouts import check_pool_name, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.zpool_syntax import check_pool_name
 from zfslab.report.tables import to_json
 
 SCENARIOS = ("degraded", "resilver", "corrupt")  # as system/drill.py runs them, in this order
@@ -75,9 +76,10 @@ def _run(zfs, runner, args, scenarios) -> int:
     from zfslab.report.verdict import verdict
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
-    from zfslab.system.bench import check_replication, destroy_own_pool
-    from zfslab.system.drill import POOL, Drill, format_steps, plan_drill
+    from zfslab.system.drill_plan import POOL, DrillRequest, plan_drill
     from zfslab.system.fio import Fio
+    from zfslab.system.pool_ops import Drivers
+    from zfslab.system.pool_safety import check_replication, destroy_own_pool
 
     sandbox = bool(args.sandbox)
     if sandbox:
@@ -100,21 +102,18 @@ def _run(zfs, runner, args, scenarios) -> int:
         """The whole drill, computed before its first write; the fill from the smallest vdev."""
         sizes = {i.given: i.size_bytes for i in infos}
         vdev_bytes = min(sizes.get(d, sandbox_bytes) for d in devices) if sandbox else min(sizes[d] for d in devices)
-        return plan_drill(layout, devices, spare, scenarios=scenarios, fill=args.fill, vdev_bytes=vdev_bytes,
-                          sandbox=sandbox, ashift=args.ashift, corrupt_mb=args.corrupt_mb,
-                          sequential_rebuild=args.sequential_rebuild, dirty=[i.given for i in infos if i.reasons],
-                          fio=Fio(runner))
+        return plan_drill(DrillRequest(layout, tuple(devices), spare, vdev_bytes, tuple(scenarios), args.fill, sandbox,
+                                       args.ashift, args.corrupt_mb, args.sequential_rebuild,
+                                       tuple(i.given for i in infos if i.reasons)))
 
     if args.dry_run:  # reads the disks and the database if there is one; writes nothing anywhere
         infos = inspect(targets, runner, sandbox)
         plan = plan_for(infos)
         if args.json:  # the same steps as data: what zfslab does itself (wipe, corrupt) has no command
             print(to_json({"dry_run": True, "layout": str(layout), "fill": args.fill, "fill_bytes": plan.fill_bytes,
-                           "steps": [{"kind": s.kind, "scenario": s.scenario, "title": s.title or None,
-                                      "devices": list(s.devices), "command": list(s.argv) or None, "line": s.line}
-                                     for s in plan.steps]}))
+                           "steps": plan.step_records()}))
         else:
-            print("\n".join(format_steps(plan)))
+            print("\n".join(plan.render()))
         return dry_run_verdict(infos, guids, args, sandbox)
 
     log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
@@ -130,23 +129,19 @@ def _run(zfs, runner, args, scenarios) -> int:
     results = Results(connect(args.db))
     if sandbox:
         make_sandbox(paths, sandbox_bytes)
-    drill = Drill(zfs, Fio(runner), layout, devices, spare, args.fill, args.ashift,
-                  log=log, corrupt_mb=args.corrupt_mb, sequential_rebuild=args.sequential_rebuild,
-                  on_created=lambda guid: results.record_pool(guid, POOL, "drill", str(layout)),
-                  sandbox=sandbox, runner=runner)
     t0 = time.monotonic()
-    drill.run(plan)
-    line = verdict(str(layout), args.fill, drill.results)
+    found = plan.execute(Drivers(zfs, Fio(runner), runner), results, log=log)
+    line = verdict(str(layout), args.fill, found)
     version = zfs.version().kernel
     given = {i.given: i for i in infos}
     disks = [{"device": d, "serial": getattr(given.get(d), "serial", None), "role": "pool"} for d in devices]
     disks += [{"device": spare, "serial": getattr(given.get(spare), "serial", None), "role": "spare"}] if spare else []
-    results.add_drill(str(layout), drill.results, line, version, sandbox, disks)
+    results.add_drill(str(layout), found, line, version, sandbox, disks)
     if args.json:
         print(to_json({"layout": str(layout), "fill": args.fill, "verdict": line, "zfs_version": version,
                        "sandbox": sandbox, "seconds": time.monotonic() - t0,
                        "scenarios": [{"scenario": r.scenario, "outcome": r.outcome, "seconds": r.seconds,
-                                      **r.detail} for r in drill.results]}))
+                                      **r.detail_dict()} for r in found]}))
     else:
         print(line + (" (sandbox: file vdevs)" if sandbox else ""))
     return 0

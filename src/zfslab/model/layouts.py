@@ -385,19 +385,3 @@ def class_order(c: ClassGroup) -> tuple[int, bool]:
 def _same_shape(a: VdevGroup, b: VdevGroup) -> bool:
     return ((a.kind, a.width, a.parity, a.draid_data, a.draid_spares, a.sizes)
             == (b.kind, b.width, b.parity, b.draid_data, b.draid_spares, b.sizes))
-
-
-# Names that moved out with the grammar and zpool's syntax, still imported from here by the files
-# the disk-gate work is changing (commands/bench.py, commands/drill.py, system/bench.py,
-# system/drill.py); issue 24 part 2 points them at their modules and removes this.
-# tests/unit/test_layout_modules.py fails when nothing imports one of them from here any more.
-_MOVED = {"parse_layout": "zfslab.model.layout_grammar", "check_pool_name": "zfslab.model.zpool_syntax",
-          "replication_mismatch": "zfslab.model.zpool_syntax", "zpool_create_argv": "zfslab.model.zpool_syntax"}
-
-
-def __getattr__(name: str):
-    """The moved names, loaded when asked for (a plain import would be circular)."""
-    if name in _MOVED:
-        import importlib
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

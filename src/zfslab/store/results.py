@@ -8,6 +8,7 @@ import sqlite3
 import statistics
 from dataclasses import dataclass
 
+from zfslab.model.drill_results import ScenarioResult
 from zfslab.store.schema import atomic, has_table
 
 
@@ -37,23 +38,6 @@ class Measurement:
     fio_json: str  # the engine's raw output: fio's JSON, or bonnie++'s CSV line (suite bonnie)
     diskstats_json: str
     iostat_text: str
-
-
-def resilvers_of(result) -> list[dict]:
-    """The timed resilvers of one drill scenario: the healing one, and a sequential rebuild if run;
-    none when skipped, or when ZFS reported no bytes (nothing to turn into a rate)."""
-    d = result.detail
-    if result.scenario != "resilver" or result.outcome == "skipped" or "vdev_kind" not in d:
-        return []
-    out = []
-    if d.get("resilvered_bytes", 0) > 0 and d.get("seconds", 0) > 0:
-        out.append({"vdev_kind": d["vdev_kind"], "how": d["how"], "fill": d["fill"], "fill_bytes": d["fill_bytes"],
-                    "resilvered_bytes": d["resilvered_bytes"], "seconds": d["seconds"]})
-    seq = d.get("sequential") or {}
-    if seq.get("written_bytes", 0) > 0 and seq.get("seconds", 0) > 0:
-        out.append({"vdev_kind": d["vdev_kind"], "how": "sequential", "fill": d["fill"], "fill_bytes": d["fill_bytes"],
-                    "resilvered_bytes": seq["written_bytes"], "seconds": seq["seconds"]})
-    return out
 
 
 class Results:
@@ -121,9 +105,9 @@ class Results:
             rows = self.conn.execute("SELECT guid FROM pools WHERE purpose = ?", (purpose,))
         return {r[0] for r in rows}
 
-    def add_drill(self, layout: str, results: list, verdict: str, zfs_version: str, sandbox: bool,
+    def add_drill(self, layout: str, results: list[ScenarioResult], verdict: str, zfs_version: str, sandbox: bool,
                   disks: list[dict] | None = None) -> None:
-        """A drill's scenarios (ScenarioResult: scenario, outcome, seconds, detail), in one transaction;
+        """A drill's scenarios (model/drill_results.py), in one transaction;
         each resilver it timed also as a row of its own, with the drill's `disks` ({device, serial,
         role}: pool or spare) so plan can tell the disks it was measured on."""
         with atomic(self.conn):
@@ -131,14 +115,14 @@ class Results:
                 cur = self.conn.execute(
                     "INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json, "
                     "zfs_version, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (layout, r.scenario, now(), r.seconds, r.outcome, verdict, json.dumps(r.detail), zfs_version,
+                    (layout, r.scenario, now(), r.seconds, r.outcome, verdict, json.dumps(r.detail_dict()), zfs_version,
                      int(sandbox)))
-                for timed in resilvers_of(r):
+                for timed in r.timed_resilvers():
                     rid = self.conn.execute(
                         "INSERT INTO resilvers (drill_id, layout, vdev_kind, how, fill, fill_bytes, resilvered_bytes, "
                         "seconds, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
-                        (cur.lastrowid, layout, timed["vdev_kind"], timed["how"], timed["fill"], timed["fill_bytes"],
-                         timed["resilvered_bytes"], timed["seconds"], int(sandbox))).lastrowid
+                        (cur.lastrowid, layout, timed.vdev_kind, timed.how, timed.fill, timed.fill_bytes,
+                         timed.resilvered_bytes, timed.seconds, int(sandbox))).lastrowid
                     for i, d in enumerate(disks or ()):
                         self.conn.execute("INSERT INTO resilver_disks (resilver_id, position, device, serial, role) "
                                           "VALUES (?,?,?,?,?)", (rid, i, d["device"], d.get("serial"), d["role"]))

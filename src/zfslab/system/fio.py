@@ -150,12 +150,17 @@ def parse_fio_json(text: str) -> FioResult:
     return FioResult(data.get("fio version", "?"), tuple(jobs), text[start:])
 
 
+def fio_argv(job: FioJob) -> list[str]:
+    """The argv Fio.run runs for `job` (a plan shows the same list)."""
+    return ["fio", "--output-format=json", *job.args()]
+
+
 class Fio:
     def __init__(self, runner: Runner | None = None) -> None:
         self.runner = runner or Runner()
 
     def argv(self, job: FioJob) -> list[str]:
-        return ["fio", "--output-format=json", *job.args()]
+        return fio_argv(job)
 
     def run(self, job: FioJob, *, timeout_s: float = 3600) -> FioResult:
         return self._run(self.argv(job), job.name, timeout_s=timeout_s)

@@ -108,6 +108,51 @@ OPEN_FAILED_HINT = ("; a disk's partition was not there when the kernel module o
 NO_REPLICAS = "no valid replicas"  # zpool offline: the other copies lack data this disk holds
 
 
+# The argv of each change ZfsCli makes, built here once: ZfsCli runs them, and a plan
+# (system/pool_ops.py) shows the same lists, so what a dry run prints is what runs.
+def destroy_argv(pool: str, *, force: bool = False) -> list[str]:
+    return ["zpool", "destroy", *(["-f"] if force else []), pool]
+
+
+def pool_set_argv(pool: str, prop: str, value: str) -> list[str]:
+    return ["zpool", "set", f"{prop}={value}", pool]
+
+
+def offline_argv(pool: str, device: str, *, temporary: bool = False) -> list[str]:
+    return ["zpool", "offline", *(["-t"] if temporary else []), pool, device]
+
+
+def online_argv(pool: str, device: str) -> list[str]:
+    return ["zpool", "online", pool, device]
+
+
+def replace_argv(pool: str, old: str, new: str | None = None, *, sequential: bool = False,
+                 wait: bool = False) -> list[str]:
+    return ["zpool", "replace", *(["-s"] if sequential else []), *(["-w"] if wait else []), pool, old,
+            *([new] if new else [])]
+
+
+def detach_argv(pool: str, device: str) -> list[str]:
+    return ["zpool", "detach", pool, device]
+
+
+def clear_argv(pool: str) -> list[str]:
+    return ["zpool", "clear", pool]
+
+
+def scrub_argv(pool: str, *, wait: bool = False) -> list[str]:
+    return ["zpool", "scrub", *(["-w"] if wait else []), pool]
+
+
+def wait_argv(pool: str, activity: str) -> list[str]:
+    return ["zpool", "wait", "-t", activity, pool]
+
+
+def iostat_argv(pool: str, seconds: int) -> list[str]:
+    """One interval of per-vdev statistics, parsable (-Hp), the since-boot report left out (-y)."""
+    return ["zpool", "iostat", "-Hpv", "-y", pool, str(max(seconds, 1)), "1"]
+
+
 class ZfsCli:
     """Runs the real zpool and zfs. `log` hears what the user should know happened (a retry)."""
 
@@ -170,7 +215,7 @@ class ZfsCli:
         self._pool_cmd(target.split("/")[0], "zfs", "set", f"{prop}={value}", target)
 
     def pool_set(self, pool: str, prop: str, value: str) -> None:
-        self._pool_cmd(pool, "zpool", "set", f"{prop}={value}", pool)
+        self._pool_cmd(pool, *pool_set_argv(pool, prop, value))
 
     def status(self, name: str) -> PoolStatus:
         return parse_status(self._pool_cmd(name, "zpool", "status", "-p", "-v", name))
@@ -225,7 +270,7 @@ class ZfsCli:
         udev_settle(self.runner)
 
     def destroy_pool(self, name: str, *, force: bool = False) -> None:
-        self._pool_cmd(name, "zpool", "destroy", *(["-f"] if force else []), name)
+        self._pool_cmd(name, *destroy_argv(name, force=force))
 
     def export_pool(self, name: str) -> None:
         self._pool_cmd(name, "zpool", "export", name)
@@ -239,7 +284,7 @@ class ZfsCli:
         holds (a DTL), which a transient error on a just-created pool can leave until ZFS's own
         resilver repairs it: once udev has settled and any resilver ended, try once more. A
         refusal that stands (the last copy) is raised as ZFS worded it."""
-        argv = ("zpool", "offline", *(["-t"] if temporary else []), pool, device)
+        argv = offline_argv(pool, device, temporary=temporary)
         try:
             self._pool_cmd(pool, *argv)
         except CommandFailed as e:
@@ -252,25 +297,25 @@ class ZfsCli:
                      "resilvered; retried after the resilver")
 
     def online(self, pool: str, device: str) -> None:
-        self._pool_cmd(pool, "zpool", "online", pool, device)
+        self._pool_cmd(pool, *online_argv(pool, device))
 
     def replace(self, pool: str, old: str, new: str | None = None, *, sequential: bool = False,
                 wait: bool = False, timeout_s: float | None = None) -> None:
-        argv = ["zpool", "replace", *(["-s"] if sequential else []), *(["-w"] if wait else []), pool, old]
+        argv = replace_argv(pool, old, new, sequential=sequential, wait=wait)
         # zpool labels a new whole disk as create does: udev must not re-read it meanwhile
         with held_against_rescan([new or old]):
-            self._pool_cmd(pool, *argv, *([new] if new else []), timeout_s=timeout_s)
+            self._pool_cmd(pool, *argv, timeout_s=timeout_s)
 
     def detach(self, pool: str, device: str) -> None:
-        self._pool_cmd(pool, "zpool", "detach", pool, device)
+        self._pool_cmd(pool, *detach_argv(pool, device))
 
     def clear(self, pool: str) -> None:
-        self._pool_cmd(pool, "zpool", "clear", pool)
+        self._pool_cmd(pool, *clear_argv(pool))
 
     # --- scans -----------------------------------------------------------------------------
     def scrub(self, pool: str, *, wait: bool = False, timeout_s: float | None = None) -> None:
-        self._pool_cmd(pool, "zpool", "scrub", *(["-w"] if wait else []), pool, timeout_s=timeout_s)
+        self._pool_cmd(pool, *scrub_argv(pool, wait=wait), timeout_s=timeout_s)
 
     def wait(self, pool: str, activity: str, *, timeout_s: float | None = None) -> None:
         """Block until `activity` (scrub, resilver, ...) ends (zpool wait, OpenZFS 2.0+)."""
-        self._pool_cmd(pool, "zpool", "wait", "-t", activity, pool, timeout_s=timeout_s)
+        self._pool_cmd(pool, *wait_argv(pool, activity), timeout_s=timeout_s)

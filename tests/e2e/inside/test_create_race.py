@@ -28,7 +28,7 @@ import pytest
 
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.zpool_syntax import zpool_create_argv
-from zfslab.system.bench import wipe_devices
+from zfslab.system.pool_safety import wipe_devices
 from zfslab.system.runner import Runner
 from zfslab.system.udev_lock import held_against_rescan, whole_disk
 from zfslab.system.zfs import ZfsCli

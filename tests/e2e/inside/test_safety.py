@@ -13,7 +13,7 @@ import time
 import pytest
 
 from zfslab.model.layout_grammar import parse_layout
-from zfslab.system.bench import wipe_devices
+from zfslab.system.pool_safety import wipe_devices
 from zfslab.system.disks import inspect_disk
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import ZfsCli

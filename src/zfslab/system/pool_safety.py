@@ -1,0 +1,98 @@
+"""What bench and drill share about the pools and disks they use: refusing a layout zpool would
+refuse without -f, destroying only a leftover pool zfslab recorded, and wiping a disk back to empty.
+(These lived in system/bench.py, where drill borrowed them.)"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from zfslab.errors import UsageError
+from zfslab.model.layouts import Layout
+from zfslab.model.zpool_syntax import replication_mismatch
+from zfslab.system.disks import DisksRefused, udev_settle, zero_samples
+from zfslab.system.processes import end_engines_on
+from zfslab.system.runner import Runner
+from zfslab.system.zfs import ZfsDriver
+
+
+class MixedReplication(UsageError):
+    """layout {} mixes replication levels ({}): zpool create refuses that without -f ("mismatched replication
+    level"), and zfslab never passes -f; {}"""
+
+    def __str__(self) -> str:
+        return " ".join(super().__str__().split())  # one line, whatever the docstring's wrapping
+
+
+def check_replication(layout: Layout, fix: str) -> None:
+    """Refuse, before any disk is touched, a layout that `zpool create` would refuse without -f
+    (model/layouts.py repeats zpool's get_replication()). zfslab does not force it: -f also
+    overrides zpool's own checks that the disks are unused. `fix` is the next step to offer."""
+    why = replication_mismatch(layout)
+    if why is not None:
+        raise MixedReplication(layout, why, fix)
+
+
+def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, log: Callable[[str], None]) -> list[str]:
+    """Destroy the imported pool `name` if its GUID is one zfslab recorded (a run killed in the
+    middle of a layout leaves it); first end the benchmark engines still working on it. A
+    pool of that name that zfslab did not record is someone else's: refused, never touched."""
+    if not zfs.pool_exists(name):
+        return []
+    guid = zfs.pool_guid(name)
+    if guid not in guids:
+        raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
+                           f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
+                           f"or use the database of the run that made it")
+    mountpoint = zfs.get(name, "mountpoint")["mountpoint"].value
+    if mountpoint.startswith("/"):
+        for user in end_engines_on(mountpoint):
+            log(f"ended {user.name} (pid {user.pid}), left running on {name} by an interrupted zfslab {purpose}")
+    log(f"destroying pool {name}, left by an interrupted zfslab {purpose} run")
+    zfs.destroy_pool(name, force=True)
+    return [name]
+
+
+def wipe_line(device: str, *, sandbox: bool = False) -> str:
+    """How a plan shows a wipe (wipe_devices): several commands, some of it done by zfslab itself."""
+    if sandbox:
+        return f"# wipe {device}: truncate the file to nothing and back to its size (sparse and empty again)"
+    return (f"# wipe {device}: zpool labelclear -f and wipefs --all on each partition and the "
+            f"disk, zero the 64 sampled 1 MiB regions, and make the kernel forget partitions it still "
+            f"lists (docs/safety.md)")
+
+
+def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -> None:
+    """Clear the labels and partition table a destroyed pool leaves, and zero the regions the
+    emptiness check samples (system/disks.py), so the disks read as empty again."""
+    for d in devices:
+        if sandbox:
+            with open(d, "r+b") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.truncate(0)
+                f.truncate(size)
+            continue
+        real = os.path.realpath(d)
+        for part in partitions(runner, real):
+            runner.run(["zpool", "labelclear", "-f", part], check=False)
+            runner.run(["wipefs", "--all", "--quiet", part])
+        runner.run(["wipefs", "--all", "--quiet", real])
+        zero_samples(real)
+        if partitions(runner, real):
+            forget_partitions(runner, real)
+
+
+def partitions(runner: Runner, disk: str) -> list[str]:
+    """The partitions the kernel lists for `disk` now (not what its partition table says)."""
+    return runner.run(["lsblk", "-nrpo", "PATH", disk]).stdout.split()[1:]
+
+
+def forget_partitions(runner: Runner, disk: str) -> None:
+    """Make the kernel drop the partitions of a disk whose table was wiped. wipefs asks it to
+    re-read the table (BLKRRPART) but gives up after 1.25 s if a partition is open, and udev
+    opens each one to probe it after every write (docs/safety.md#a-busy-udev): the kernel then
+    keeps partitions that are no longer on the disk, and the next zpool create cannot label it.
+    Once udev has settled nothing holds them, and one re-read drops them."""
+    udev_settle(runner)
+    runner.run(["blockdev", "--rereadpt", disk], check=False)
+    udev_settle(runner)
