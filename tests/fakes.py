@@ -16,7 +16,7 @@ from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout, VdevKind
 from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.runner import CommandFailed, Completed, Runner
-from zfslab.system.zfs import DatasetInfo, DeviceInUse, NoSuchPool, PoolInfo, Property
+from zfslab.system.zfs import DatasetInfo, DeviceInUse, NoSuchPool, PoolInfo, Property, offline_argv
 from zfslab.system.zfs_output import PoolStatus, ScanStatus, VdevStatus, ZfsVersion
 
 GIB = 1 << 30
@@ -75,6 +75,7 @@ class _Pool:
     states: dict[str, str] = field(default_factory=dict)  # leaf path -> ONLINE / OFFLINE
     scan: ScanStatus = field(default_factory=lambda: ScanStatus(None, text="none requested"))
     replacing: dict[str, str] = field(default_factory=dict)  # old leaf -> new leaf, done
+    detached: set[str] = field(default_factory=set)
 
 
 def _leaf(device: str) -> str:
@@ -150,8 +151,9 @@ class FakeZfs:
                 for _ in range(g.width):
                     d = next(it)
                     new = p.replacing.get(d)
-                    leaves.append(VdevStatus(_leaf(new or d), p.states.get(new or d, "ONLINE")))
-                if g.kind is VdevKind.DISK:
+                    if (new or d) not in p.detached:
+                        leaves.append(VdevStatus(_leaf(new or d), p.states.get(new or d, "ONLINE")))
+                if g.kind is VdevKind.DISK or len(leaves) == 1:  # a mirror detached to one disk is that disk
                     tops.append(leaves[0])
                 else:
                     state = "DEGRADED" if any(v.state != "ONLINE" for v in leaves) else "ONLINE"
@@ -203,8 +205,17 @@ class FakeZfs:
         raise ZfslabError(f"cannot find device {leaf!r} in the pool")
 
     def offline(self, pool: str, device: str, *, temporary: bool = False) -> None:
+        """As zpool: refused while the disk's vdev would have no copy of its data left."""
         p = self._get_pool(pool)
-        p.states[self._device(p, device)] = "OFFLINE"
+        disk = self._device(p, device)
+        it = iter(p.devices)
+        for g in (g for g in p.layout.groups for _ in range(g.count)):
+            top = [p.replacing.get(d, d) for d in (next(it) for _ in range(g.width))]
+            live = [d for d in top if d not in p.detached]
+            if disk in live and sum(p.states.get(d) == "OFFLINE" for d in live) + 1 > min(g.parity, len(live) - 1):
+                raise CommandFailed(shlex.join(offline_argv(pool, device, temporary=temporary)), 1,
+                                    f"cannot offline {device}: no valid replicas")
+        p.states[disk] = "OFFLINE"
         self.calls.append(f"offline {device}")
 
     def online(self, pool: str, device: str) -> None:
@@ -225,7 +236,9 @@ class FakeZfs:
 
     def detach(self, pool: str, device: str) -> None:
         p = self._get_pool(pool)
-        p.states.pop(self._device(p, device), None)
+        disk = self._device(p, device)
+        p.states.pop(disk, None)
+        p.detached.add(disk)
 
     def clear(self, pool: str) -> None:
         self._get_pool(pool)

@@ -1,7 +1,10 @@
 """The ZfsDriver contract: what bench and drill rely on a driver to do, as test functions.
 
 A test module imports these (`from tests.zfs_contract import *`) and provides three fixtures:
-`driver` (a ZfsDriver), `devices` (four disks it may use) and `pool_name`. tests/unit/
+`driver` (a ZfsDriver), `devices` (six empty disks it may use) and `pool_name`. They run in the
+order of __all__: a disk replaced or detached out of a pool keeps that pool's label, so the real
+zpool would call it part of a potentially active pool; each test uses disks no earlier test
+left that way. tests/unit/
 test_fake_zfs.py runs them against FakeZfs; tests/e2e/inside/test_zfs_contract.py against
 ZfsCli on the real kernel module, so the fake cannot drift from what ZFS does."""
 
@@ -10,11 +13,13 @@ import os
 import pytest
 
 from zfslab.model.layout_grammar import parse_layout
-from zfslab.system.zfs import DeviceInUse, NoSuchPool
+from zfslab.system.runner import CommandFailed
+from zfslab.system.zfs import NO_REPLICAS, DeviceInUse, NoSuchPool
 
 __all__ = ["test_contract_create_shows_the_pool_as_asked", "test_contract_a_missing_pool_is_named",
            "test_contract_a_disk_in_a_pool_is_refused", "test_contract_offline_online_and_replace",
-           "test_contract_properties_export_and_import", "test_contract_scrub"]
+           "test_contract_properties_export_and_import", "test_contract_scrub",
+           "test_contract_a_sequential_replace", "test_contract_detach", "test_contract_an_offline_zfs_refuses_stands"]
 
 
 def _leaves(status):
@@ -93,6 +98,8 @@ def test_contract_properties_export_and_import(driver, devices, pool_name):
         assert driver.pool_get(pool_name, "failmode")["failmode"].value == "continue"
         driver.export_pool(pool_name)
         assert not driver.pool_exists(pool_name)
+        with pytest.raises(DeviceInUse):  # an exported pool's disk: zpool says it is part of one
+            driver.create_pool(pool_name + "b", parse_layout("disk"), devices[3:4])
         driver.import_pool(pool_name)
         assert driver.pool_guid(pool_name) == guid and driver.get(pool_name, "atime")["atime"].value == "off"
     finally:
@@ -110,5 +117,42 @@ def test_contract_scrub(driver, devices, pool_name):
         scan = driver.status(pool_name).scan
         assert scan.kind == "scrub" and not scan.in_progress and scan.errors == 0
         driver.clear(pool_name)
+    finally:
+        driver.destroy_pool(pool_name, force=True)
+
+
+def test_contract_a_sequential_replace(driver, devices, pool_name):
+    # zpool replace -s (a mirror's rebuild, no checksum pass): the new disk takes the old one's place
+    driver.create_pool(pool_name, parse_layout("mirror:2"), devices[1:3])
+    try:
+        driver.offline(pool_name, devices[1])
+        driver.replace(pool_name, devices[1], devices[4], sequential=True, wait=True, timeout_s=600)
+        driver.wait(pool_name, "scrub", timeout_s=600)  # ZFS verifies a rebuild with a scrub after it
+        status = driver.status(pool_name)
+        assert status.state == "ONLINE" and _leaves(status) == _names([devices[2], devices[4]])
+    finally:
+        driver.destroy_pool(pool_name, force=True)
+
+
+def test_contract_detach(driver, devices, pool_name):
+    driver.create_pool(pool_name, parse_layout("mirror:2"), [devices[2], devices[5]])
+    try:
+        driver.detach(pool_name, devices[5])
+        status = driver.status(pool_name)
+        assert status.state == "ONLINE" and _leaves(status) == _names([devices[2]])
+    finally:
+        driver.destroy_pool(pool_name, force=True)
+
+
+def test_contract_an_offline_zfs_refuses_stands(driver, devices, pool_name):
+    # the last copy: ZFS refuses ("no valid replicas"); the driver's retry (after udev settles and a
+    # resilver ends) meets the same refusal, which is raised as ZFS worded it, the pool untouched
+    driver.create_pool(pool_name, parse_layout("mirror:2"), [devices[2], devices[3]])
+    try:
+        driver.offline(pool_name, devices[2])
+        with pytest.raises(CommandFailed, match=NO_REPLICAS):
+            driver.offline(pool_name, devices[3])
+        status = driver.status(pool_name)
+        assert status.state == "DEGRADED" and status.vdev(os.path.basename(devices[3])).state == "ONLINE"
     finally:
         driver.destroy_pool(pool_name, force=True)

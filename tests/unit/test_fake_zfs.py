@@ -14,7 +14,7 @@ def driver():
 
 @pytest.fixture
 def devices():
-    return [f"/dev/disk/by-id/ata-FAKE_{i}" for i in range(4)]
+    return [f"/dev/disk/by-id/ata-FAKE_{i}" for i in range(6)]
 
 
 @pytest.fixture

@@ -10,13 +10,9 @@ import sys
 from zfslab.commands._common import DEFAULT_DB, int_arg
 from zfslab.errors import UsageError
 from zfslab.model.units import format_bytes
+from zfslab.system.sandbox import make_sandbox, sandbox_paths  # noqa: F401 - bench and drill take them from here
 from zfslab.system.disks import (BadDeviceList, DisksRefused, check_wipe_allowed, inspect_disks, inspect_file,
                                  is_leftover_of, refusal_lines)
-
-# A sandbox file is sparse: its size is bounded by what the file system allows, not by free space
-MAX_SANDBOX_BYTES = 16 << 40
-MAX_SANDBOX_FILES = 65  # a sandbox is for trying zfslab out: 64 vdevs and a spare, as bench allows
-
 
 def device_list(text: str) -> list[str]:
     devices = [d.strip() for d in text.split(",") if d.strip()]
@@ -36,33 +32,6 @@ def same_size(infos) -> None:
     if len({i.size_bytes for i in infos}) > 1:
         listing = ", ".join(f"{i.given} {format_bytes(i.size_bytes)}" for i in infos)
         raise BadDeviceList(f"the disks differ in size ({listing}); bench compares layouts on identical disks")
-
-
-def sandbox_paths(directory: str, count: int, size_text: str) -> tuple[list[str], int]:
-    """The sandbox's file vdevs and their size, checked; nothing is created (see make_sandbox)."""
-    from zfslab.model.units import parse_size
-    size = parse_size(size_text)
-    if not 64 << 20 <= size <= MAX_SANDBOX_BYTES:
-        raise UsageError(f"--sandbox-size {size_text}: give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(f"--sandbox {directory}: not a directory; give a directory for the file vdevs")
-    if count > MAX_SANDBOX_FILES:
-        raise UsageError(f"--sandbox: the layout needs {count} file vdevs; a sandbox holds at most "
-                         f"{MAX_SANDBOX_FILES}: choose a layout of at most {MAX_SANDBOX_FILES - 1} disks, or real --disks")
-    return [os.path.join(os.path.abspath(directory), f"vdev{i}") for i in range(count)], size
-
-
-def make_sandbox(paths: list[str], size: int) -> None:
-    """Create the sparse files that do not exist yet (a file already there is an earlier run's)."""
-    try:
-        os.makedirs(os.path.dirname(paths[0]), exist_ok=True)
-        for path in paths:
-            if not os.path.exists(path):
-                with open(path, "wb") as f:
-                    f.truncate(size)
-    except OSError as e:
-        raise UsageError(f"--sandbox {os.path.dirname(paths[0])}: cannot create {size:,}-byte sparse files there "
-                         f"({e.strerror}); choose another directory or a smaller --sandbox-size") from None
 
 
 def confirm_serials(dirty, args) -> set[str]:

@@ -135,7 +135,8 @@ class Bench:
             finally:
                 disk = sampler.stop()
             iostat_text = iostat.result()
-        return [measurement(step.layout, step.test, step.repeat, self.clock.monotonic() - t0, result, disk, iostat_text)]
+        seconds = self.clock.monotonic() - t0
+        return [measurement(step.layout, step.test, step.repeat, seconds, result, disk, iostat_text)]
 
     def _measure_bonnie(self, step: Step) -> list[Measurement]:
         """One bonnie++ run: its block write, rewrite and read, stored together."""

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from zfslab.model.layouts import Layout
 from zfslab.model.units import parse_fio_size

@@ -58,7 +58,8 @@ class Step:
     """One thing a drill does. --dry-run prints the plan's steps and Drill.run executes exactly
     them (tests/unit/test_drill_plan.py records the argv the runner receives)."""
 
-    kind: str  # wipe create set fill offline try-offline online wait verify write replace clear corrupt scrub destroy skip
+    # wipe create set fill offline try-offline online wait verify write replace clear corrupt scrub destroy skip
+    kind: str
     op: Op | None  # what it runs, with every value it runs with; None for a skip
     scenario: str = "setup"  # setup | degraded | resilver | corrupt | corrupt-beyond-parity | cleanup
     stage: str = ""  # degraded: level | beyond | across; resilver: healing | sequential
@@ -212,7 +213,8 @@ def plan_drill(request: DrillRequest) -> DrillPlan:
     steps += planner.all(r.scenarios)
     title = "whatever happened: destroy the pool, wipe its disks"
     steps.append(Step("destroy", DestroyPool(POOL), "cleanup", title=title))
-    steps += [Step("wipe", Wipe(d, r.sandbox), "cleanup", title=title) for d in r.devices + ((r.spare,) if r.spare else ())]
+    steps += [Step("wipe", Wipe(d, r.sandbox), "cleanup", title=title)
+              for d in r.devices + ((r.spare,) if r.spare else ())]
     return DrillPlan(r, fill_bytes, tuple(steps))
 
 

@@ -15,7 +15,7 @@ from typing import Protocol
 from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.bonnie import Bonnie, BonnieJob, BonnieResult
-from zfslab.system.fio import FioJob, FioResult, fio_argv
+from zfslab.system.fio import Fio, FioJob, FioResult, fio_argv
 from zfslab.system.pool_safety import wipe_devices, wipe_line
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import (NO_REPLICAS, UDEV_RACES, ZfsDriver, clear_argv, destroy_argv, offline_argv, online_argv,

@@ -11,6 +11,10 @@ def driver(zfs):
     return zfs
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def devices(disks):
-    return disks[:4]
+    """Six disks, wiped once (earlier modules leave file systems and labels on some of them)."""
+    from zfslab.system.pool_safety import wipe_devices
+    from zfslab.system.runner import Runner
+    wipe_devices(Runner(), disks[:6])
+    return disks[:6]
