@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     prior = prior_run(args.db, key)
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
         steps = plan_steps(layouts, devices, options, key, Fio(runner), prior.done if prior.resuming else frozenset(),
-                           dirty=_wiped(infos, prior.guids, args, sandbox))
+                           dirty=_wiped(infos, prior.guids, args, sandbox), sandbox=sandbox)
         skipped = len(prior.done) if prior.resuming else 0
         if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
             calibration = {"calibration": [{"layout": str(p.layout), "rule": p.rule, "pins": list(p.pins)}
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if dirty:
         log(f"wiping {', '.join(dirty)}")
     _run_with_progress(bench, plan_steps(layouts, devices, options, key, Fio(runner), results.done(run_id),
-                                         bench.mountpoint, dirty=dirty))
+                                         bench.mountpoint, dirty=dirty, sandbox=sandbox))
     summary = results.summary(run_id)
     if args.json:
         print(to_json({"run_id": run_id, "sandbox": sandbox, "facts": facts, "results": summary}))
