@@ -72,6 +72,10 @@ def test_the_executed_commands_are_the_printed_ones(tmp_path):
     changes = [shlex.join(a) for a in runner.calls if a[0] == "fio" or a[:2] in (("zpool", "create"),
                                                                                 ("zpool", "destroy"))]
     assert changes == [line for line in printed if not line.startswith("#")]
+    # the monitor beside each test is shown as it runs: zpool iostat, one interval of the test's length
+    monitors = [shlex.join(a) for a in runner.calls if a[:2] == ("zpool", "iostat")]
+    assert monitors == [line.removeprefix("# beside it: ") for line in printed if line.startswith("# beside it: ")]
+    assert len(monitors) == 2 * 2 * len(SUITES["quick"]) and monitors[0] == f"zpool iostat -Hpv -y {POOL} 2 1"
     assert len(changes) == 2 * (1 + 2 * len(SUITES["quick"]) + 1)
     assert sum(line.startswith("# wipe ") for line in printed) == 5  # 2 + 3 disks, after each destroy
     assert results.pool_guids(run_id=run_id) == {"1234567890123"}
