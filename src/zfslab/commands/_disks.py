@@ -1,5 +1,6 @@
-"""What bench and drill share about disks: the options that name them, the safety gate's
-inputs (the disks, the sandbox files, the typed serial numbers) and the sandbox itself."""
+"""What bench and drill share about disks on the command line: the options that name them, and
+the user's consent for the safety gate (system/disk_gate.py) from --wipe, --confirm-serials or a
+prompt. The gate itself, and the sandbox's files (system/sandbox.py), are the library's."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import sys
 from zfslab.commands._common import DEFAULT_DB, int_arg
 from zfslab.errors import UsageError
 from zfslab.model.units import format_bytes
+from zfslab.system import disk_gate
+from zfslab.system.disk_gate import Consent, parse_serials
+from zfslab.system.disks import BadDeviceList, inspect_disks, inspect_file
 from zfslab.system.sandbox import make_sandbox, sandbox_paths  # noqa: F401 - bench and drill take them from here
-from zfslab.system.disks import (BadDeviceList, DisksRefused, check_wipe_allowed, inspect_disks, inspect_file,
-                                 is_leftover_of, refusal_lines)
+
 
 def device_list(text: str) -> list[str]:
     devices = [d.strip() for d in text.split(",") if d.strip()]
@@ -34,18 +37,22 @@ def same_size(infos) -> None:
         raise BadDeviceList(f"the disks differ in size ({listing}); bench compares layouts on identical disks")
 
 
-def confirm_serials(dirty, args) -> set[str]:
-    if args.confirm_serials is not None:
-        return {s.strip() for s in args.confirm_serials.split(",") if s.strip()}
-    if not args.wipe or not dirty:
-        return set()
+def consent(args: argparse.Namespace, foreign, *, ask: bool) -> Consent:
+    """What the user allowed, from --wipe and --confirm-serials, or else typed at a prompt
+    (`ask`: a real run; a dry run only notes that the prompt would come)."""
+    if args.confirm_serials is not None or not args.wipe:
+        return Consent(args.wipe, parse_serials(args.confirm_serials))
+    if not foreign:
+        return Consent(True)
+    if not ask:
+        return Consent(True, will_ask=sys.stdin.isatty())
     if not sys.stdin.isatty():
         raise UsageError("--wipe needs the serial numbers: type them at the prompt, or give --confirm-serials")
-    for d in dirty:
+    for d in foreign:
         print(f"  {d.given}: {d.model or '?'} serial {d.serial or '?'}, {format_bytes(d.size_bytes)}: {'; '.join(d.reasons)}",
               file=sys.stderr)
     typed = input("Everything on these disks will be destroyed. Type their serial numbers, separated by spaces: ")
-    return set(typed.split())
+    return Consent(True, parse_serials(typed))
 
 
 def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_help: str):
@@ -63,33 +70,16 @@ def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_hel
 
 
 def gate(infos, own_guids, args: argparse.Namespace, sandbox: bool) -> None:
-    """The safety gate: refuse unless every disk is empty, or holds only what a pool this database
-    recorded (by GUID) left, or --wipe came with the serial numbers of the rest. Sandbox files
-    that zfslab did not leave are refused outright: they have no serial number to confirm."""
-    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, own_guids)]
-    if sandbox and foreign:
-        raise DisksRefused("files in the sandbox directory that zfslab did not leave there (nothing was "
-                           "written):\n  " + "\n  ".join(refusal_lines(foreign))
-                           + "\nremove them or choose another --sandbox directory")
-    check_wipe_allowed(foreign, wipe=args.wipe, confirmed_serials=confirm_serials(foreign, args))
+    """The safety gate (system/disk_gate.py), with the serials asked for when --wipe came without them."""
+    disk_gate.gate(infos, own_guids, consent(args, disk_gate.foreign_disks(infos, own_guids), ask=not sandbox), sandbox)
 
 
 def dry_run_verdict(infos, own_guids, args: argparse.Namespace, sandbox: bool) -> int:
     """What the gate would do with these disks, said on stderr without prompting: 0 when the run
     would go ahead (wiping the disks that hold data, if --wipe came with their serials), 10 when it
     would refuse."""
-    foreign = [i for i in infos if i.reasons and not is_leftover_of(i, own_guids)]
-    if not foreign:
-        return 0
-    lines = "\n  " + "\n  ".join(refusal_lines(foreign))
-    confirmed = {x.strip() for x in (args.confirm_serials or "").split(",") if x.strip()}
-    if not sandbox and args.wipe and all(i.serial and i.serial in confirmed for i in foreign):
-        print("these disks hold data and the run would wipe them first (--wipe, serials confirmed):" + lines,
-              file=sys.stderr)
-        return 0
-    if not sandbox and args.wipe and args.confirm_serials is None and sys.stdin.isatty():
-        print("these disks hold data; the run would ask for their serial numbers, then wipe them:" + lines,
-              file=sys.stderr)
-        return 0
-    print("these disks would be refused (nothing was written):" + lines, file=sys.stderr)
-    return 10
+    foreign = disk_gate.foreign_disks(infos, own_guids)
+    verdict = disk_gate.dry_run_verdict(infos, own_guids, consent(args, foreign, ask=False), sandbox)
+    if verdict.message:
+        print(verdict.message, file=sys.stderr)
+    return verdict.exit_code

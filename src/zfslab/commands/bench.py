@@ -16,7 +16,6 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.units import parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
-from zfslab.system.disks import is_leftover_of
 
 # Bounds on what the user asks for: beyond them the work (or the dry run's listing) is no
 # longer something a person meant.
@@ -226,10 +225,9 @@ def prior_run(db: str, key: str) -> PriorRun:
 
 def _wiped(infos, guids, args, sandbox) -> tuple[str, ...]:
     """The disks a dry run shows being wiped: those holding data whose serials --wipe confirmed."""
-    confirmed = {x.strip() for x in (args.confirm_serials or "").split(",") if x.strip()}
-    if sandbox or not args.wipe:
-        return ()
-    return tuple(i.given for i in infos if i.reasons and not is_leftover_of(i, guids) and i.serial in confirmed)
+    from zfslab.commands._disks import consent
+    from zfslab.system.disk_gate import foreign_disks, wiped_first
+    return wiped_first(infos, guids, consent(args, foreign_disks(infos, guids), ask=False), sandbox)
 
 
 def _run_with_progress(bench, steps) -> None:
