@@ -3,7 +3,8 @@ out; no argparse, no terminal. The command layer's prompt is tested through the 
 
 import pytest
 
-from zfslab.system.disk_gate import Consent, GateVerdict, dry_run_verdict, foreign_disks, gate, parse_serials, wiped_first
+from zfslab.system.disk_gate import (Consent, GateVerdict, dry_run_verdict, foreign_disks, gate, parse_serials,
+                                     wiped_first)
 from zfslab.system.disks import DiskInfo, DisksRefused, Finding
 
 DATA = DiskInfo("/dev/sdb", "/dev/sdb", 4 * 10**12, "SER1", "disk", True, (Finding("content", "holds data"),))
@@ -13,7 +14,8 @@ EMPTY = DiskInfo("/dev/sdc", "/dev/sdc", 4 * 10**12, "SER2", "disk", True)
 
 
 def test_serials_are_parsed_in_one_place_from_the_option_and_the_prompt():
-    assert parse_serials("SER1,SER2") == parse_serials(" SER1  SER2 ") == parse_serials("SER1, SER2,") == {"SER1", "SER2"}
+    both = {"SER1", "SER2"}
+    assert parse_serials("SER1,SER2") == parse_serials(" SER1  SER2 ") == parse_serials("SER1, SER2,") == both
     assert parse_serials(None) == parse_serials("") == frozenset()
 
 

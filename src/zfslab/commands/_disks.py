@@ -49,8 +49,8 @@ def consent(args: argparse.Namespace, foreign, *, ask: bool) -> Consent:
     if not sys.stdin.isatty():
         raise UsageError("--wipe needs the serial numbers: type them at the prompt, or give --confirm-serials")
     for d in foreign:
-        print(f"  {d.given}: {d.model or '?'} serial {d.serial or '?'}, {format_bytes(d.size_bytes)}: {'; '.join(d.reasons)}",
-              file=sys.stderr)
+        print(f"  {d.given}: {d.model or '?'} serial {d.serial or '?'}, {format_bytes(d.size_bytes)}: "
+              f"{'; '.join(d.reasons)}", file=sys.stderr)
     typed = input("Everything on these disks will be destroyed. Type their serial numbers, separated by spaces: ")
     return Consent(True, parse_serials(typed))
 
