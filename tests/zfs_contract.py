@@ -122,14 +122,14 @@ def test_contract_scrub(driver, devices, pool_name):
 
 
 def test_contract_a_sequential_replace(driver, devices, pool_name):
-    # zpool replace -s (a mirror's rebuild, no checksum pass): the new disk takes the old one's place
-    driver.create_pool(pool_name, parse_layout("mirror:2"), devices[1:3])
+    # zpool replace -s (a mirror's rebuild, no checksum pass) of a disk still online: the new disk
+    # takes its place, and ZFS verifies the rebuild with a scrub after it
+    driver.create_pool(pool_name, parse_layout("mirror:2"), devices[4:6])
     try:
-        driver.offline(pool_name, devices[1])
-        driver.replace(pool_name, devices[1], devices[4], sequential=True, wait=True, timeout_s=600)
-        driver.wait(pool_name, "scrub", timeout_s=600)  # ZFS verifies a rebuild with a scrub after it
+        driver.replace(pool_name, devices[4], devices[1], sequential=True, wait=True, timeout_s=600)
+        driver.wait(pool_name, "scrub", timeout_s=600)
         status = driver.status(pool_name)
-        assert status.state == "ONLINE" and _leaves(status) == _names([devices[2], devices[4]])
+        assert status.state == "ONLINE" and _leaves(status) == _names([devices[1], devices[5]])
     finally:
         driver.destroy_pool(pool_name, force=True)
 
@@ -145,14 +145,13 @@ def test_contract_detach(driver, devices, pool_name):
 
 
 def test_contract_an_offline_zfs_refuses_stands(driver, devices, pool_name):
-    # the last copy: ZFS refuses ("no valid replicas"); the driver's retry (after udev settles and a
+    # the only copy: ZFS refuses ("no valid replicas"); the driver's retry (after udev settles and a
     # resilver ends) meets the same refusal, which is raised as ZFS worded it, the pool untouched
-    driver.create_pool(pool_name, parse_layout("mirror:2"), [devices[2], devices[3]])
+    driver.create_pool(pool_name, parse_layout("disk"), devices[3:4])
     try:
-        driver.offline(pool_name, devices[2])
         with pytest.raises(CommandFailed, match=NO_REPLICAS):
             driver.offline(pool_name, devices[3])
         status = driver.status(pool_name)
-        assert status.state == "DEGRADED" and status.vdev(os.path.basename(devices[3])).state == "ONLINE"
+        assert status.state == "ONLINE" and status.vdev(os.path.basename(devices[3])).state == "ONLINE"
     finally:
         driver.destroy_pool(pool_name, force=True)

@@ -8,13 +8,12 @@ import argparse
 import os
 import sys
 
-from zfslab.commands._common import DEFAULT_DB, int_arg
+from zfslab.commands._common import DEFAULT_DB, add_ashift_option
 from zfslab.errors import UsageError
 from zfslab.model.units import format_bytes
 from zfslab.system import disk_gate
 from zfslab.system.disk_gate import Consent, parse_serials
 from zfslab.system.disks import BadDeviceList, inspect_disks, inspect_file
-from zfslab.system.sandbox import make_sandbox, sandbox_paths  # noqa: F401 - bench and drill take them from here
 
 
 def device_list(text: str) -> list[str]:
@@ -62,7 +61,7 @@ def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_hel
     src.add_argument("--disks", metavar="DEV,DEV,...", help=disks_help)
     src.add_argument("--sandbox", metavar="DIR", help=sandbox_help)
     p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="pool ashift, 9 to 16 (default 12)")
+    add_ashift_option(p, "pool ashift, 9 to 16 (default 12)")
     p.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=f"results database (default {DEFAULT_DB})")
     p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
     p.add_argument("--confirm-serials", metavar="S,S,...", help="the serial numbers of the disks to wipe, for scripts")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
-from dataclasses import dataclass
 
 from zfslab.commands._common import int_arg
-from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, inspect, make_sandbox, same_size,
-                                    sandbox_paths)
+from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, inspect, same_size
+from zfslab.system.sandbox import make_sandbox, sandbox_paths
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layout_grammar import parse_layout
@@ -112,115 +112,103 @@ def _options(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from zfslab.store.results import Results
-    from zfslab.store.schema import connect
-    from zfslab.system.bench import POOL, Bench, destroy_own_pool, format_steps, plan_steps, run_key
-    from zfslab.system.bench_plan import step_records
-    from zfslab.system.bonnie import Bonnie
-    from zfslab.system.facts import host_facts
-    from zfslab.system.fio import Fio
-    from zfslab.system.runner import PACKAGES, Runner, ToolMissing
-    from zfslab.system.zfs import ZfsCli
+    from zfslab.store.runs import prior_bench_run
+    from zfslab.system.runner import Runner
 
     options = _options(args)
     runner = Runner()
     sandbox = bool(args.sandbox)
-    if sandbox:
-        devices, sandbox_bytes = sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size)
-        ids = devices
-    else:
-        devices = device_list(args.disks)
+    devices, sandbox_bytes = (sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size) if sandbox
+                              else (device_list(args.disks), 0))
     layouts, picks = _layouts(args, len(devices))  # a layout zfslab cannot build is refused before any disk is read
     infos = inspect(devices, runner, sandbox)
+    request = _request(layouts, devices, infos, options, sandbox)
+    prior = prior_bench_run(args.db, request.key)  # read, never written
+    if args.dry_run:  # reads the database if there is one, writes nothing anywhere
+        return _dry_run(args, request, prior, picks, infos)
+    return _run(args, runner, request, prior, infos, sandbox_bytes)
+
+
+def _request(layouts, devices, infos, options, sandbox: bool):
+    """The run asked for; whole disks must be alike, and are known by serial number (the run's key)."""
+    from zfslab.system.bench_plan import BenchRequest
+
     if not sandbox:
         same_size(infos)
-        ids = [i.serial or i.device for i in infos]
-    key = run_key(layouts, ids, options)
-    prior = prior_run(args.db, key)
-    if args.dry_run:  # reads the database if there is one, writes nothing anywhere
-        steps = plan_steps(layouts, devices, options, key, Fio(runner), prior.done if prior.resuming else frozenset(),
-                           dirty=_wiped(infos, prior.guids, args, sandbox), sandbox=sandbox)
-        skipped = len(prior.done) if prior.resuming else 0
-        if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
-            calibration = {"calibration": [{"layout": str(p.layout), "rule": p.rule, "pins": list(p.pins)}
-                                           for p in picks]} if picks else {}
-            print(to_json({"dry_run": True, "layouts": [str(x) for x in layouts], **calibration,
-                           "measurements_stored": skipped,
-                           "steps": step_records(steps)}))
-        else:
-            print("\n".join((_calibration_lines(picks, len(devices)) if picks else []) + format_steps(steps, skipped)))
-        return dry_run_verdict(infos, prior.guids, args, sandbox)
+    ids = devices if sandbox else [i.serial or i.device for i in infos]
+    return BenchRequest(tuple(layouts), tuple(devices), options, tuple(ids), sandbox=sandbox)
 
-    log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
-    engine = options.engine if not options.job_file else "fio"
+
+def _dry_run(args, request, prior, picks, infos) -> int:
+    """Print the plan (what an interrupted run stored left out), and what the gate would say."""
+    from zfslab.system.bench_plan import plan_bench
+
+    done = prior.done if prior.resuming else frozenset()
+    plan = plan_bench(dataclasses.replace(request, done=done, dirty=_wiped(infos, prior.guids, args, request.sandbox)))
+    if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
+        calibration = {"calibration": [{"layout": str(p.layout), "rule": p.rule, "pins": list(p.pins)}
+                                       for p in picks]} if picks else {}
+        print(to_json({"dry_run": True, "layouts": [str(x) for x in request.layouts], **calibration,
+                       "measurements_stored": len(done), "steps": plan.step_records()}))
+    else:
+        print("\n".join((_calibration_lines(picks, len(request.devices)) if picks else []) + plan.render()))
+    return dry_run_verdict(infos, prior.guids, args, request.sandbox)
+
+
+def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
+    """Clean up what an interrupted run left, pass the gate, then plan and execute what is left."""
+    from zfslab.store.runs import open_results
+    from zfslab.system.bench_plan import POOL, plan_bench
+    from zfslab.system.bonnie import Bonnie
+    from zfslab.system.fio import Fio
+    from zfslab.system.pool_ops import Drivers
+    from zfslab.system.pool_safety import destroy_own_pool
+    from zfslab.system.runner import PACKAGES, ToolMissing
+    from zfslab.system.zfs import ZfsCli
+
+    engine = request.options.engine if not request.options.job_file else "fio"
     if runner.which(engine) is None:  # before any pool is made, not after the first layout
         raise ToolMissing(engine, PACKAGES.get(engine, engine))
-    zfs = ZfsCli(runner, log=log)
-    if destroy_own_pool(zfs, POOL, prior.guids, "bench", log):
-        infos = inspect(devices, runner, sandbox)  # its labels remain, no longer busy
-    gate(infos, prior.guids, args, sandbox)
-
-    results = Results(connect(args.db))
-    if sandbox:
-        make_sandbox(devices, sandbox_bytes)
-    facts = host_facts() | {"zfs_version": zfs.version().kernel}
-    if prior.resuming:
-        run_id = prior.run_id
-    else:
-        disk_rows = [{"device": i.given, "serial": i.serial, "model": i.model, "size_bytes": i.size_bytes,
-                      "rotational": i.rotational} for i in infos if not sandbox] or [{"device": d} for d in devices]
-        run_id = results.start_run(key=key, command=" ".join(sys.argv), suite=options.suite, repeats=options.repeats,
-                                   options=options.as_dict(), sandbox=sandbox, facts=facts, disks=disk_rows)
-    bench = Bench(zfs, Fio(runner), results, runner, options, layouts, devices, key, run_id, sandbox, Bonnie(runner),
-                  log=log)
-    dirty = tuple(i.given for i in infos if i.reasons)
+    zfs = ZfsCli(runner, log=_log)
+    if destroy_own_pool(zfs, POOL, prior.guids, "bench", _log):
+        infos = inspect(list(request.devices), runner, request.sandbox)  # its labels remain, no longer busy
+    gate(infos, prior.guids, args, request.sandbox)
+    results = open_results(args.db)
+    if request.sandbox:
+        make_sandbox(list(request.devices), sandbox_bytes)
+    facts, run_id = _start(results, zfs, request, prior, infos)
+    dirty = tuple(i.given for i in infos if i.reasons)  # the gate let them through: ours, or confirmed
     if dirty:
-        log(f"wiping {', '.join(dirty)}")
-    _run_with_progress(bench, plan_steps(layouts, devices, options, key, Fio(runner), results.done(run_id),
-                                         bench.mountpoint, dirty=dirty, sandbox=sandbox))
+        _log(f"wiping {', '.join(dirty)}")
+    plan = plan_bench(dataclasses.replace(request, done=frozenset(results.done(run_id)), dirty=dirty))
+    drivers = Drivers(zfs, Fio(runner), runner, Bonnie(runner))
+    _with_progress(lambda progress: plan.execute(drivers, results, run_id=run_id, progress=progress, log=_log))
     summary = results.summary(run_id)
     if args.json:
-        print(to_json({"run_id": run_id, "sandbox": sandbox, "facts": facts, "results": summary}))
+        print(to_json({"run_id": run_id, "sandbox": request.sandbox, "facts": facts, "results": summary}))
     else:
-        _print_summary(summary, sandbox, args.db, run_id)
+        _print_summary(summary, request.sandbox, args.db, run_id)
     return 0
 
 
+def _start(results, zfs, request, prior, infos) -> tuple[dict, int]:
+    """The host's facts, and the run's id: the interrupted run's, or a new run's."""
+    from zfslab.system.facts import host_facts
+
+    facts = host_facts() | {"zfs_version": zfs.version().kernel}
+    if prior.resuming:
+        return facts, prior.run_id
+    disk_rows = [{"device": i.given, "serial": i.serial, "model": i.model, "size_bytes": i.size_bytes,
+                  "rotational": i.rotational} for i in infos if not request.sandbox] or [
+                 {"device": d} for d in request.devices]
+    options = request.options
+    return facts, results.start_run(key=request.key, command=" ".join(sys.argv), suite=options.suite,
+                                    repeats=options.repeats, options=options.as_dict(), sandbox=request.sandbox,
+                                    facts=facts, disks=disk_rows)
 
 
-
-
-
-
-@dataclass(frozen=True)
-class PriorRun:
-    """What the database says of an earlier run of this same command (nothing if there is none)."""
-
-    run_id: int | None = None
-    resuming: bool = False
-    done: frozenset = frozenset()
-    guids: frozenset[str] = frozenset()
-
-
-def prior_run(db: str, key: str) -> PriorRun:
-    """Read, never written: a dry run and a refused run leave the file as they found it."""
-    from zfslab.store.results import Results
-    from zfslab.store.schema import open_readonly
-    from zfslab.store.readback import read_results
-    if not os.path.exists(db):
-        return PriorRun()
-    read_results(db)  # every stored value through the check report and plan --db use: damage refused alike
-    conn = open_readonly(db)
-    try:
-        results = Results(conn)
-        run = results.find_run(key)
-        if run is None:
-            return PriorRun()
-        resuming = run["finished_at"] is None
-        return PriorRun(run["id"], resuming, frozenset(results.done(run["id"])),
-                        frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset())
-    finally:
-        conn.close()
+def _log(text: str) -> None:
+    print(f"zfslab: {text}", file=sys.stderr)
 
 
 def _wiped(infos, guids, args, sandbox) -> tuple[str, ...]:
@@ -230,7 +218,8 @@ def _wiped(infos, guids, args, sandbox) -> tuple[str, ...]:
     return wiped_first(infos, guids, consent(args, foreign_disks(infos, guids), ask=False), sandbox)
 
 
-def _run_with_progress(bench, steps) -> None:
+def _with_progress(execute) -> None:
+    """Run `execute(progress)` under a progress bar on stderr (transient when not a terminal)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -241,8 +230,7 @@ def _run_with_progress(bench, steps) -> None:
 
         def update(text: str, done: int, total: int) -> None:
             progress.update(task, description=text, completed=done, total=total)
-        bench.progress = update
-        bench.run(steps)
+        execute(update)
 
 
 def _print_summary(summary: list[dict], sandbox: bool, db: str, run_id: int) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 
 from zfslab.commands._common import float_arg, int_arg
-from zfslab.commands._disks import add_disk_options
+from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, inspect
 from zfslab.errors import UsageError
 from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import check_pool_name
 from zfslab.report.tables import to_json
+from zfslab.system.sandbox import make_sandbox, sandbox_paths
 
 SCENARIOS = ("degraded", "resilver", "corrupt")  # as system/drill.py runs them, in this order
 
@@ -71,74 +74,93 @@ def run(args: argparse.Namespace) -> int:
     return _run(zfs, runner, args, scenarios)
 
 
-def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.commands._disks import device_list, dry_run_verdict, gate, inspect, make_sandbox, sandbox_paths
-    from zfslab.report.verdict import verdict
-    from zfslab.store.results import Results
-    from zfslab.store.schema import connect
-    from zfslab.system.drill_plan import POOL, DrillRequest, plan_drill
-    from zfslab.system.fio import Fio
-    from zfslab.system.pool_ops import Drivers
-    from zfslab.system.pool_safety import check_replication, destroy_own_pool
+@dataclass(frozen=True)
+class _Disks:
+    """The drill's pool disks and spare as given (or the sandbox files), and its layout."""
 
-    sandbox = bool(args.sandbox)
-    if sandbox:
+    layout: Layout
+    devices: tuple[str, ...]
+    spare: str | None
+    sandbox_bytes: int = 0  # a sandbox: each file's size
+
+    @property
+    def targets(self) -> list[str]:
+        return [*self.devices, *([self.spare] if self.spare else [])]
+
+
+def _disks(args) -> _Disks:
+    if args.sandbox:
         layout = parse_layout(args.layout or "raidz2:6")
-        paths, sandbox_bytes = sandbox_paths(args.sandbox, layout.disks + 1, args.sandbox_size)
-        devices, spare = paths[:layout.disks], paths[-1]
-    else:
-        devices = device_list(args.disks)
-        layout = parse_layout(args.layout) if args.layout else parse_layout(
-            f"raidz2:{len(devices)}" if len(devices) >= 4 else "mirror:2")
-        if layout.disks != len(devices):
-            raise UsageError(f"layout {layout} needs {layout.disks} disks, {len(devices)} were given")
-        spare = args.spare_disk
+        paths, size = sandbox_paths(args.sandbox, layout.disks + 1, args.sandbox_size)
+        return _Disks(layout, tuple(paths[:layout.disks]), paths[-1], size)
+    devices = device_list(args.disks)
+    layout = parse_layout(args.layout or (f"raidz2:{len(devices)}" if len(devices) >= 4 else "mirror:2"))
+    if layout.disks != len(devices):
+        raise UsageError(f"layout {layout} needs {layout.disks} disks, {len(devices)} were given")
+    return _Disks(layout, tuple(devices), args.spare_disk)
+
+
+def _run(zfs, runner, args, scenarios) -> int:
+    from zfslab.store.runs import drill_pool_guids
+    from zfslab.system.pool_safety import check_replication
+
+    disks = _disks(args)
     # zpool create would refuse it without -f, after the disks were wiped
-    check_replication(layout, f"drill one of its parts, e.g. --layout {layout.groups[0].token}")
-    targets = devices + ([spare] if spare else [])
-    guids = _drill_guids(args.db)
-
-    def plan_for(infos):
-        """The whole drill, computed before its first write; the fill from the smallest vdev."""
-        sizes = {i.given: i.size_bytes for i in infos}
-        vdev_bytes = min(sizes.get(d, sandbox_bytes) for d in devices) if sandbox else min(sizes[d] for d in devices)
-        return plan_drill(DrillRequest(layout, tuple(devices), spare, vdev_bytes, tuple(scenarios), args.fill, sandbox,
-                                       args.ashift, args.corrupt_mb, args.sequential_rebuild,
-                                       tuple(i.given for i in infos if i.reasons)))
-
+    check_replication(disks.layout, f"drill one of its parts, e.g. --layout {disks.layout.groups[0].token}")
+    guids = drill_pool_guids(args.db)
     if args.dry_run:  # reads the disks and the database if there is one; writes nothing anywhere
-        infos = inspect(targets, runner, sandbox)
-        plan = plan_for(infos)
+        infos = inspect(disks.targets, runner, bool(args.sandbox))
+        plan = _plan(args, disks, scenarios, infos)
         if args.json:  # the same steps as data: what zfslab does itself (wipe, corrupt) has no command
-            print(to_json({"dry_run": True, "layout": str(layout), "fill": args.fill, "fill_bytes": plan.fill_bytes,
-                           "steps": plan.step_records()}))
+            print(to_json({"dry_run": True, "layout": str(disks.layout), "fill": args.fill,
+                           "fill_bytes": plan.fill_bytes, "steps": plan.step_records()}))
         else:
             print("\n".join(plan.render()))
-        return dry_run_verdict(infos, guids, args, sandbox)
+        return dry_run_verdict(infos, guids, args, bool(args.sandbox))
+    return _execute(zfs, runner, args, disks, scenarios, guids)
 
-    log = lambda text: print(f"zfslab: {text}", file=sys.stderr)  # noqa: E731
-    zfs.log = log
-    if not sandbox:  # a mistyped disk is the user's to fix before zpool is even looked for
-        from zfslab.system.disks import check_block_device
-        for target in targets:
-            check_block_device(target)
-    destroy_own_pool(zfs, POOL, guids, "drill", log)
-    infos = inspect(targets, runner, sandbox)
+
+def _plan(args, disks: _Disks, scenarios, infos):
+    """The whole drill, computed before its first write; the fill from the smallest vdev."""
+    from zfslab.system.drill_plan import DrillRequest, plan_drill
+
+    sizes = {i.given: i.size_bytes for i in infos}
+    vdev_bytes = min(sizes.get(d, disks.sandbox_bytes) if args.sandbox else sizes[d] for d in disks.devices)
+    return plan_drill(DrillRequest(disks.layout, disks.devices, disks.spare, vdev_bytes, tuple(scenarios), args.fill,
+                                   bool(args.sandbox), args.ashift, args.corrupt_mb, args.sequential_rebuild,
+                                   tuple(i.given for i in infos if i.reasons)))
+
+
+def _execute(zfs, runner, args, disks: _Disks, scenarios, guids) -> int:
+    from zfslab.report.verdict import verdict
+    from zfslab.store.runs import open_results
+    from zfslab.system.disks import check_block_device
+    from zfslab.system.drill_plan import POOL
+    from zfslab.system.fio import Fio
+    from zfslab.system.pool_ops import Drivers
+    from zfslab.system.pool_safety import destroy_own_pool
+
+    sandbox = bool(args.sandbox)
+    zfs.log = _log
+    for target in ([] if sandbox else disks.targets):  # a mistyped disk is the user's to fix first
+        check_block_device(target)
+    destroy_own_pool(zfs, POOL, guids, "drill", _log)
+    infos = inspect(disks.targets, runner, sandbox)
     gate(infos, guids, args, sandbox)
-    plan = plan_for(infos)
-    results = Results(connect(args.db))
+    plan = _plan(args, disks, scenarios, infos)
+    results = open_results(args.db)
     if sandbox:
-        make_sandbox(paths, sandbox_bytes)
+        make_sandbox(disks.targets, disks.sandbox_bytes)
     t0 = time.monotonic()
-    found = plan.execute(Drivers(zfs, Fio(runner), runner), results, log=log)
-    line = verdict(str(layout), args.fill, found)
+    found = plan.execute(Drivers(zfs, Fio(runner), runner), results, log=_log)
+    line = verdict(str(disks.layout), args.fill, found)
     version = zfs.version().kernel
-    given = {i.given: i for i in infos}
-    disks = [{"device": d, "serial": getattr(given.get(d), "serial", None), "role": "pool"} for d in devices]
-    disks += [{"device": spare, "serial": getattr(given.get(spare), "serial", None), "role": "spare"}] if spare else []
-    results.add_drill(str(layout), found, line, version, sandbox, disks)
+    serials = {i.given: i.serial for i in infos}
+    rows = [{"device": d, "serial": serials.get(d), "role": "pool" if d in disks.devices else "spare"}
+            for d in disks.targets]
+    results.add_drill(str(disks.layout), found, line, version, sandbox, rows)
     if args.json:
-        print(to_json({"layout": str(layout), "fill": args.fill, "verdict": line, "zfs_version": version,
+        print(to_json({"layout": str(disks.layout), "fill": args.fill, "verdict": line, "zfs_version": version,
                        "sandbox": sandbox, "seconds": time.monotonic() - t0,
                        "scenarios": [{"scenario": r.scenario, "outcome": r.outcome, "seconds": r.seconds,
                                       **r.detail_dict()} for r in found]}))
@@ -147,19 +169,8 @@ def _run(zfs, runner, args, scenarios) -> int:
     return 0
 
 
-def _drill_guids(db: str) -> set[str]:
-    """GUIDs of the pools earlier drills recorded in this database (read-only: nothing written)."""
-    import os
-
-    from zfslab.store.results import Results
-    from zfslab.store.schema import open_readonly
-    if not os.path.exists(db):
-        return set()
-    conn = open_readonly(db)
-    try:
-        return Results(conn).pool_guids(purpose="drill")
-    finally:
-        conn.close()
+def _log(text: str) -> None:
+    print(f"zfslab: {text}", file=sys.stderr)
 
 
 def _health(zfs, args) -> int:
