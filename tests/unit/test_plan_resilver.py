@@ -19,7 +19,7 @@ RESILVERED = 64 << 20  # what FakeZfs's zpool status reports resilvered
 
 
 def drill_into(path, layout: str, devices: list[str], *, seconds: float, spare: str = "/dev/sdz",
-               sandbox: bool = False, monkeypatch) -> None:
+               sandbox: bool = False) -> None:
     """Run the resilver scenario of a drill on `devices` (FakeZfs; `seconds` on its clock) and store
     it as `zfslab drill` does."""
     import dataclasses
@@ -42,10 +42,10 @@ def drill_into(path, layout: str, devices: list[str], *, seconds: float, spare: 
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
+def db(tmp_path):
     path = bench_db(tmp_path / "r.sqlite")  # a seq run on /dev/d0../dev/d5
-    drill_into(path, "mirror:2", ["/dev/d0", "/dev/d1"], seconds=40.0, monkeypatch=monkeypatch)
-    drill_into(path, "raidz2:4", ["/dev/d0", "/dev/d1", "/dev/d2", "/dev/d3"], seconds=80.0, monkeypatch=monkeypatch)
+    drill_into(path, "mirror:2", ["/dev/d0", "/dev/d1"], seconds=40.0)
+    drill_into(path, "raidz2:4", ["/dev/d0", "/dev/d1", "/dev/d2", "/dev/d3"], seconds=80.0)
     return path
 
 
@@ -88,23 +88,22 @@ def test_the_footer_says_so(run_cli, db):
     assert "measured by drill" not in out and "resilver 50 MB/s" in out
 
 
-def test_drills_on_other_disks_or_files_are_not_used(run_cli, tmp_path, monkeypatch):
+def test_drills_on_other_disks_or_files_are_not_used(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
-    drill_into(path, "mirror:2", ["/dev/other0", "/dev/other1"], seconds=40.0, monkeypatch=monkeypatch)
-    drill_into(path, "raidz2:4", ["/dev/d0", "/dev/d1", "/dev/d2", "/dev/d3"], seconds=80.0, sandbox=True,
-               monkeypatch=monkeypatch)
+    drill_into(path, "mirror:2", ["/dev/other0", "/dev/other1"], seconds=40.0)
+    drill_into(path, "raidz2:4", ["/dev/d0", "/dev/d1", "/dev/d2", "/dev/d3"], seconds=80.0, sandbox=True)
     data = json.loads(run_cli("plan", "--db", path, "--json").stdout)
     assert data["resilver_measured"] == [] and "measured by drill" not in data["risk_inputs"]
 
 
-def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_path, monkeypatch):
+def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
     with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it
         conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; "
                            "DELETE FROM schema_version WHERE version >= 4;")
     r = run_cli("plan", "--db", path, "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["resilver_measured"] == []
-    drill_into(path, "mirror:2", ["/dev/d0", "/dev/d1"], seconds=40.0, monkeypatch=monkeypatch)  # migrates it
+    drill_into(path, "mirror:2", ["/dev/d0", "/dev/d1"], seconds=40.0)  # migrates it
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("SELECT vdev_kind, how, fill, fill_bytes, resilvered_bytes, seconds FROM resilvers"
