@@ -197,12 +197,15 @@ def test_command_reads_a_size_list_with_compression_off(run_cli, tmp_path):
     (lambda p: "/dev/null", "a device, not a directory"),
     (lambda p: ((p / "empty").mkdir(), str(p / "empty"))[1], "no regular file found"),
     (lambda p: ((p / "s.txt").write_text("12\nabc\n"), str(p / "s.txt"))[1], "'abc' is not a file size"),
+    # one file of data instead of a tree: text, then binary; the junk is named before the compression
+    (lambda p: ((p / "notes.txt").write_text("hello\n"), str(p / "notes.txt"))[1], "a file that is not a size list"),
+    (lambda p: ((p / "blob").write_bytes(b"\x00\xff" * 99), str(p / "blob"))[1], "a file that is not a size list"),
+    # a tree whose only entries are a FIFO and a symlink loop: nothing opened, nothing to price
+    (lambda p: ((p / "t").mkdir(), os.mkfifo(p / "t" / "f"), os.symlink("..", p / "t" / "up"), str(p / "t"))[-1],
+     "no regular file found"),
 ])
 def test_command_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, make, message):
-    args = ["footprint", make(tmp_path), "--layouts", "mirror:2"]
-    if message == "'abc' is not a file size":
-        args += ["--compression", "off"]
-    r = run_cli(*args)
+    r = run_cli("footprint", make(tmp_path), "--layouts", "mirror:2")
     assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 

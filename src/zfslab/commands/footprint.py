@@ -154,16 +154,29 @@ def _is_file(path: str) -> bool:
         return False
 
 
+def _not_a_size_list(path: str) -> UsageError:
+    return UsageError(f"{shown(path, 200)}: a file that is not a size list (find DIR -type f -printf '%s\\n') nor "
+                      "zdb -bb output; to price its data, give the directory that holds it")
+
+
 def _size_list(path: str, recordsize: int, compression: str) -> DataBlocks:
-    text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
+    try:
+        text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
+    except UsageError as e:
+        if "text (byte" in str(e) or "NUL characters" in str(e):   # binary: a file of data, not a list
+            raise _not_a_size_list(path) from None
+        raise
     name = f"size list {shown(path, 200)}"
     if detect_format(text) == "zdb":
         return _zdb_blocks(parse_zdb(text, f"zdb output {shown(path, 200)}"), recordsize)
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if not re.match(r"\s*\d", first):
+        raise _not_a_size_list(path)
+    # parsed first: a file that is no size list (a PATH that is one file of data) says so
+    sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
     if compression != "off":
         raise UsageError(f"{shown(path, 200)} is a size list: it says nothing of how the data compresses; give "
                          "--compression off, or the directory itself to read it")
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
     blocks: dict = {}
     pointers = files = 0
     for size, count in sizes.items():
