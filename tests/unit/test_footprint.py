@@ -273,3 +273,25 @@ def test_command_samples_by_bytes_or_time_and_gives_an_interval(run_cli, tmp_pat
     assert d["read"]["records_read"] >= 1 and d["read"]["records_total"] == 7   # text 3, zeros 2, random 1, tiny 1
     if not d["complete"] and d["read"]["records_read"] > 1:
         assert row["data_used_low_bytes"] <= row["data_used_bytes"] <= row["data_used_high_bytes"]
+
+
+def test_metadata_is_stored_uncompressed_where_a_16k_block_cannot_shrink():
+    """dRAID allocates whole rows: a 16K dnode block compressed to 4K still takes a 16K row on
+    draid1:4d at ashift 12, so zio_write_compress stores it as is (the 2.4.4 guest's dRAID metadata
+    was twice the compressed estimate)."""
+    from zfslab.model.footprint import metadata_compresses, metadata_estimate, pool_alloc
+    assert metadata_compresses(pool_alloc(parse_layout("raidz2:6"), 12))
+    assert metadata_compresses(pool_alloc(parse_layout("draid1:2d:4c:0s"), 12))   # rows of 8K
+    assert not metadata_compresses(pool_alloc(parse_layout("draid1:4d:6c:0s"), 12))
+    assert not metadata_compresses(pool_alloc(parse_layout("mirror:2"), 14))
+    # 3,200 more files (2 copies of each): on raidz their dnodes (128 B compressed) and entries (32 B)
+    # in sectors, on dRAID 512 B and 64 B in rows
+    def grown(text):
+        lay = parse_layout(text)
+        return (metadata_estimate(lay, 12, files=3300, directories=1, pointers=0)[1]
+                - metadata_estimate(lay, 12, files=100, directories=1, pointers=0)[1])
+
+    def per_unit(text, unit):
+        return block_cost(parse_layout(text).groups[0], unit, 12).used_bytes / unit
+    assert grown("draid1:4d:6c:0s") == pytest.approx(3200 * 2 * (512 + 64) * per_unit("draid1:4d:6c:0s", 16384))
+    assert grown("raidz1:5") == pytest.approx(3200 * 2 * (128 + 32) * per_unit("raidz1:5", 4096))

@@ -27,6 +27,12 @@ DIRECTORY_ENTRY_BYTES = 32   # a fat-zap entry, as special_size estimates it
 BLOCK_POINTER_BYTES = 128    # one per data block in an L1 indirect block (which compresses about 3x)
 INDIRECT_COMPRESSED_FRACTION = 0.375
 METADATA_COPIES = 2          # redundant_metadata=all
+# Where a 16K metadata block cannot be stored smaller (dRAID, whose allocation unit is a whole row of
+# 16K or more; ashift 14+), zio_write_compress stores dnode blocks and directories uncompressed: a
+# dnode then takes its whole 512 B, a directory entry its 64 B microzap entry (mzap_ent_phys_t)
+METADATA_BLOCK_BYTES = 16384  # a dnode block (32 dnodes), a directory's microzap of up to 256 entries
+DNODE_BYTES = 512
+MZAP_ENTRY_BYTES = 64
 # Blocks every ZPL dataset holds before any file: its objset, the meta-dnode's L1-L5 indirect
 # blocks (its tree is built for 2^48 objects), and the ZAPs of the master node, the SA master,
 # registry and layouts, the unlinked set, the shares directory and the root directory, 13 in all;
@@ -215,6 +221,14 @@ def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp:
                      counts["embedded"], counts["compressed"], counts["stored"], zero)
 
 
+def metadata_compresses(alloc: PoolAlloc) -> bool:
+    """Whether a 16K metadata block that compresses to a quarter is stored smaller: its compressed
+    size rounded up to the allocation unit (at least spa_min_alloc) must be under 16K
+    (zio_write_compress). Not on dRAID with rows of 16K or more, nor at ashift 14 and above."""
+    quarter = max(METADATA_BLOCK_BYTES // 4, alloc.min_alloc_bytes)
+    return roundup(quarter, alloc.gcd_alloc_bytes) < METADATA_BLOCK_BYTES
+
+
 def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: int,
                       pointers: int) -> tuple[float, float]:
     """(alloc, used) of the data's metadata, an estimate: a compressed dnode per file and
@@ -223,9 +237,12 @@ def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: i
     smallest allocation."""
     if not files and not directories:
         return 0.0, 0.0   # nothing known of the files (zdb's blocks hold their metadata already)
-    meta = ((files + directories) * DNODE_COMPRESSED_BYTES + files * DIRECTORY_ENTRY_BYTES
+    alloc_unit = pool_alloc(layout, ashift)
+    unit = alloc_unit.min_alloc_bytes
+    dnode, entry = ((DNODE_COMPRESSED_BYTES, DIRECTORY_ENTRY_BYTES) if metadata_compresses(alloc_unit)
+                    else (DNODE_BYTES, MZAP_ENTRY_BYTES))
+    meta = ((files + directories) * dnode + files * entry
             + pointers * BLOCK_POINTER_BYTES * INDIRECT_COMPRESSED_FRACTION) * METADATA_COPIES
-    unit = pool_alloc(layout, ashift).min_alloc_bytes
     blocks_needed = meta / unit + DATASET_BASE_BLOCKS * METADATA_COPIES
     weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
     total_w = sum(weights)
