@@ -295,3 +295,44 @@ def test_metadata_is_stored_uncompressed_where_a_16k_block_cannot_shrink():
         return block_cost(parse_layout(text).groups[0], unit, 12).used_bytes / unit
     assert grown("draid1:4d:6c:0s") == pytest.approx(3200 * 2 * (512 + 64) * per_unit("draid1:4d:6c:0s", 16384))
     assert grown("raidz1:5") == pytest.approx(3200 * 2 * (128 + 32) * per_unit("raidz1:5", 4096))
+
+
+def test_a_special_vdev_takes_the_metadata_and_the_blocks_up_to_special_small_blocks():
+    """spa_preferred_class: metadata always, a file's data block when its psize is at most
+    special_small_blocks; the rest on the data vdevs."""
+    from zfslab.model.footprint import footprint
+    blocks = {(4096, 4096): 10, (131072, 131072): 3}   # incompressible: ten 4K blocks, three records
+    off = Compression(False)
+    plain = footprint(blocks, parse_layout("raidz2:6"), 12, off, files=13, directories=1)
+    special = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, files=13, directories=1,
+                        special_small_bytes=16384)
+    mirror_4k = block_cost(parse_layout("mirror:3").groups[0], 4096, 12).used_bytes
+    raidz_128k = block_cost(parse_layout("raidz2:6").groups[0], 131072, 12).used_bytes
+    assert special.special_data_used_bytes == pytest.approx(10 * mirror_4k)
+    assert special.used_bytes == pytest.approx(10 * mirror_4k + 3 * raidz_128k)
+    assert special.special_used_bytes == pytest.approx(10 * mirror_4k + special.metadata_used_bytes)
+    assert plain.special_used_bytes == 0 and not plain.metadata_on_special
+    # without special_small_blocks only the metadata goes there
+    meta_only = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, files=13, directories=1)
+    assert meta_only.special_data_used_bytes == 0 and meta_only.used_bytes == pytest.approx(plain.used_bytes)
+    assert meta_only.special_used_bytes == meta_only.metadata_used_bytes > 0
+
+
+def test_what_the_special_vdev_holds_does_not_lower_avail_from_2_4_1(run_cli, tmp_path):
+    f = tmp_path / "sizes.txt"
+    f.write_text("".join(f"{n}\n" for n in (3000, 9000, 400000) * 50))
+    def record(version):
+        r = run_cli("footprint", str(f), "--compression", "off", "--layouts", "raidz2:6+special=mirror:3@1TB",
+                    "--disk-size", "4TB", "--special-small-blocks", "16K", "--zfs-version", version, "--json")
+        return json.loads(r.stdout)["layouts"][0]
+    new, old = record("2.4.4"), record("2.3.2")
+    assert new["special_used_bytes"] > 0 and new["used_bytes"] == old["used_bytes"]
+    assert old["free_after_bytes"] == old["usable_bytes"] - old["used_bytes"]
+    assert new["free_after_bytes"] == new["usable_bytes"] - (new["used_bytes"] - new["special_used_bytes"])
+
+
+def test_special_small_blocks_without_a_special_vdev_is_refused(run_cli, tmp_path):
+    r = run_cli("footprint", str(tmp_path), "--layouts", "raidz2:6", "--special-small-blocks", "64K")
+    assert r.exit_code == 2 and "no layout given has a special vdev" in r.stderr
+    r = run_cli("footprint", str(tmp_path), "--layouts", "raidz2:6+special=mirror:3", "--special-small-blocks", "96K")
+    assert r.exit_code == 2 and "power of two" in r.stderr

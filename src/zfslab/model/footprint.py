@@ -77,8 +77,34 @@ class PoolAlloc:
 
 
 def pool_alloc(layout: Layout, ashift: int) -> PoolAlloc:
-    units = [(g.draid_data << ashift) if g.kind is VdevKind.DRAID else (1 << ashift) for g in layout.groups]
+    """Over every top-level vdev but logs (vdev_open: vdev_spa_set_alloc), special and dedup ones too."""
+    groups = list(layout.groups) + [c.group for c in layout.classes if c.alloc_class in ("special", "dedup")]
+    units = [(g.draid_data << ashift) if g.kind is VdevKind.DRAID else (1 << ashift) for g in groups]
     return PoolAlloc(min(units), math.gcd(*units))
+
+
+def _spread(groups) -> list[tuple[VdevGroup, float]]:
+    """Each group with its share of the blocks: in proportion to its data disks (ZFS weighs by free
+    space, which is that on an empty pool)."""
+    weights = [g.data_disks_per_vdev * g.count for g in groups]
+    total = sum(weights)
+    return [(g, w / total) for g, w in zip(groups, weights)]
+
+
+def placement(layout: Layout, special_small_bytes: int = 0):
+    """A function of a data block's psize giving (groups with shares, on the special class?), as
+    spa_preferred_class places it: a file's data block of at most special_small_blocks (its psize,
+    after compression) on the special vdevs, when the layout has them; everything else on the data
+    vdevs. (Metadata always goes to the special class: metadata_estimate.)"""
+    normal = _spread(layout.groups)
+    special_groups = [c.group for c in layout.classes if c.alloc_class == "special"]
+    special = _spread(special_groups) if special_groups else None
+
+    def where(psize: int):
+        if special and psize <= special_small_bytes:
+            return special, True
+        return normal, False
+    return where
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +187,13 @@ class Footprint:
     compressed: int
     stored: int
     zero_bytes: int             # lsize of all-zero blocks (holes when compression is on)
+    special_data_used_bytes: float = 0.0  # USED of the data blocks on the special vdevs (special_small_blocks)
+    metadata_on_special: bool = False     # the layout has a special vdev: the metadata is there
+
+    @property
+    def special_used_bytes(self) -> float:
+        """USED on the special vdevs: small data blocks and all metadata."""
+        return self.special_data_used_bytes + (self.metadata_used_bytes if self.metadata_on_special else 0.0)
 
     @property
     def total_used_bytes(self) -> float:
@@ -185,12 +218,13 @@ class Footprint:
 
 
 def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp: Compression, *,
-              files: int = 0, directories: int = 0, pointers: int = 0) -> Footprint:
+              files: int = 0, directories: int = 0, pointers: int = 0, special_small_bytes: int = 0) -> Footprint:
     """The blocks on `layout`. With unlike vdev groups, blocks spread in proportion to each
-    group's data disks (ZFS weighs by free space, which is that on an empty pool)."""
+    group's data disks (ZFS weighs by free space, which is that on an empty pool); with a special
+    vdev, metadata and the data blocks of at most special_small_bytes go there (placement())."""
     alloc = pool_alloc(layout, ashift)
-    weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
-    total_w = sum(weights)
+    where = placement(layout, special_small_bytes)
+    special_used = 0.0
     counts = {"hole": 0, "embedded": 0, "stored": 0, "compressed": 0}
     stored_logical = psize_sum = data = zero = logical = 0
     parity = padding = asize = raw = used = 0.0
@@ -206,19 +240,26 @@ def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp:
         if kind == "embedded":
             continue
         psize_sum += psize * n
-        for g, w in zip(layout.groups, weights):
+        spread, on_special = where(psize)
+        for g, w in spread:
             c = block_cost(g, psize, ashift)
-            share = n * w / total_w
+            share = n * w
             parity += c.parity_bytes * share
             padding += c.padding_bytes * share
             asize += c.asize_bytes * share
             raw += c.raw_bytes * share
             used += c.used_bytes * share
+            special_used += c.used_bytes * share if on_special else 0.0
         data += roundup(psize, 1 << ashift) * n
     meta_alloc, meta_used = metadata_estimate(layout, ashift, files=files, directories=directories, pointers=pointers)
     return Footprint(str(layout), logical, stored_logical, psize_sum,
                      data, parity, padding, asize, raw, used, meta_alloc, meta_used, counts["hole"],
-                     counts["embedded"], counts["compressed"], counts["stored"], zero)
+                     counts["embedded"], counts["compressed"], counts["stored"], zero, special_used,
+                     has_special(layout))
+
+
+def has_special(layout: Layout) -> bool:
+    return any(c.alloc_class == "special" for c in layout.classes)
 
 
 def metadata_compresses(alloc: PoolAlloc) -> bool:
@@ -244,29 +285,27 @@ def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: i
     meta = ((files + directories) * dnode + files * entry
             + pointers * BLOCK_POINTER_BYTES * INDIRECT_COMPRESSED_FRACTION) * METADATA_COPIES
     blocks_needed = meta / unit + DATASET_BASE_BLOCKS * METADATA_COPIES
-    weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
-    total_w = sum(weights)
+    special = [c.group for c in layout.classes if c.alloc_class == "special"]
     alloc = used = 0.0
-    for g, w in zip(layout.groups, weights):
+    for g, w in _spread(special or layout.groups):   # spa_preferred_class: metadata to the special class
         c = block_cost(g, unit, ashift)
-        alloc += blocks_needed * c.asize_bytes * w / total_w
-        used += blocks_needed * c.used_bytes * w / total_w
+        alloc += blocks_needed * c.asize_bytes * w
+        used += blocks_needed * c.used_bytes * w
     return alloc, used
 
 
-def used_coster(layout: Layout, ashift: int, comp: Compression):
+def used_coster(layout: Layout, ashift: int, comp: Compression, special_small_bytes: int = 0):
     """A function giving the USED bytes of one block (lsize, clen) on `layout`, cached: the
     sampler prices every sampled file's blocks on every layout."""
     alloc = pool_alloc(layout, ashift)
-    weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
-    total_w = sum(weights)
+    where = placement(layout, special_small_bytes)
     cache: dict[BlockKey, float] = {}
 
     def cost(key: BlockKey) -> float:
         if key not in cache:
             _, psize = block_psize(key[0], key[1], comp, alloc)
-            cache[key] = sum(block_cost(g, psize, ashift).used_bytes * w / total_w
-                             for g, w in zip(layout.groups, weights)) if psize else 0.0
+            cache[key] = sum(block_cost(g, psize, ashift).used_bytes * w
+                             for g, w in where(psize)[0]) if psize else 0.0
         return cache[key]
     return cost
 
@@ -338,19 +377,21 @@ def _scaled(fp: Footprint, k: float, k_logical: float) -> Footprint:
                      round(fp.psize_bytes * k), round(fp.data_bytes * k), fp.parity_bytes * k, fp.padding_bytes * k,
                      fp.alloc_bytes * k, fp.raw_bytes * k, fp.used_bytes * k, fp.metadata_alloc_bytes,
                      fp.metadata_used_bytes, round(fp.holes * k_logical), round(fp.embedded * k_logical),
-                     round(fp.compressed * k_logical), round(fp.stored * k_logical), round(fp.zero_bytes * k_logical))
+                     round(fp.compressed * k_logical), round(fp.stored * k_logical), round(fp.zero_bytes * k_logical),
+                     fp.special_data_used_bytes * k, fp.metadata_on_special)
 
 
-def data_footprint(data: DataBlocks, layout: Layout, ashift: int, comp: Compression) -> Footprint:
+def data_footprint(data: DataBlocks, layout: Layout, ashift: int, comp: Compression,
+                   special_small_bytes: int = 0) -> Footprint:
     """The data's footprint on `layout`: exact when every file was read, else the read files'
     footprint scaled by (all files as is) / (read files as is), priced on this layout (USED)."""
     fp = footprint(data.blocks, layout, ashift, comp, files=data.files, directories=data.directories,
-                   pointers=data.pointers)
+                   pointers=data.pointers, special_small_bytes=special_small_bytes)
     if data.complete:
         return fp
     off = Compression(False)
-    sampled = footprint(data.read_as_is, layout, ashift, off).used_bytes
-    everything = footprint(data.all_as_is, layout, ashift, off).used_bytes
+    sampled = footprint(data.read_as_is, layout, ashift, off, special_small_bytes=special_small_bytes).used_bytes
+    everything = footprint(data.all_as_is, layout, ashift, off, special_small_bytes=special_small_bytes).used_bytes
     logical_read = sum(lsize * n for (lsize, _), n in data.read_as_is.items())
     logical_all = sum(lsize * n for (lsize, _), n in data.all_as_is.items())
     return _scaled(fp, everything / sampled if sampled else 1.0, logical_all / logical_read if logical_read else 1.0)
