@@ -336,3 +336,26 @@ def test_special_small_blocks_without_a_special_vdev_is_refused(run_cli, tmp_pat
     assert r.exit_code == 2 and "no layout given has a special vdev" in r.stderr
     r = run_cli("footprint", str(tmp_path), "--layouts", "raidz2:6+special=mirror:3", "--special-small-blocks", "96K")
     assert r.exit_code == 2 and "power of two" in r.stderr
+
+
+def test_lz4_is_openzfs_own_code_where_libzpool_has_it(monkeypatch):
+    """libzpool 2.0-2.2's lz4_compress_zfs prices what the module writes (the lz4 package came out
+    ~2 % high in the guest); ZFSLAB_LZ4=package, or no such library, falls back to the package."""
+    from zfslab.system.zfs_lz4 import zfs_lz4
+    own = zfs_lz4()
+    if own is None:
+        pytest.skip("no libzpool with lz4_compress_zfs here (Debian's libzpool5linux has it)")
+    rng = random.Random(4)
+    text = b" ".join(rng.choice([b"alpha", b"beta", b"gamma", b"delta"]) for _ in range(30000))[:131072]
+    noise = rng.randbytes(131072)
+    import lz4.block
+    package = compressor("lz4")
+    assert package(text) == own(text) < 131072 // 2          # the module's code, found by compressor()
+    assert own(noise) > 131072                                # incompressible: the block and its header
+    # text of many words: the two codes find other matches (the module's shorter here, as in the guest)
+    words = [bytes(rng.choice(b"etaoinshrdlucmfw") for _ in range(rng.randint(2, 10))) for _ in range(2000)]
+    prose = b" ".join(rng.choice(words) for _ in range(40000))[:131072]
+    assert own(prose) < 4 + len(lz4.block.compress(prose, mode="default", store_size=False))
+    monkeypatch.setenv("ZFSLAB_LZ4", "package")
+    assert zfs_lz4() is None
+    assert compressor("lz4")(text) == 4 + len(lz4.block.compress(text, mode="default", store_size=False))

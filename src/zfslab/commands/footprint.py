@@ -23,6 +23,7 @@ from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
+from zfslab.system.zfs_lz4 import zfs_lz4
 from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
 
 EXAMPLE = "zfslab footprint /usr/share/doc --layouts raidz2:6,mirror:2 --compression lz4"
@@ -259,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--special-small-blocks: no layout given has a special vdev; add one, e.g. "
                          f"--layouts {shown(str(layouts[0]), 60)}+special=mirror:3")
     data, notes = read_data(args, recordsize, compression)
+    if compression in ("lz4", "on") and "bytes_read" in notes:
+        notes["lz4_code"] = "openzfs (libzpool)" if zfs_lz4() is not None else "lz4 package"
     comp = Compression(on=compression != "off", floor_to_alloc=_floors(args.zfs_version))
     rows = []
     for layout in layouts:
@@ -397,6 +400,9 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
                        "in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding "
                        "(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's "
                        "saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
+    if notes.get("lz4_code") == "lz4 package":
+        print_wrapped(out, "lz4: priced with the lz4 package, about 2 % high on compressible data (OpenZFS's own "
+                           "lz4 is taken from libzpool 2.0-2.2 where installed: libzpool5linux).")
     if rows and rows[0][2] is None:
         print_wrapped(out, "fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
     skipped = [(notes.get(k, 0), what) for k, what in (
