@@ -650,6 +650,7 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
         "--sample": lambda b: b.maybe_hostile(lambda: b.c.pick(["1MB", "0", "1s", "0.1s", "10GB", "-1s", "1e400s"])),
         "--seed": lambda b: b.number(["1", "0", "9223372036854775807"]), "--json": _flag,
+        "--special-small-blocks": lambda b: b.c.pick(["0", "64K", "512", "16M", "96K", "32M", "-1", "1e400"]),
     },
     # profile-disk: only options whose values can never be taken for the device
     "profile-disk": {"--seconds": lambda b: b.c.pick(["1", "0", "-1", "3601", "²", "nan", ""]),
