@@ -376,7 +376,14 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
                        f"compression {data.compression}, ashift {args.ashift};")
     print_wrapped(out, how)
     head = ("layout", "logical", "USED", "raw", "ratio", "fits", "redund.", "padding", "sectors", "compr.")
-    widths = (18, 9, 9, 9, 5, 7, 9, 8, 8, 9)   # 100 columns
+    table = [(str(layout), _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
+              f"{fp.compression_ratio:.2f}", _fits(usable, charged), _size(fp.parity_bytes), _size(fp.padding_bytes),
+              _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
+              else "0") for layout, fp, usable, _iv, charged in rows]
+    # at least a 100-column table's widths, wider where a cell is (a long layout, 239.46 MB of padding):
+    # no cell is cut, and the row's width is known before it is printed
+    widths = [max(least, *(len(c) for c in column))
+              for least, column in zip((18, 9, 9, 9, 5, 7, 9, 8, 8, 9), zip(head, *table))]
     # a narrower terminal loses the breakdown from the right, never a cut cell (--json has it all)
     shown_cols = len(head)
     while shown_cols > 6 and sum(widths[:shown_cols]) + shown_cols - 1 > out.width:
@@ -385,16 +392,13 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     def line(cells) -> str:
         return " ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells[:shown_cols], widths)))
     out.print(line(head))
-    for layout, fp, usable, iv, charged in rows:
-        cells = (str(layout)[:18], _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
-                 f"{fp.compression_ratio:.2f}", _fits(usable, charged), _size(fp.parity_bytes), _size(fp.padding_bytes),
-                 _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
-                 else "0")
+    for cells, (_layout, fp, _usable, iv, _charged) in zip(table, rows):
         out.print(line(cells))
         if iv is not None:
             meta = fp.metadata_used_bytes
-            out.print(f"{'':18} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}"
-                      if math.isfinite(iv.high) else f"{'':18} USED interval unknown: one record read; sample more")
+            out.print(f"{'':{widths[0]}} USED 95 % interval {_size(iv.low + meta)} .. {_size(iv.high + meta)}"
+                      if math.isfinite(iv.high) else f"{'':{widths[0]}} USED interval unknown: one record read; "
+                                                     "sample more")
     if shown_cols < len(head):
         print_wrapped(out, f"Left out for width: {', '.join(head[shown_cols:])} (a wider terminal or --json shows them).")
     print_wrapped(out, "USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits "
