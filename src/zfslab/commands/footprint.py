@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("footprint", epilog=f"example: {EXAMPLE}",
                        help="how much of your own data fits on each layout (compression, raidz allocation per block)",
                        description="Reads the given trees (or a file-size list) and prices every block as OpenZFS "
-                                   "writes it: the record size per file, compression with ZFS's own rules (12.5 %% "
+                                   "writes it: the record size per file, compression with ZFS's own rules (12.5 % "
                                    "minimum saving, zeros as holes, embedded tiny blocks), then raidz/dRAID/mirror "
                                    "parity and padding at the ashift. Large trees can be sampled (--sample).")
     p.add_argument("paths", nargs="+", metavar="PATH",
