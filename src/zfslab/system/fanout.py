@@ -1,0 +1,44 @@
+"""The same work on many hosts at once, at most `limit` at a time (docs/fleet.md#parallelism).
+
+Each host's outcome is kept, an error included, so one dead host never hides the others'
+answers. A thread pool: the work is waiting on ssh, not computing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from zfslab.errors import UsageError
+from zfslab.model.inventory import Host
+
+T = TypeVar("T")
+DEFAULT_LIMIT = 32   # ssh connections opened at once: under sshd's default MaxStartups 10:30:100 per target
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[T]):
+    host: Host
+    value: T | None
+    error: Exception | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def fan_out(hosts: Sequence[Host], work: Callable[[Host], T], *, limit: int = DEFAULT_LIMIT) -> list[Outcome[T]]:
+    """work(host) for every host, at most `limit` at once; outcomes in the hosts' order."""
+    if not 1 <= limit <= 1024:
+        raise UsageError(f"--parallel {limit}: give 1 to 1024 hosts at once")
+    if not hosts:
+        return []
+
+    def one(host: Host) -> Outcome[T]:
+        try:
+            return Outcome(host, work(host), None)
+        except Exception as e:  # noqa: BLE001 - every host's error is reported, none stops the others
+            return Outcome(host, None, e)
+    with ThreadPoolExecutor(max_workers=min(limit, len(hosts)), thread_name_prefix="zfslab-host") as pool:
+        return list(pool.map(one, hosts))
