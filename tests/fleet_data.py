@@ -25,10 +25,35 @@ def figure(uid: str, layout: str, test: str, repeat: int) -> float:
     return float(sum(map(ord, f"{uid}{layout}{test}{repeat}")) % 997 + 1)
 
 
+_TEMPLATE: dict[str, str] = {}
+
+
+def _empty_db() -> str:
+    """A new zfslab database made once by connect() (migrations and all), copied for each file:
+    hundreds of files then cost a copy each, not a migration's fsyncs."""
+    if "path" not in _TEMPLATE:
+        import atexit
+        import os
+        import tempfile
+        fd, path = tempfile.mkstemp(suffix=".sqlite")
+        os.close(fd)
+        os.unlink(path)
+        conn = connect(path)
+        conn.execute("PRAGMA journal_mode = DELETE")
+        conn.close()
+        atexit.register(os.unlink, path)
+        _TEMPLATE["path"] = path
+    return _TEMPLATE["path"]
+
+
 def write_db(path: str, runs: list[RunSpec], drills: list[tuple[str | None, str, str]] = (),
              fio_json: str = FIO_JSON) -> None:
     """A zfslab database holding `runs` and `drills` (uid, host, started_at)."""
-    conn = connect(path)
+    import shutil
+    import sqlite3
+    shutil.copyfile(_empty_db(), path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")   # test data: a power cut need not find it whole
     try:
         with atomic(conn):
             for r in runs:
@@ -56,7 +81,6 @@ def write_db(path: str, runs: list[RunSpec], drills: list[tuple[str | None, str,
                              "zfs_version, sandbox, uid, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                              ("mirror:2", "offline", started_at, 1.5, "survived", "ok", "{}", "2.1.11", 0, uid, host))
     finally:
-        conn.execute("PRAGMA journal_mode = DELETE")
         conn.close()
 
 

@@ -9,7 +9,7 @@ input always gives the same plan (docs/fleet.md#sharding).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from zfslab.errors import UsageError, clip
@@ -35,8 +35,10 @@ class Shard:
         return sum(j.predicted_s for j in self.jobs)
 
 
-def shard(jobs: Sequence[Job], hosts: Sequence[str]) -> tuple[Shard, ...]:
-    """One shard per host (in the hosts' order), jobs placed longest first on the least loaded host."""
+def shard(jobs: Sequence[Job], hosts: Sequence[str], *,
+          busy_s: Mapping[str, float] | None = None) -> tuple[Shard, ...]:
+    """One shard per host (in the hosts' order), jobs placed longest first on the least loaded host.
+    `busy_s`: work a host already has (a reassignment after a loss), counted in its load."""
     if not hosts:
         raise UsageError("no hosts to split the work across; give --hosts or --inventory")
     if len(set(hosts)) != len(hosts):
@@ -47,7 +49,9 @@ def shard(jobs: Sequence[Job], hosts: Sequence[str]) -> tuple[Shard, ...]:
         dup = next(n for n in names if names.count(n) > 1)
         raise UsageError(f"job {clip(dup)} is listed twice; list each layout once")
     queues: list[list[Job]] = [[] for _ in hosts]
-    heap = [(0.0, i) for i in range(len(hosts))]   # (load, host index): the index breaks ties
+    busy_s = busy_s or {}
+    heap = [(float(busy_s.get(h, 0.0)), i) for i, h in enumerate(hosts)]   # (load, host index): the index breaks ties
+    heapq.heapify(heap)
     for job in sorted(jobs, key=lambda j: (-j.predicted_s, j.name)):
         load, i = heapq.heappop(heap)
         queues[i].append(job)

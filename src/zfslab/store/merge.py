@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zfslab.errors import UsageError, shown
@@ -114,8 +114,11 @@ def _sort_key(row: dict) -> str:
     return json.dumps({k: v for k, v in row.items() if k != "id"}, sort_keys=True, default=str)
 
 
-def merge(inputs: Sequence[str], output: str) -> MergeSummary:
-    """Merge `inputs` (and what `output` already holds) into `output`, replaced whole at the end."""
+def merge(inputs: Sequence[str], output: str, *,
+          accept: Callable[[str | None, str], bool] | None = None) -> MergeSummary:
+    """Merge `inputs` (and what `output` already holds) into `output`, replaced whole at the end.
+    `accept(origin, layout)`, from a fleet run's ledger, keeps only the measurements that count:
+    a lost host's result for a layout that was run again elsewhere is left out."""
     if not inputs:
         raise UsageError("merge: give at least one results file to merge")
     paths = _check_inputs(inputs, output)
@@ -150,7 +153,7 @@ def merge(inputs: Sequence[str], output: str) -> MergeSummary:
     try:
         conn = connect(tmp)
         try:
-            summary = _write(conn, runs, drills, pools, len(inputs), before_runs, before_drills)
+            summary = _write(conn, runs, drills, pools, len(inputs), before_runs, before_drills, accept)
             conn.execute("PRAGMA journal_mode = DELETE")   # one self-contained file, no -wal beside it
         finally:
             conn.close()
@@ -162,7 +165,7 @@ def merge(inputs: Sequence[str], output: str) -> MergeSummary:
     return summary
 
 
-def _write(conn, runs, drills, pools, inputs, before_runs, before_drills) -> MergeSummary:
+def _write(conn, runs, drills, pools, inputs, before_runs, before_drills, accept) -> MergeSummary:
     cols = {t: set(_columns(conn, t)) - {"id"} for t in
             ("runs", "run_disks", "measurements", "layout_capacity", "drills", "resilvers", "resilver_disks", "pools")}
     run_ids: dict[str, int] = {}
@@ -183,6 +186,8 @@ def _write(conn, runs, drills, pools, inputs, before_runs, before_drills) -> Mer
             seen: dict[tuple, dict] = {}
             for c in copies:
                 for m in c["measurements"]:
+                    if accept is not None and not accept(row["origin"], m["layout"]):
+                        continue
                     key = (m["layout"], m["test"], m["repeat"])
                     if key not in seen or _sort_key(m) < _sort_key(seen[key]):
                         seen[key] = m
