@@ -68,23 +68,14 @@ def _check_inputs(paths: Sequence[str], output: str) -> list[str]:
 
 
 def _read_input(path: str) -> dict:
-    """One input's rows, each run and drill under its identity."""
+    """One input's runs (their rows only: measurements are read run by run, when written) and
+    drills, each under its identity, and its pools."""
     conn = open_readonly(path)
     try:
         data: dict = {"runs": {}, "drills": {}, "pools": []}
         if has_table(conn, "runs"):
             for run in _rows(conn, "SELECT * FROM runs"):
-                ident = run.get("uid") or _digest(run, _RUN_IDENTITY, "run")
-                rid = run["id"]
-                data["runs"][ident] = {
-                    "row": run,
-                    "disks": _rows(conn, "SELECT * FROM run_disks WHERE run_id = ?", (rid,))
-                    if has_table(conn, "run_disks") else [],
-                    "measurements": _rows(conn, "SELECT * FROM measurements WHERE run_id = ?", (rid,))
-                    if has_table(conn, "measurements") else [],
-                    "capacity": _rows(conn, "SELECT * FROM layout_capacity WHERE run_id = ?", (rid,))
-                    if has_table(conn, "layout_capacity") else [],
-                }
+                data["runs"][run.get("uid") or _digest(run, _RUN_IDENTITY, "run")] = {"row": run, "path": path}
         if has_table(conn, "drills"):
             resilvers = has_table(conn, "resilvers")
             for drill in _rows(conn, "SELECT * FROM drills"):
@@ -99,6 +90,17 @@ def _read_input(path: str) -> dict:
             ids = {r["row"]["id"]: ident for ident, r in data["runs"].items()}
             data["pools"] = [dict(p, run_uid=ids.get(p["run_id"])) for p in _rows(conn, "SELECT * FROM pools")]
         return data
+    finally:
+        conn.close()
+
+
+def _run_detail(path: str, run_id: int) -> dict:
+    """One run's disks, measurements and capacities, as one input holds them."""
+    conn = open_readonly(path)
+    try:
+        def rows(table: str) -> list[dict]:
+            return _rows(conn, f"SELECT * FROM {table} WHERE run_id = ?", (run_id,)) if has_table(conn, table) else []
+        return {"disks": rows("run_disks"), "measurements": rows("measurements"), "capacity": rows("layout_capacity")}
     finally:
         conn.close()
 
@@ -121,6 +123,8 @@ def merge(inputs: Sequence[str], output: str, *,
     a lost host's result for a layout that was run again elsewhere is left out."""
     if not inputs:
         raise UsageError("merge: give at least one results file to merge")
+    if not output or output.endswith(os.sep) or os.path.isdir(output):
+        raise UsageError(f"merge: -o {shown(output, 200)!s}: give the merged file's name, e.g. -o all.sqlite")
     paths = _check_inputs(inputs, output)
     before_runs: set[str] = set()
     before_drills: set[str] = set()
@@ -157,7 +161,10 @@ def merge(inputs: Sequence[str], output: str, *,
             conn.execute("PRAGMA journal_mode = DELETE")   # one self-contained file, no -wal beside it
         finally:
             conn.close()
-        os.replace(tmp, output)
+        try:
+            os.replace(tmp, output)
+        except OSError as e:
+            raise UsageError(f"merge: -o {shown(output, 200)}: cannot be written ({e.strerror})") from None
     finally:
         for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
             if os.path.exists(leftover):
@@ -176,6 +183,7 @@ def _write(conn, runs, drills, pools, inputs, before_runs, before_drills, accept
         order = sorted(runs, key=lambda i: (min(c["row"]["started_at"] for c in runs[i]), i))
         for ident in order:
             copies = sorted(runs[ident], key=lambda c: (c["row"].get("finished_at") is None, _sort_key(c["row"])))
+            copies = [dict(c, **_run_detail(c["path"], c["row"]["id"])) for c in copies]   # one run in memory at once
             row = dict(copies[0]["row"], uid=ident)
             row["origin"] = row.get("origin") or row.get("hostname")
             if row["origin"]:

@@ -14,7 +14,8 @@ from zfslab.errors import UsageError
 from zfslab.model.inventory import Host
 
 T = TypeVar("T")
-DEFAULT_LIMIT = 32   # ssh connections opened at once: under sshd's default MaxStartups 10:30:100 per target
+DEFAULT_LIMIT = 10   # hosts at once: sshd's default MaxStartups 10:30:100 starts dropping unauthenticated
+# connections above 10, which matters when every connection passes one bastion (docs/fleet.md#parallelism)
 
 
 @dataclass(frozen=True, slots=True)
