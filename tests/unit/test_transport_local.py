@@ -54,3 +54,26 @@ def test_fan_out_never_runs_more_than_the_limit_at_once():
 def test_fan_out_limit_is_checked():
     with pytest.raises(UsageError, match="--parallel 0: give 1 to 1024"):
         fan_out([], lambda h: h, limit=0)
+
+
+def test_ctrl_c_starts_no_more_hosts_and_ends_the_running_ones():
+    import os
+    import signal
+    import threading
+    hosts = [Host(f"h{i}", f"h{i}") for i in range(6)]
+    started, release = [], threading.Event()
+    both = threading.Barrier(3, timeout=10)   # the two running hosts and the thread that interrupts
+
+    def work(h):
+        started.append(h.name)
+        both.wait()
+        release.wait(timeout=30)   # "running" until on_interrupt ends it
+        return h.name
+
+    def interrupt():
+        both.wait()
+        os.kill(os.getpid(), signal.SIGINT)   # Ctrl-C, delivered to the main thread
+    threading.Thread(target=interrupt).start()
+    with pytest.raises(KeyboardInterrupt):
+        fan_out(hosts, work, limit=2, on_interrupt=release.set)
+    assert sorted(started) == ["h0", "h1"] and release.is_set()

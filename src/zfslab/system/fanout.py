@@ -29,8 +29,12 @@ class Outcome(Generic[T]):
         return self.error is None
 
 
-def fan_out(hosts: Sequence[Host], work: Callable[[Host], T], *, limit: int = DEFAULT_LIMIT) -> list[Outcome[T]]:
-    """work(host) for every host, at most `limit` at once; outcomes in the hosts' order."""
+def fan_out(hosts: Sequence[Host], work: Callable[[Host], T], *, limit: int = DEFAULT_LIMIT,
+            on_interrupt: Callable[[], None] | None = None) -> list[Outcome[T]]:
+    """work(host) for every host, at most `limit` at once; outcomes in the hosts' order.
+    Ctrl-C (or SIGTERM, which cli.py turns into it): no host not yet started is started, and
+    `on_interrupt` ends the running work (SshTransport.close stops every master, which closes
+    every session on it), before the interrupt goes on."""
     if not 1 <= limit <= 1024:
         raise UsageError(f"--parallel {limit}: give 1 to 1024 hosts at once")
     if not hosts:
@@ -41,5 +45,14 @@ def fan_out(hosts: Sequence[Host], work: Callable[[Host], T], *, limit: int = DE
             return Outcome(host, work(host), None)
         except Exception as e:  # noqa: BLE001 - every host's error is reported, none stops the others
             return Outcome(host, None, e)
-    with ThreadPoolExecutor(max_workers=min(limit, len(hosts)), thread_name_prefix="zfslab-host") as pool:
-        return list(pool.map(one, hosts))
+    pool = ThreadPoolExecutor(max_workers=min(limit, len(hosts)), thread_name_prefix="zfslab-host")
+    try:
+        futures = [pool.submit(one, h) for h in hosts]
+        return [f.result() for f in futures]
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
+    finally:
+        pool.shutdown(wait=True)

@@ -69,4 +69,4 @@ def execute(ledger: Ledger, hosts: Mapping[str, Host], transport: Transport,
             busy = [hosts[h] for h in hosts if ledger.next_job(h) is not None]
         if not busy:
             return events
-        fan_out(busy, work, limit=limit)
+        fan_out(busy, work, limit=limit, on_interrupt=transport.close)   # Ctrl-C: every session closed
