@@ -72,7 +72,8 @@ def test_ctrl_c_starts_no_more_hosts_and_ends_the_running_ones():
 
     def interrupt():
         both.wait()
-        os.kill(os.getpid(), signal.SIGINT)   # Ctrl-C, delivered to the main thread
+        # Ctrl-C as a terminal sends it: to the process, so the kernel may hand it to any thread
+        os.kill(os.getpid(), signal.SIGINT)
     threading.Thread(target=interrupt).start()
     with pytest.raises(KeyboardInterrupt):
         fan_out(hosts, work, limit=2, on_interrupt=release.set)

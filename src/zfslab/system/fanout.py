@@ -6,7 +6,7 @@ answers. A thread pool: the work is waiting on ssh, not computing."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -14,6 +14,7 @@ from zfslab.errors import UsageError
 from zfslab.model.inventory import Host
 
 T = TypeVar("T")
+WAKE_S = 0.2         # how soon the main thread notices Ctrl-C while hosts work
 DEFAULT_LIMIT = 10   # hosts at once: sshd's default MaxStartups 10:30:100 starts dropping unauthenticated
 # connections above 10, which matters when every connection passes one bastion (docs/fleet.md#parallelism)
 
@@ -48,6 +49,11 @@ def fan_out(hosts: Sequence[Host], work: Callable[[Host], T], *, limit: int = DE
     pool = ThreadPoolExecutor(max_workers=min(limit, len(hosts)), thread_name_prefix="zfslab-host")
     try:
         futures = [pool.submit(one, h) for h in hosts]
+        pending = set(futures)
+        while pending:
+            # a bounded wait: Ctrl-C is process-wide and the kernel may hand it to a worker thread;
+            # Python runs its handler only when the main thread wakes, so wake it every WAKE_S
+            _, pending = wait(pending, timeout=WAKE_S)
         return [f.result() for f in futures]
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
