@@ -48,6 +48,8 @@ _ALIASES = {"ansible_host": "ansible_host", "ansible_ssh_host": "ansible_host", 
             "ansible_ssh_port": "ansible_port", "ansible_user": "ansible_user", "ansible_ssh_user": "ansible_user"}
 _RANGE = re.compile(r"\[([0-9a-zA-Z]+):([0-9a-zA-Z]+)(?::([0-9]+))?\]")
 MAX_RANGE_HOSTS = 100_000
+MAX_GROUP_VISITS = 100_000
+MAX_HOSTS = 100_000
 
 
 @dataclass
@@ -146,6 +148,8 @@ def parse_ini(text: str, source: str) -> _Inventory:
                     vars_ = dict(own, **({"ansible_port": port} if port is not None else {}))
                     inv.hosts.setdefault(name, {}).update(vars_)
                     inv.groups.setdefault(section, []).append(name)
+                if len(inv.hosts) > MAX_HOSTS:
+                    raise ValueError(f"more than {MAX_HOSTS:,} hosts")
         except ValueError as e:
             raise InventoryError(shown(source, 200), number, str(e)) from None
     return inv
@@ -158,9 +162,14 @@ def parse_yaml(data: object, source: str) -> _Inventory:
     def fail(where: str, detail: str):
         raise InventoryError(shown(source, 200), where, detail)
 
+    visits = [0]
+
     def walk(group: str, body: object, depth: int) -> None:
+        visits[0] += 1   # YAML aliases can name one group many times over: a bounded walk
         if depth > 50:
             fail(group, "groups nested more than 50 deep")
+        if visits[0] > MAX_GROUP_VISITS:
+            fail(group, f"more than {MAX_GROUP_VISITS:,} groups (aliases repeated?)")
         if body is None:
             body = {}
         if not isinstance(body, Mapping):
@@ -185,6 +194,8 @@ def parse_yaml(data: object, source: str) -> _Inventory:
                     name, port = _split_host_port(name)
                     inv.hosts.setdefault(name, {}).update(dict(own or {}, **({"ansible_port": port} if port else {})))
                     inv.groups[group].append(name)
+                if len(inv.hosts) > MAX_HOSTS:
+                    raise ValueError(f"more than {MAX_HOSTS:,} hosts")
             except ValueError as e:
                 fail(f"{group}.hosts", str(e))
         children = body.get("children") or {}
@@ -234,6 +245,8 @@ def _depths(inv: _Inventory) -> dict[str, int]:
 
 def select(inv: _Inventory, group: str, source: str) -> tuple[Host, ...]:
     """The hosts of one group (and its children), with their connection settings."""
+    if len(inv.hosts) > MAX_HOSTS:
+        raise InventoryError(shown(source, 200), "hosts", f"{len(inv.hosts):,} hosts, more than {MAX_HOSTS:,}")
     known = set(inv.groups) | set(inv.children) | set(inv.group_vars) | {"all"}
     if group not in known:
         names = ", ".join(sorted(g for g in known if g != "ungrouped"))
