@@ -86,3 +86,45 @@ def test_refusals_are_one_line(tmp_path, run_cli):
     conn.close()
     r = run_cli("merge", newer, "-o", str(tmp_path / "z.sqlite"))
     assert r.exit_code == 2 and "schema version 99, newer than this zfslab knows" in r.stderr
+
+
+def test_new_runs_and_drills_carry_a_uid_and_their_host():
+    from types import SimpleNamespace
+
+    from zfslab.store.results import Results
+    from zfslab.store.schema import connect
+    conn = connect(":memory:")
+    results = Results(conn)
+    rid = results.start_run(key="k", command="zfslab bench", suite="quick", repeats=1, options={}, sandbox=False,
+                            facts={"hostname": "st07"}, disks=[])
+    other = results.start_run(key="k", command="zfslab bench", suite="quick", repeats=1, options={}, sandbox=False,
+                              facts={"hostname": "st07"}, disks=[])
+    rows = conn.execute("SELECT uid, origin FROM runs WHERE id IN (?, ?)", (rid, other)).fetchall()
+    assert [r["origin"] for r in rows] == ["st07", "st07"] and len({r["uid"] for r in rows}) == 2
+    assert all(len(r["uid"]) == 32 for r in rows)
+    results.add_drill("mirror:2", [SimpleNamespace(scenario="offline", seconds=1.0, outcome="survived", detail={})],
+                      "ok", "2.1.11", False)
+    uid, origin = conn.execute("SELECT uid, origin FROM drills").fetchone()
+    assert len(uid) == 32 and origin
+
+
+def test_a_version_4_database_gains_the_columns_and_its_old_runs_merge(tmp_path):
+    from zfslab.store.schema import MIGRATIONS, atomic, connect
+    old = str(tmp_path / "v4.sqlite")
+    conn = sqlite3.connect(old, isolation_level=None)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for number, statements in enumerate(MIGRATIONS[:4], 1):
+        with atomic(conn):
+            for s in statements:
+                conn.execute(s)
+            conn.execute("INSERT INTO schema_version VALUES (?)", (number,))
+    conn.execute("INSERT INTO runs (key, started_at, command, suite, repeats, options_json, hostname) "
+                 "VALUES ('k', '2026-01-01T00:00:00+00:00', 'zfslab bench', 'quick', 1, '{}', 'old-host')")
+    conn.close()
+    out = str(tmp_path / "all.sqlite")
+    assert merge([old], out).origins == ("old-host",)   # read as it is: a version 4 file, never migrated
+    assert sqlite3.connect(old).execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 4
+    migrated = connect(old)
+    assert tuple(migrated.execute("SELECT uid, origin FROM runs").fetchone()) == (None, None)
+    migrated.close()
+    assert merge([old], out).runs_added == 0   # the same run, by its digest, before and after migrating
