@@ -101,6 +101,32 @@ def test_commands_after_the_first_ride_the_master(transport, host):
     assert done.returncode == 0 and "Master running" in done.stderr
 
 
+def test_a_connection_lost_mid_command_is_unreachable_not_a_failed_program(transport, host, tmp_path):
+    import threading
+    import time
+
+    from zfslab.system.transport import HostUnreachable
+    started = tmp_path / "started"
+    caught = []
+
+    def long_command():
+        try:
+            transport.run(host, ["sh", "-c", f"touch {started}; sleep 30"], timeout_s=60)
+        except HostUnreachable as e:
+            caught.append(e)
+    worker = threading.Thread(target=long_command)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:   # the remote command is running
+        time.sleep(0.05)
+    assert started.exists()
+    assert transport._control(host, "exit") == 0   # the link goes: the master and its sessions end
+    worker.join(timeout=60)
+    assert [str(e) for e in caught] == ["host node1: cannot connect (the connection closed during the command); "
+                                        "check `ssh zfslab-test-node` works without a password prompt (a key in "
+                                        "ssh-agent)"]
+
+
 def test_argv_has_batch_mode_and_ends_options_before_the_host():
     argv = ssh_argv(Host("a", "a.example", 2222, "ops"), ["zpool", "list", "-Hp"], control_dir="/run/x")
     assert argv[:3] == ["ssh", "-o", "BatchMode=yes"] and "ControlPath=/run/x/%C" in argv

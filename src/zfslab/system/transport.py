@@ -20,7 +20,7 @@ from typing import Protocol
 
 from zfslab.errors import ZfslabError, one_line, shown
 from zfslab.model.inventory import Host
-from zfslab.system.runner import CommandFailed, Completed, Runner
+from zfslab.system.runner import Completed, Runner
 
 # ssh's own exit status when the connection, not the remote command, failed (ssh(1): EXIT STATUS)
 SSH_ERROR = 255
@@ -106,23 +106,34 @@ class SshTransport:
             done = self.runner.run(self.argv(host, argv), timeout_s=timeout_s, check=False)
         except CommandTimeout:
             raise RemoteTimeout(host.name, shown(command, 200), timeout_s) from None
-        if done.returncode == SSH_ERROR and _is_ssh_error(done.stderr):
-            raise HostUnreachable(host.name, _ssh_reason(done.stderr), _login(host))
+        if done.returncode == SSH_ERROR:
+            if _is_ssh_error(done.stderr):
+                raise HostUnreachable(host.name, _ssh_reason(done.stderr), _login(host))
+            # a session whose master went away (the link died, or was stopped) ends with 255 and
+            # no word; a program's own 255 leaves the master running
+            if not self._master_running(host):
+                raise HostUnreachable(host.name, "the connection closed during the command", _login(host))
         if check and done.returncode != 0:
             raise RemoteFailed(host.name, shown(command, 200), done.returncode, _tail(done.stderr or done.stdout))
         return Completed(tuple(str(a) for a in argv), done.returncode, done.stdout, done.stderr, done.seconds)
+
+    def _control(self, host: Host, command: str) -> int:
+        """`ssh -O command` to the host's master: its exit status (0: done, or running for check)."""
+        argv = self.argv(host, ["true"])
+        at = argv.index("--")
+        return self.runner.run([*argv[:at], "-O", command, *argv[at:-1]], timeout_s=CONNECT_TIMEOUT_S,
+                               check=False).returncode
+
+    def _master_running(self, host: Host) -> bool:
+        return self._control(host, "check") == 0
 
     def close(self) -> None:
         """Ask each master to exit, then remove the private folder."""
         with self._lock:
             used, self._used = list(self._used.values()), {}
-        for host in used:
-            try:
-                argv = self.argv(host, ["true"])
-                at = argv.index("--")
-                self.runner.run([*argv[:at], "-O", "exit", *argv[at:-1]], timeout_s=CONNECT_TIMEOUT_S, check=False)
-            except (CommandFailed, ZfslabError):
-                pass   # no master for this host (it never connected): nothing to stop
+        from zfslab.system.fanout import fan_out
+
+        fan_out(used, lambda host: self._control(host, "exit"), limit=32)   # local sockets only: no sshd sees these; an error is a master already gone
         shutil.rmtree(self.control_dir, ignore_errors=True)
 
 
@@ -132,11 +143,16 @@ def _login(host: Host) -> str:
     return f"{user}{host.destination}{port}"
 
 
+# How ssh itself words a failed connection (OpenSSH 9): a remote program that exits 255 says
+# something else, so its exit status is not taken for a dead host
+_SSH_MESSAGES = ("ssh: ", "Permission denied (", "Connection closed by", "Connection reset by", "Connection to ",
+                 "Host key verification failed", "kex_exchange_identification", "Bad owner or permissions",
+                 "client_loop: send disconnect", "Timeout, server ", "Control socket connect", "mux_client_")
+
+
 def _is_ssh_error(stderr: str) -> bool:
-    # 255 is also a remote program's own exit status; ssh's errors name ssh or the connection
-    text = stderr.lower()
-    return any(w in text for w in ("ssh:", "connection", "permission denied", "host key", "could not resolve",
-                                   "timed out", "broken pipe", "kex_", "no route"))
+    # "user@host: Permission denied (publickey)." names the methods tried, in parentheses
+    return any(line.startswith(_SSH_MESSAGES) or ": Permission denied (" in line for line in stderr.splitlines())
 
 
 def _ssh_reason(stderr: str) -> str:
