@@ -6,7 +6,7 @@ import itertools
 import pytest
 from hypothesis import given, strategies as st
 
-from zfslab.errors import UsageError
+from zfslab.errors import FleetError
 from zfslab.model.sharding import Job, lower_bound_s, makespan_s, shard
 
 times = st.floats(0, 10_000, allow_nan=False)
@@ -67,11 +67,11 @@ def test_grahams_worst_case_reaches_the_bound():
 
 
 def test_bad_input_is_named():
-    with pytest.raises(UsageError, match="host 'x' is named twice"):
+    with pytest.raises(FleetError, match="host 'x' is named twice"):
         shard([Job("a", 1)], ["x", "x"])
-    with pytest.raises(UsageError, match="job 'a' is listed twice"):
+    with pytest.raises(FleetError, match="job 'a' is listed twice"):
         shard([Job("a", 1), Job("a", 2)], ["x"])
-    with pytest.raises(UsageError, match="no hosts"):
+    with pytest.raises(FleetError, match="no hosts"):
         shard([Job("a", 1)], [])
-    with pytest.raises(UsageError, match="predicted_s=nan"):
+    with pytest.raises(FleetError, match="predicted_s=nan"):
         Job("a", float("nan"))

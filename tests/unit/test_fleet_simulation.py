@@ -2,11 +2,9 @@
 time, at most `limit` hosts at once, hosts that die mid-shard (the work done there, the answer
 lost), their shards reassigned or resumed, and the merge keeping exactly one result per layout."""
 
-import os
 import threading
 
 import numpy as np
-import pytest
 
 from tests.fleet_data import RunSpec, content, write_db
 from tests.fleet_fakes import SimTransport

@@ -3,7 +3,7 @@
 import pytest
 
 from zfslab.cli import _Parser
-from zfslab.commands._hosts import add_host_options, hosts_from_args
+from zfslab.commands._hosts import add_host_options, hosts_from_args, skip_hosts
 from zfslab.errors import UsageError
 from zfslab.model.inventory import Host, InventoryError
 
@@ -59,3 +59,11 @@ def test_yaml_aliases_cannot_make_the_walk_explode(tmp_path):
 def test_parallel_is_bounded():
     with pytest.raises(UsageError, match="--parallel must be from 1 to 1024, got 0"):
         _args("--parallel", "0")
+
+
+def test_skip_host():
+    assert skip_hosts(["a", "b", "c"], ["b"]) == ["a", "c"]
+    with pytest.raises(UsageError, match=r"^--skip-host x: not one of the hosts \(a, b\)"):
+        skip_hosts(["a", "b"], ["x"])
+    with pytest.raises(UsageError, match="drops every host"):
+        skip_hosts(["a"], ["a"])

@@ -110,9 +110,9 @@ def test_bad_yaml_names_the_line():
 
 
 def test_hosts_option():
-    assert parse_hosts_option("a, root@b,c:2222") == (Host("a", "a"), Host("root@b", "b", None, "root"),
+    assert parse_hosts_option("a, root@b,c:2222", "--hosts") == (Host("a", "a"), Host("root@b", "b", None, "root"),
                                                       Host("c:2222", "c", 2222))
     with pytest.raises(InventoryError, match=r"^--hosts:value: 'a' is named twice"):
-        parse_hosts_option("a,a")
+        parse_hosts_option("a,a", "--hosts")
     with pytest.raises(InventoryError, match=r"^--hosts:value: 'a,,b' has an empty name"):
-        parse_hosts_option("a,,b")
+        parse_hosts_option("a,,b", "--hosts")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from zfslab.errors import UsageError
+from zfslab.errors import FleetError
 from zfslab.model.outliers import Figures, host_figures, outliers
 
 
@@ -45,7 +45,7 @@ def test_random_iops_are_compared_too():
 
 
 def test_bad_figures_and_thresholds_are_named():
-    with pytest.raises(UsageError, match="seq_mb_s=-1"):
+    with pytest.raises(FleetError, match="seq_mb_s=-1"):
         Figures("h", "d", "g", -1, 1)
-    with pytest.raises(UsageError, match="--outlier-threshold 1.5"):
+    with pytest.raises(FleetError, match="outlier threshold 1.5"):
         outliers([], threshold=1.5)

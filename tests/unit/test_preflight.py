@@ -8,9 +8,8 @@ import pytest
 
 from tests.conftest import DATA
 from tests.fleet_fakes import SimTransport
-from zfslab.errors import UsageError
 from zfslab.model.inventory import Host
-from zfslab.model.preflight import BadLsblk, DiskFacts, HostFacts, parse_lsblk, refusals, skip_hosts
+from zfslab.model.preflight import BadLsblk, DiskFacts, HostFacts, parse_lsblk, refusals
 from zfslab.system.preflight import preflight
 
 HDD = DiskFacts("/dev/sda", 4_000_787_030_016, "HGST HUS726T4TAL", "V6G1", True, 512, 4096)
@@ -74,14 +73,6 @@ def test_each_difference_is_one_line_naming_host_and_difference():
 def test_disks_named_in_another_order_are_still_identical():
     disks = [_disk("/dev/sda", model="A"), _disk("/dev/sdb", model="B")]
     assert refusals([_host("st01", disks=disks), _host("st02", disks=disks[::-1])], controller_version="1.0") == []
-
-
-def test_skip_host():
-    assert skip_hosts(["a", "b", "c"], ["b"]) == ["a", "c"]
-    with pytest.raises(UsageError, match=r"^--skip-host x: not one of the hosts \(a, b\)"):
-        skip_hosts(["a", "b"], ["x"])
-    with pytest.raises(UsageError, match="drops every host"):
-        skip_hosts(["a"], ["a"])
 
 
 def _lsblk(path, size=HDD.size_bytes):

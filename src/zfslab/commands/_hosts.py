@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from zfslab.commands._common import int_arg, read_text_file
-from zfslab.errors import UsageError
+from zfslab.errors import UsageError, shown
 from zfslab.model.inventory import Host, parse_hosts_option, parse_inventory
-from zfslab.model.preflight import skip_hosts
 from zfslab.system.fanout import DEFAULT_LIMIT
 
 MAX_INVENTORY_BYTES = 4 * 2**20
@@ -34,7 +34,7 @@ def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
     if args.group != "all" and not args.inventory:
         raise UsageError(f"--group {args.group}: goes with --inventory FILE")
     if args.hosts is not None:
-        hosts = parse_hosts_option(args.hosts)
+        hosts = parse_hosts_option(args.hosts, "--hosts")
     elif args.inventory is not None:
         text = read_text_file(args.inventory, "--inventory", max_bytes=MAX_INVENTORY_BYTES, kind="inventory")
         hosts = parse_inventory(text, args.inventory, args.group)
@@ -44,3 +44,15 @@ def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
         return None
     left = set(skip_hosts([h.name for h in hosts], args.skip_host))
     return tuple(h for h in hosts if h.name in left)
+
+
+def skip_hosts(hosts: Sequence[str], skip: Sequence[str]) -> list[str]:
+    """The hosts left after --skip-host; a name that is not among them is a mistake, said so."""
+    unknown = [s for s in skip if s not in hosts]
+    if unknown:
+        raise UsageError(f"--skip-host {shown(unknown[0], 60)}: not one of the hosts "
+                         f"({shown(', '.join(hosts), 200)})")
+    left = [h for h in hosts if h not in skip]
+    if not left:
+        raise UsageError("--skip-host drops every host; leave at least one")
+    return left

@@ -274,22 +274,22 @@ def select(inv: _Inventory, group: str, source: str) -> tuple[Host, ...]:
     return tuple(hosts)
 
 
-def parse_hosts_option(text: str) -> tuple[Host, ...]:
-    """`--hosts a,root@b,c:2222`: names as ssh takes them, each once."""
+def parse_hosts_option(text: str, source: str) -> tuple[Host, ...]:
+    """A host list (`a,root@b,c:2222`, the value of the option named `source`): names as ssh takes them, each once."""
     hosts = []
     for item in (t.strip() for t in text.split(",")):
         if not item:
-            raise InventoryError("--hosts", "value", f"{clip(text)} has an empty name; give host1,host2,...")
+            raise InventoryError(source, "value", f"{clip(text)} has an empty name; give host1,host2,...")
         user, _, rest = item.rpartition("@")
         try:
             name, port = _split_host_port(rest)
             hosts.append(Host(item, name, port, user or None))
         except ValueError as e:
-            raise InventoryError("--hosts", "value", str(e)) from None
+            raise InventoryError(source, "value", str(e)) from None
     names = [h.name for h in hosts]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
-        raise InventoryError("--hosts", "value", f"{clip(dup)} is named twice; name each host once")
+        raise InventoryError(source, "value", f"{clip(dup)} is named twice; name each host once")
     return tuple(hosts)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from zfslab.errors import UsageError, clip
+from zfslab.errors import FleetError, clip
 from zfslab.model.sharding import Job, shard
 
 
@@ -54,7 +54,7 @@ class Ledger:
     def finish(self, host: str, job: str) -> bool:
         """The host's result for job arrived; False (and ignored) if it is not the one that counts."""
         if job not in self.jobs:
-            raise UsageError(f"no job {clip(job)} in this run")
+            raise FleetError(f"no job {clip(job)} in this run")
         if self.assigned.get(job) != host or host in self.lost:
             return False
         del self.assigned[job]
@@ -88,7 +88,7 @@ class Ledger:
         live = [h for h in hosts if h not in self.lost]
         pending = [self.jobs[n] for n in self.pending()]
         if pending and not live:
-            raise UsageError(f"{len(pending)} jobs left and no host alive to run them; run again with --resume")
+            raise FleetError(f"{len(pending)} jobs left and no host alive to run them; they wait for a host to come back")
         before = {h: list(self.queues.get(h, [])) for h in live}
         if pending:
             self._give(pending, live)

@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError, clip
+from zfslab.errors import FleetError, clip
 
 DEFAULT_THRESHOLD = 0.15
 METRICS = ("seq_mb_s", "rand_iops")
@@ -29,7 +29,7 @@ class Figures:
         for name in METRICS:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and value >= 0 and value != float("inf")):
-                raise UsageError(f"{self.host} {self.disk}: {name}={clip(value)} must be a finite figure >= 0")
+                raise FleetError(f"{self.host} {self.disk}: {name}={clip(value)} must be a finite figure >= 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ def outliers(figures: Iterable[Figures], *, threshold: float = DEFAULT_THRESHOLD
     """Every figure more than `threshold` below its peer group's median, in input order. A group
     of one has no peers and flags nothing."""
     if not 0 < threshold < 1:
-        raise UsageError(f"--outlier-threshold {clip(threshold)}: give a share between 0 and 1, e.g. 0.15")
+        raise FleetError(f"outlier threshold {clip(threshold)}: give a share between 0 and 1, e.g. 0.15")
     figures = list(figures)
     groups: dict[str, list[Figures]] = {}
     for f in figures:

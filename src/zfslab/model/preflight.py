@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError, ZfslabError, clip, shown
+from zfslab.errors import ZfslabError, clip
 
 # lsblk's columns preflight asks for (util-linux 2.33+; -b: sizes in bytes)
 LSBLK_COLUMNS = "NAME,PATH,TYPE,SIZE,MODEL,SERIAL,ROTA,LOG-SEC,PHY-SEC"
@@ -92,18 +92,6 @@ def parse_lsblk(text: str, host: str) -> tuple[DiskFacts, ...]:
 def first_line(text: str) -> str | None:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line or None
-
-
-def skip_hosts(hosts: Sequence[str], skip: Sequence[str]) -> list[str]:
-    """The hosts left after --skip-host; a name that is not among them is a mistake, said so."""
-    unknown = [s for s in skip if s not in hosts]
-    if unknown:
-        raise UsageError(f"--skip-host {shown(unknown[0], 60)}: not one of the hosts "
-                         f"({shown(', '.join(hosts), 200)})")
-    left = [h for h in hosts if h not in skip]
-    if not left:
-        raise UsageError("--skip-host drops every host; leave at least one")
-    return left
 
 
 def refusals(facts: Sequence[HostFacts], *, controller_version: str) -> list[str]:

@@ -12,7 +12,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError, clip
+from zfslab.errors import FleetError, clip
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,7 @@ class Job:
 
     def __post_init__(self) -> None:
         if not self.predicted_s >= 0 or self.predicted_s == float("inf"):
-            raise UsageError(f"job {clip(self.name)}: predicted_s={clip(self.predicted_s)} must be finite and >= 0")
+            raise FleetError(f"job {clip(self.name)}: predicted_s={clip(self.predicted_s)} must be finite and >= 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +40,14 @@ def shard(jobs: Sequence[Job], hosts: Sequence[str], *,
     """One shard per host (in the hosts' order), jobs placed longest first on the least loaded host.
     `busy_s`: work a host already has (a reassignment after a loss), counted in its load."""
     if not hosts:
-        raise UsageError("no hosts to split the work across; give --hosts or --inventory")
+        raise FleetError("no hosts to split the work across")
     if len(set(hosts)) != len(hosts):
         dup = next(h for h in hosts if list(hosts).count(h) > 1)
-        raise UsageError(f"host {clip(dup)} is named twice; name each host once")
+        raise FleetError(f"host {clip(dup)} is named twice; name each host once")
     names = [j.name for j in jobs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise UsageError(f"job {clip(dup)} is listed twice; list each layout once")
+        raise FleetError(f"job {clip(dup)} is listed twice; list each layout once")
     queues: list[list[Job]] = [[] for _ in hosts]
     busy_s = busy_s or {}
     heap = [(float(busy_s.get(h, 0.0)), i) for i, h in enumerate(hosts)]   # (load, host index): the index breaks ties
@@ -67,6 +67,6 @@ def makespan_s(shards: Sequence[Shard]) -> float:
 def lower_bound_s(jobs: Sequence[Job], host_count: int) -> float:
     """No plan on host_count identical hosts finishes sooner: the mean load, or the longest job."""
     if host_count < 1:
-        raise UsageError(f"host_count={host_count} must be at least 1")
+        raise FleetError(f"host_count={host_count} must be at least 1")
     total = sum(j.predicted_s for j in jobs)
     return max(total / host_count, max((j.predicted_s for j in jobs), default=0.0))
