@@ -26,8 +26,8 @@ def test_merge_two_hosts_then_plan_reads_it(tmp_path, run_cli):
     out = str(tmp_path / "all.sqlite")
     r = run_cli("merge", a, b, "-o", out)
     assert r.exit_code == 0, r.stderr
-    assert " ".join(r.stdout.split()) == (f"{out}: 2 runs (2 new), 5 measurements, 1 drill results (1 new) from 2 files; "
-                                "hosts: st01, st02")
+    assert " ".join(r.stdout.split()) == (f"{out}: 2 runs (2 new), 5 measurements, 1 drill results (1 new) from 2 "
+                                          "files; hosts: st01, st02")
     assert [row[:2] for row in content(out)["runs"]] == [("u1", "st01"), ("u2", "st02")]
     again = run_cli("merge", a, b, "-o", out, "--json")
     assert '"runs_added": 0' in again.stdout and '"measurements": 5' in again.stdout

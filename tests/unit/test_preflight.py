@@ -56,7 +56,8 @@ def test_each_difference_is_one_line_naming_host_and_difference():
     small = [_disk("/dev/sda"), _disk("/dev/sdb"), _disk("/dev/sdc", size_bytes=3_000_592_982_016), _disk("/dev/sdd")]
     facts = [_host("st01"), _host("st02", disks=small), _host("st03", zfslab_version="0.9"),
              _host("st04", disks=[_disk("/dev/sda")]), _host("st05", zfs_version="zfs-2.2.0-1", fio_version=None),
-             _host("st06", disks=[_disk(f"/dev/sd{c}", physical_sector_bytes=512) for c in "abc"] + [_disk("/dev/sdd")])]
+             _host("st06", disks=[_disk(f"/dev/sd{c}", physical_sector_bytes=512) for c in "abc"]
+                   + [_disk("/dev/sdd")])]
     assert refusals(facts, controller_version="1.0") == [
         "st03: zfslab 0.9, the controller runs 1.0; install zfslab 1.0 on it (pip install zfslab==1.0)",
         "st05: fio is not installed; apt-get install fio",

@@ -88,7 +88,8 @@ class Ledger:
         live = [h for h in hosts if h not in self.lost]
         pending = [self.jobs[n] for n in self.pending()]
         if pending and not live:
-            raise FleetError(f"{len(pending)} jobs left and no host alive to run them; they wait for a host to come back")
+            raise FleetError(f"{len(pending)} jobs left and no host alive to run them; "
+                             "they wait for a host to come back")
         before = {h: list(self.queues.get(h, [])) for h in live}
         if pending:
             self._give(pending, live)

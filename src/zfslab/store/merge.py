@@ -148,7 +148,8 @@ def merge(inputs: Sequence[str], output: str, *,
         for ident, d in data["drills"].items():
             drills.setdefault(ident, []).append(d)
         for p in data["pools"]:   # one pool, one GUID: the same row wherever copied, whatever its local run id
-            if p["guid"] not in pools or _sort_key(dict(p, run_id=None)) < _sort_key(dict(pools[p["guid"]], run_id=None)):
+            seen = pools.get(p["guid"])
+            if seen is None or _sort_key(dict(p, run_id=None)) < _sort_key(dict(seen, run_id=None)):
                 pools[p["guid"]] = p
 
     fd, tmp = tempfile.mkstemp(prefix=".zfslab-merge-", suffix=".sqlite", dir=folder)

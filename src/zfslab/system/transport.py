@@ -133,7 +133,8 @@ class SshTransport:
             used, self._used = list(self._used.values()), {}
         from zfslab.system.fanout import fan_out
 
-        fan_out(used, lambda host: self._control(host, "exit"), limit=32)   # local sockets only: no sshd sees these; an error is a master already gone
+        # local sockets only, no sshd sees these; an error is a master already gone
+        fan_out(used, lambda host: self._control(host, "exit"), limit=32)
         shutil.rmtree(self.control_dir, ignore_errors=True)
 
 
