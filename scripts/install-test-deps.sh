@@ -30,7 +30,10 @@ need=()
 # gcc + libzfslinux-dev: the libzpool capacity oracle (2.1); qemu + debootstrap: the e2e guest
 # (debootstrap also builds the oracle's trixie chroot for 2.3 and 2.4, tests/oracle/chroot.py);
 # chromium: the report's browser test; bonnie++: the bench engine calomel used
-for pkg in gcc libc6-dev libzfslinux-dev fio bonnie++ qemu-system-x86 debootstrap e2fsprogs chromium; do
+# openssh-server: tests/unit/test_transport_ssh.py starts a private sshd on 127.0.0.1 (its service is not
+# needed: a container's policy-rc.d keeps it from starting, and the test never uses it)
+for pkg in gcc libc6-dev libzfslinux-dev fio bonnie++ qemu-system-x86 debootstrap e2fsprogs chromium \
+           openssh-client openssh-server; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -28,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 
 COMMANDS = ("plan", "capacity", "special-size", "expand", "risk", "layout", "validate", "report", "profile-disk", "bench",
-            "drill", "footprint")
+            "drill", "footprint", "merge")
 DISK_COMMANDS = ("bench", "drill")  # dry runs only, on names inside the run's folder (check_safe)
 EXIT_CODES = {0, 2, 10}
 
@@ -650,7 +650,10 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
         "--sample": lambda b: b.maybe_hostile(lambda: b.c.pick(["1MB", "0", "1s", "0.1s", "10GB", "-1s", "1e400s"])),
         "--seed": lambda b: b.number(["1", "0", "9223372036854775807"]), "--json": _flag,
+        "--special-small-blocks": lambda b: b.c.pick(["0", "64K", "512", "16M", "96K", "32M", "-1", "1e400"]),
     },
+    # merge: its inputs are databases made (and damaged) here; -o is added by command_line mostly
+    "merge": {"-o": lambda b: b.output(), "--json": _flag},
     # profile-disk: only options whose values can never be taken for the device
     "profile-disk": {"--seconds": lambda b: b.c.pick(["1", "0", "-1", "3601", "²", "nan", ""]),
                      "--write-tests": _flag, "--output": lambda b: b.output(), "--json": _flag},
@@ -672,6 +675,8 @@ def positionals(b: Builder, command: str) -> list[str]:
         return [b.device()]
     if command == "footprint":
         return [b.tree() for _ in range(b.c.pick([1, 1, 1, 2]))]
+    if command == "merge":
+        return [b.db() for _ in range(b.c.pick([1, 2, 2, 3]))]
     return []
 
 
@@ -708,6 +713,8 @@ def command_line(c: Chooser, workdir: str) -> Case:
         argv += ["--disk-size", b.size()]
     if command == "expand" and c.integer(0, 5):
         argv += ["--add", b.number(["1", "2", "3"])]
+    if command == "merge" and c.integer(0, 5):
+        argv += ["-o", b.output()]
     if command == "report" and c.integer(0, 3):
         name = c.pick(["--json", "--csv", "--html", "--charts"])
         value = table[name](b)

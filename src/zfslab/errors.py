@@ -82,6 +82,10 @@ class UsageError(ZfslabError, ValueError):
     """A command line that cannot be carried out: the message names the option, the value and the fix."""
 
 
+class FleetError(ZfslabError, ValueError):
+    """Hosts, work or figures of a fleet that cannot be used: the message names the host, job or value."""
+
+
 class DatasetError(ZfslabError, ValueError):
     """A measurements table (validate's CSV) that cannot be used: the message names the row or column."""
 

@@ -98,9 +98,11 @@ def test_drills_on_other_disks_or_files_are_not_used(run_cli, tmp_path):
 
 def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
-    with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it
+    with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it (5's run and drill uids undone too)
         conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; "
-                           "DELETE FROM schema_version WHERE version >= 4;")
+                           "DROP INDEX runs_uid; DROP INDEX drills_uid; ALTER TABLE runs DROP COLUMN uid; "
+                           "ALTER TABLE runs DROP COLUMN origin; ALTER TABLE drills DROP COLUMN uid; "
+                           "ALTER TABLE drills DROP COLUMN origin; DELETE FROM schema_version WHERE version >= 4;")
     r = run_cli("plan", "--db", path, "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["resilver_measured"] == []
     drill_into(path, "mirror:2", ["/dev/d0", "/dev/d1"], seconds=40.0)  # migrates it

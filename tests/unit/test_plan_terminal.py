@@ -16,7 +16,34 @@ from rich.cells import cell_len
 
 from tests.conftest import REPO
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+TOKEN = re.compile(r"(\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r|\n)")
+
+
+def screen_text(raw: str) -> str:
+    """What stays on the screen: carriage returns overwrite, and a progress bar that rich erases when
+    it ends (cursor up, erase line) is gone, as a person sees it. A line wider than the terminal is
+    kept whole (not wrapped), so the tests can see that it is too wide."""
+    lines, row, col = [""], 0, 0
+    for token in TOKEN.split(raw):
+        if not token:
+            continue
+        if token == "\n":
+            row, col = row + 1, 0
+            if row == len(lines):
+                lines.append("")
+        elif token == "\r":
+            col = 0
+        elif token.startswith("\x1b["):
+            code, arg = token[-1], token[2:-1]
+            if code == "A":
+                row = max(0, row - int(arg or 1))
+            elif code == "K":
+                lines[row] = "" if arg == "2" else lines[row][:col] if arg in ("", "0") else lines[row]
+        elif not token.startswith("\x1b"):
+            line = lines[row].ljust(col)
+            lines[row] = line[:col] + token + line[col + len(token):]
+            col += len(token)
+    return "\n".join(lines)
 
 
 def in_terminal(args: list[str], columns: int, rows: int = 50, cwd: str | None = None) -> str:
@@ -39,7 +66,7 @@ def in_terminal(args: list[str], columns: int, rows: int = 50, cwd: str | None =
         chunks.append(data)
     os.close(master)
     assert proc.wait(timeout=120) == 0
-    return ANSI.sub("", b"".join(chunks).decode()).replace("\r\n", "\n")
+    return screen_text(b"".join(chunks).decode())
 
 
 def plan_json(*args: str) -> dict:

@@ -55,7 +55,7 @@ def steady(text: str) -> str:
 def test_the_examples_cover_every_command_a_person_runs_without_disks():
     commands = {shlex.split(e)[1] for e in EXAMPLES}
     assert commands == {"plan", "capacity", "special-size", "expand", "risk", "validate", "report", "layout",
-                        "footprint"}
+                        "footprint", "merge"}
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +64,8 @@ def workdir(tmp_path_factory):
     d = tmp_path_factory.mktemp("examples")
     os.symlink(os.path.join(REPO, "tests"), d / "tests")
     zfslab_db(str(d / "zfslab-results.sqlite"))
+    for host in ("st01", "st02"):  # merge's example: two hosts' files
+        zfslab_db(str(d / f"{host}.sqlite"))
     return d
 
 

@@ -8,7 +8,9 @@ order `zfslab --help` shows them); `scripts/cli_reference.py` then regenerates d
 """
 
 from zfslab.commands import (
-    bench, capacity, drill, expand, footprint, layout, plan, profile_disk, report, risk, special_size, validate,
+    bench, capacity, drill, expand, footprint, layout, merge, plan, profile_disk, report, risk, special_size,
+    validate,
 )
 
-COMMANDS = (plan, capacity, special_size, footprint, expand, risk, validate, profile_disk, bench, drill, report, layout)
+COMMANDS = (plan, capacity, special_size, footprint, expand, risk, validate, profile_disk, bench, drill, report, merge,
+            layout)

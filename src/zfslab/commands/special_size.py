@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("special-size", epilog=f"example: {EXAMPLE}",
                        help="how big a special vdev must be for a data set (metadata and small blocks)",
                        description="The special vdev a data set needs: its metadata and the file blocks at or "
-                                   "under special_small_blocks, as OpenZFS 2.1-2.3 allocates them, with the 25 %% "
+                                   "under special_small_blocks, as OpenZFS 2.1-2.3 allocates them, with the 25 % "
                                    "it keeps for metadata; a table for several thresholds to choose from.")
     p.add_argument("input", help="file sizes (find DIR -type f -printf '%%s\\n' > sizes.txt), a CSV of "
                                  "size_bytes,count, or the output of zdb -bb POOL / zdb -bbb POOL")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime
 import json
+import platform
 import sqlite3
 import statistics
+import uuid
 from dataclasses import dataclass
 
 from zfslab.model.drill_results import ScenarioResult
@@ -52,10 +54,10 @@ class Results:
         with atomic(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO runs (key, started_at, command, suite, repeats, options_json, sandbox, zfs_version, "
-                "kernel, cpu, ram_bytes, hostname) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "kernel, cpu, ram_bytes, hostname, uid, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, now(), command, suite, repeats, json.dumps(options, sort_keys=True), int(sandbox),
                  facts.get("zfs_version"), facts.get("kernel"), facts.get("cpu"), facts.get("ram_bytes"),
-                 facts.get("hostname")))
+                 facts.get("hostname"), uuid.uuid4().hex, facts.get("hostname") or platform.node() or None))
             run_id = cur.lastrowid
             for i, d in enumerate(disks):
                 self.conn.execute(
@@ -114,9 +116,9 @@ class Results:
             for r in results:
                 cur = self.conn.execute(
                     "INSERT INTO drills (layout, scenario, started_at, seconds, outcome, verdict, data_json, "
-                    "zfs_version, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
+                    "zfs_version, sandbox, uid, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (layout, r.scenario, now(), r.seconds, r.outcome, verdict, json.dumps(r.detail_dict()), zfs_version,
-                     int(sandbox)))
+                     int(sandbox), uuid.uuid4().hex, platform.node() or None))
                 for timed in r.timed_resilvers():
                     rid = self.conn.execute(
                         "INSERT INTO resilvers (drill_id, layout, vdev_kind, how, fill, fill_bytes, resilvered_bytes, "

@@ -108,6 +108,15 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (resilver_id, position)
         )""",
     ],
+    [  # 5: runs and drills known across machines, for `zfslab merge` and fleet runs (docs/fleet.md#merge):
+       #    a random uid (the local id is only this file's), and origin, the host that measured it
+        "ALTER TABLE runs ADD COLUMN uid TEXT",
+        "ALTER TABLE runs ADD COLUMN origin TEXT",
+        "CREATE UNIQUE INDEX runs_uid ON runs(uid)",
+        "ALTER TABLE drills ADD COLUMN uid TEXT",
+        "ALTER TABLE drills ADD COLUMN origin TEXT",
+        "CREATE UNIQUE INDEX drills_uid ON drills(uid)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,58 @@
+"""The options that name the hosts of a fleet run, declared once for bench, profile-disk and drill
+(docs/fleet.md#inventory): `--hosts`, or `--inventory FILE` and `--group`; `--skip-host`;
+`--parallel`. Not on any command yet: the wiring comes with issue 24's plan/execute objects."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from zfslab.commands._common import int_arg, read_text_file
+from zfslab.errors import UsageError, shown
+from zfslab.model.inventory import Host, parse_hosts_option, parse_inventory
+from zfslab.system.fanout import DEFAULT_LIMIT
+
+MAX_INVENTORY_BYTES = 4 * 2**20
+
+
+def add_host_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("many hosts (docs/fleet.md)")
+    g.add_argument("--hosts", metavar="H,H,...", help="run on these hosts over ssh: names as ssh takes them, "
+                                                      "e.g. st01,root@st02,st03:2222")
+    g.add_argument("--inventory", metavar="FILE", help="an Ansible inventory (INI or YAML) naming the hosts")
+    g.add_argument("--group", default="all", help="the inventory's group to run on (default all)")
+    g.add_argument("--skip-host", action="append", default=[], metavar="H",
+                   help="leave this host out (repeat for more), e.g. one preflight refused")
+    g.add_argument("--parallel", type=int_arg("--parallel", 1, 1024), default=DEFAULT_LIMIT,
+                   help=f"hosts worked on at once (default {DEFAULT_LIMIT}: sshd's MaxStartups on a bastion)")
+
+
+def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
+    """The hosts the options name, --skip-host applied; None: this machine alone."""
+    if args.hosts and args.inventory:
+        raise UsageError("give --hosts or --inventory, not both")
+    if args.group != "all" and not args.inventory:
+        raise UsageError(f"--group {args.group}: goes with --inventory FILE")
+    if args.hosts is not None:
+        hosts = parse_hosts_option(args.hosts, "--hosts")
+    elif args.inventory is not None:
+        text = read_text_file(args.inventory, "--inventory", max_bytes=MAX_INVENTORY_BYTES, kind="inventory")
+        hosts = parse_inventory(text, args.inventory, args.group)
+    else:
+        if args.skip_host:
+            raise UsageError("--skip-host goes with --hosts or --inventory")
+        return None
+    left = set(skip_hosts([h.name for h in hosts], args.skip_host))
+    return tuple(h for h in hosts if h.name in left)
+
+
+def skip_hosts(hosts: Sequence[str], skip: Sequence[str]) -> list[str]:
+    """The hosts left after --skip-host; a name that is not among them is a mistake, said so."""
+    unknown = [s for s in skip if s not in hosts]
+    if unknown:
+        raise UsageError(f"--skip-host {shown(unknown[0], 60)}: not one of the hosts "
+                         f"({shown(', '.join(hosts), 200)})")
+    left = [h for h in hosts if h not in skip]
+    if not left:
+        raise UsageError("--skip-host drops every host; leave at least one")
+    return left

@@ -1,0 +1,82 @@
+"""Fleet acceptance: a disk or host whose figures fall well below its identical peers'.
+
+Each figure (sequential MB/s, random IOPS) is compared with the median of the group of identical
+peers it belongs to (same model and size, given by the caller as `peer_group`); the median, not
+the mean, so one slow disk does not drag the bar down with it (docs/fleet.md#outliers).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from zfslab.errors import FleetError, clip
+
+DEFAULT_THRESHOLD = 0.15
+METRICS = ("seq_mb_s", "rand_iops")
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    host: str
+    disk: str                 # a device path or serial; "" for a figure of the whole host
+    peer_group: str           # e.g. "ST4000NM0035 4000787030016": identical disks share it
+    seq_mb_s: float
+    rand_iops: float
+
+    def __post_init__(self) -> None:
+        for name in METRICS:
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and value >= 0 and value != float("inf")):
+                raise FleetError(f"{self.host} {self.disk}: {name}={clip(value)} must be a finite figure >= 0")
+
+
+@dataclass(frozen=True, slots=True)
+class Outlier:
+    host: str
+    disk: str
+    metric: str               # seq_mb_s | rand_iops
+    value: float
+    median: float             # of the peers, itself included
+    below: float              # share below the median, 0.2 = 20 % slower
+    peers: int
+
+    def line(self) -> str:
+        what = f"{self.host} {self.disk}".strip()
+        unit = "MB/s" if self.metric == "seq_mb_s" else "IOPS"
+        kind = "sequential" if self.metric == "seq_mb_s" else "random"
+        return (f"{what}: {kind} {self.value:,.0f} {unit}, {self.below:.0%} below the median {self.median:,.0f} "
+                f"{unit} of {self.peers} identical peers")
+
+
+def outliers(figures: Iterable[Figures], *, threshold: float = DEFAULT_THRESHOLD) -> list[Outlier]:
+    """Every figure more than `threshold` below its peer group's median, in input order. A group
+    of one has no peers and flags nothing."""
+    if not 0 < threshold < 1:
+        raise FleetError(f"outlier threshold {clip(threshold)}: give a share between 0 and 1, e.g. 0.15")
+    figures = list(figures)
+    groups: dict[str, list[Figures]] = {}
+    for f in figures:
+        groups.setdefault(f.peer_group, []).append(f)
+    medians = {(g, m): statistics.median(getattr(f, m) for f in fs) for g, fs in groups.items() for m in METRICS}
+    out = []
+    for f in figures:
+        peers = len(groups[f.peer_group])
+        if peers < 2:
+            continue
+        for m in METRICS:
+            median, value = medians[(f.peer_group, m)], getattr(f, m)
+            if median > 0 and value < median * (1 - threshold):
+                out.append(Outlier(f.host, f.disk, m, value, median, 1 - value / median, peers))
+    return out
+
+
+def host_figures(disks: Sequence[Figures]) -> list[Figures]:
+    """One figure per (host, peer group): the median of its disks, so a host with slow disks, a
+    slow controller or a slow link stands out from the other hosts as a whole."""
+    by_host: dict[tuple[str, str], list[Figures]] = {}
+    for f in disks:
+        by_host.setdefault((f.host, f.peer_group), []).append(f)
+    return [Figures(h, "", g, statistics.median(f.seq_mb_s for f in fs), statistics.median(f.rand_iops for f in fs))
+            for (h, g), fs in by_host.items()]

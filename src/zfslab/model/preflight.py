@@ -1,0 +1,167 @@
+"""Preflight of a fleet, before anything is written: every host reachable, the controller's zfslab,
+OpenZFS and fio present, and the named disks identical across hosts (count, size, model,
+rotational, logical and physical sector size). Pure: system/preflight.py gathers the facts; this
+parses them and words each refusal as one line naming the host and the difference."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from zfslab.errors import ZfslabError, clip
+
+# lsblk's columns preflight asks for (util-linux 2.33+; -b: sizes in bytes)
+LSBLK_COLUMNS = "NAME,PATH,TYPE,SIZE,MODEL,SERIAL,ROTA,LOG-SEC,PHY-SEC"
+
+
+class BadLsblk(ZfslabError):
+    """host {}: lsblk printed {}, not the JSON zfslab asked for; is util-linux 2.33 or newer installed?"""
+
+    exit_code = 4
+
+
+@dataclass(frozen=True, slots=True)
+class DiskFacts:
+    path: str
+    size_bytes: int
+    model: str | None
+    serial: str | None
+    rotational: bool
+    logical_sector_bytes: int
+    physical_sector_bytes: int
+
+    @property
+    def kind(self) -> tuple:
+        """What makes two disks identical for a benchmark: not the path, not the serial."""
+        return (self.size_bytes, self.model, self.rotational, self.logical_sector_bytes, self.physical_sector_bytes)
+
+    def describe(self) -> str:
+        rot = "rotational" if self.rotational else "solid-state"
+        return (f"{self.size_bytes:,} bytes, model {self.model or '(none)'}, {rot}, sectors "
+                f"{self.logical_sector_bytes}/{self.physical_sector_bytes}")
+
+
+@dataclass(frozen=True, slots=True)
+class HostFacts:
+    host: str
+    zfslab_version: str | None      # None: not installed
+    zfs_version: str | None         # zpool version's userland line, e.g. zfs-2.1.11-1
+    fio_version: str | None
+    disks: tuple[DiskFacts, ...]
+    missing_disks: tuple[str, ...] = ()   # named, but not on this host
+
+
+def _int(value, what: str, host: str) -> int:
+    if isinstance(value, bool) or not ((isinstance(value, int) and value >= 0)
+                                       or (isinstance(value, str) and value.isascii() and value.isdigit())):
+        raise BadLsblk(host, f"{what} = {clip(value)}")
+    return int(value)
+
+
+def _bool(value, what: str, host: str) -> bool:
+    # util-linux 2.33-2.36 print "0"/"1", newer versions true/false
+    if value in (True, False, "0", "1", 0, 1):
+        return value in (True, "1", 1)
+    raise BadLsblk(host, f"{what} = {clip(value)}")
+
+
+def parse_lsblk(text: str, host: str) -> tuple[DiskFacts, ...]:
+    """`lsblk -J -b -o LSBLK_COLUMNS DISK...` -> one DiskFacts per disk named, in lsblk's order."""
+    try:
+        data = json.loads(text)
+        devices = data["blockdevices"]
+    except (ValueError, KeyError, TypeError):
+        raise BadLsblk(host, clip(text.strip(), 60)) from None
+    if not isinstance(devices, list):
+        raise BadLsblk(host, f"blockdevices = {clip(devices)}")
+    out = []
+    for d in devices:
+        if not isinstance(d, dict) or not isinstance(d.get("path"), str):
+            raise BadLsblk(host, f"a device {clip(d)}")
+        model, serial = d.get("model"), d.get("serial")
+        out.append(DiskFacts(d["path"], _int(d.get("size"), "size", host),
+                             model.strip() if isinstance(model, str) and model.strip() else None,
+                             serial.strip() if isinstance(serial, str) and serial.strip() else None,
+                             _bool(d.get("rota"), "rota", host), _int(d.get("log-sec"), "log-sec", host),
+                             _int(d.get("phy-sec"), "phy-sec", host)))
+    return tuple(out)
+
+
+def first_line(text: str) -> str | None:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line or None
+
+
+def refusals(facts: Sequence[HostFacts], *, controller_version: str) -> list[str]:
+    """One line per problem, naming the host and the difference; [] when every host may start."""
+    lines = []
+    for f in facts:
+        if f.zfslab_version is None:
+            lines.append(f"{f.host}: zfslab is not installed; install zfslab {controller_version} on it "
+                         f"(pip install zfslab=={controller_version}, or the controller's source tree)")
+        elif f.zfslab_version != controller_version:
+            lines.append(f"{f.host}: zfslab {f.zfslab_version}, the controller runs {controller_version}; install "
+                         f"zfslab {controller_version} on it (pip install zfslab=={controller_version})")
+        if f.zfs_version is None:
+            lines.append(f"{f.host}: OpenZFS is not installed (zpool version failed); "
+                         "apt-get install zfsutils-linux zfs-dkms")
+        if f.fio_version is None:
+            lines.append(f"{f.host}: fio is not installed; apt-get install fio")
+        for path in f.missing_disks:
+            lines.append(f"{f.host}: no disk {path}")
+    lines += _version_differences(facts, "zfs_version", "OpenZFS")
+    lines += _version_differences(facts, "fio_version", "fio")
+    lines += _disk_differences(facts)
+    return lines
+
+
+def _majority(values: Sequence, hosts: Sequence[str]):
+    """The value most hosts have (ties: the first host's), and the host that shows it."""
+    counts = Counter(values)
+    best = max(counts.values())
+    i = next(i for i, v in enumerate(values) if counts[v] == best)
+    return values[i], hosts[i]
+
+
+def _version_differences(facts: Sequence[HostFacts], field: str, name: str) -> list[str]:
+    known = [f for f in facts if getattr(f, field) is not None]
+    if len({getattr(f, field) for f in known}) <= 1:
+        return []
+    ref, ref_host = _majority([getattr(f, field) for f in known], [f.host for f in known])
+    return [f"{f.host}: {name} {getattr(f, field)}, {ref_host} and most hosts have {ref}; results of different "
+            f"versions do not merge into one answer" for f in known if getattr(f, field) != ref]
+
+
+def _disk_differences(facts: Sequence[HostFacts]) -> list[str]:
+    hosts = [f for f in facts if f.disks or not f.missing_disks]
+    if len(hosts) < 2:
+        return []
+    shapes = [tuple(sorted(d.kind for d in f.disks)) for f in hosts]
+    ref, ref_host = _majority(shapes, [f.host for f in hosts])
+    lines = []
+    for f, shape in zip(hosts, shapes):
+        if shape == ref:
+            continue
+        if len(shape) != len(ref):
+            lines.append(f"{f.host}: {len(shape)} disks named, {ref_host} has {len(ref)}")
+            continue
+        extra = Counter(shape) - Counter(ref)
+        lacking = list((Counter(ref) - Counter(shape)).elements())
+        for disk in f.disks:
+            if extra[disk.kind] > 0 and lacking:
+                extra[disk.kind] -= 1
+                want = lacking.pop(0)
+                lines.append(f"{f.host}: {disk.path} differs from {ref_host}'s disks: {_difference(disk.kind, want)}")
+    return lines
+
+
+def _difference(have: tuple, want: tuple) -> str:
+    names = ("size", "model", "rotational", "logical sector", "physical sector")
+    parts = []
+    for name, h, w in zip(names, have, want):
+        if h != w:
+            fmt = (lambda v: f"{v:,} bytes") if name == "size" else (lambda v: str(v))
+            parts.append(f"{name} {fmt(h)}, not {fmt(w)}")
+    return "; ".join(parts)

@@ -1,0 +1,193 @@
+"""Running a program on another host: the system's OpenSSH client, with the user's own
+configuration, keys and agent. zfslab stores no credentials and asks for none: BatchMode makes
+ssh fail rather than prompt. One ControlMaster per host (in a private 0700 folder) carries every
+command after the first over one TCP connection. The remote command is one argv, quoted with
+shlex.join for the remote shell; nothing is interpolated (docs/fleet.md#transport).
+
+`LocalTransport` runs the same argv on this machine, for tests and the simulation; hosts can be
+marked down. Both honour one contract (tests/transport_contract.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+from zfslab.errors import ZfslabError, one_line, shown
+from zfslab.model.inventory import Host
+from zfslab.system.runner import Completed, Runner
+
+# ssh's own exit status when the connection, not the remote command, failed (ssh(1): EXIT STATUS)
+SSH_ERROR = 255
+CONNECT_TIMEOUT_S = 10
+ALIVE_INTERVAL_S = 15      # a dead link is noticed after ALIVE_INTERVAL_S * ALIVE_COUNT_MAX seconds
+ALIVE_COUNT_MAX = 3
+PERSIST_S = 60             # a master left behind (zfslab killed by SIGKILL) exits on its own after this
+
+
+class HostUnreachable(ZfslabError):
+    """host {}: cannot connect ({}); check `ssh {}` works without a password prompt (a key in ssh-agent)"""
+
+    exit_code = 4
+
+
+class RemoteFailed(ZfslabError):
+    """host {}: `{}` failed with exit code {}: {}"""
+
+    exit_code = 4
+
+
+class RemoteTimeout(ZfslabError):
+    """host {}: `{}` did not finish within {:g} s; its connection was closed"""
+
+    exit_code = 4
+
+
+class Transport(Protocol):
+    def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
+        """Run argv on host; RemoteFailed (check=True), RemoteTimeout or HostUnreachable."""
+
+    def close(self) -> None:
+        """Let go of every connection opened."""
+
+
+def _target(host: Host) -> str:
+    return host.destination
+
+
+def ssh_argv(host: Host, argv: Sequence[str], *, control_dir: str, config_file: str | None = None,
+             options: Sequence[str] = ()) -> list[str]:
+    """The ssh command line that runs argv on host: the user's ssh configuration, plus ours."""
+    if not argv:
+        raise ValueError("argv is empty")
+    out = ["ssh"]
+    if config_file:
+        out += ["-F", config_file]
+    for opt in ("BatchMode=yes", "ControlMaster=auto", f"ControlPath={control_dir}/%C", f"ControlPersist={PERSIST_S}",
+                f"ConnectTimeout={CONNECT_TIMEOUT_S}", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
+                f"ServerAliveCountMax={ALIVE_COUNT_MAX}", *options):
+        out += ["-o", opt]
+    if host.port is not None:
+        out += ["-p", str(host.port)]
+    if host.user is not None:
+        out += ["-l", host.user]
+    # `--` ends ssh's options: a destination can never be read as one (Host refuses a leading '-' too)
+    return out + ["--", _target(host), shlex.join(str(a) for a in argv)]
+
+
+class SshTransport:
+    """Programs on other hosts over the system's ssh, one ControlMaster per host."""
+
+    def __init__(self, runner: Runner | None = None, *, config_file: str | None = None,
+                 options: Sequence[str] = ()) -> None:
+        self.runner = runner or Runner()
+        self.config_file, self.options = config_file, tuple(options)
+        # private: the control sockets are the open connections, usable by whoever can reach them
+        base = os.environ.get("XDG_RUNTIME_DIR")
+        self.control_dir = tempfile.mkdtemp(prefix="zfslab-ssh-", dir=base if base and os.path.isdir(base) else None)
+        os.chmod(self.control_dir, 0o700)
+        self._used: dict[str, Host] = {}
+        self._lock = threading.Lock()
+
+    def argv(self, host: Host, argv: Sequence[str]) -> list[str]:
+        return ssh_argv(host, argv, control_dir=self.control_dir, config_file=self.config_file, options=self.options)
+
+    def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
+        from zfslab.system.runner import CommandTimeout
+        with self._lock:
+            self._used[host.name] = host
+        command = shlex.join(str(a) for a in argv)
+        try:
+            done = self.runner.run(self.argv(host, argv), timeout_s=timeout_s, check=False)
+        except CommandTimeout:
+            raise RemoteTimeout(host.name, shown(command, 200), timeout_s) from None
+        if done.returncode == SSH_ERROR:
+            if _is_ssh_error(done.stderr):
+                raise HostUnreachable(host.name, _ssh_reason(done.stderr), _login(host))
+            # a session whose master went away (the link died, or was stopped) ends with 255 and
+            # no word; a program's own 255 leaves the master running
+            if not self._master_running(host):
+                raise HostUnreachable(host.name, "the connection closed during the command", _login(host))
+        if check and done.returncode != 0:
+            raise RemoteFailed(host.name, shown(command, 200), done.returncode, _tail(done.stderr or done.stdout))
+        return Completed(tuple(str(a) for a in argv), done.returncode, done.stdout, done.stderr, done.seconds)
+
+    def _control(self, host: Host, command: str) -> int:
+        """`ssh -O command` to the host's master: its exit status (0: done, or running for check)."""
+        argv = self.argv(host, ["true"])
+        at = argv.index("--")
+        return self.runner.run([*argv[:at], "-O", command, *argv[at:-1]], timeout_s=CONNECT_TIMEOUT_S,
+                               check=False).returncode
+
+    def _master_running(self, host: Host) -> bool:
+        return self._control(host, "check") == 0
+
+    def close(self) -> None:
+        """Ask each master to exit, then remove the private folder."""
+        with self._lock:
+            used, self._used = list(self._used.values()), {}
+        from zfslab.system.fanout import fan_out
+
+        # local sockets only, no sshd sees these; an error is a master already gone
+        fan_out(used, lambda host: self._control(host, "exit"), limit=32)
+        shutil.rmtree(self.control_dir, ignore_errors=True)
+
+
+def _login(host: Host) -> str:
+    port = f" -p {host.port}" if host.port is not None else ""
+    user = f"{host.user}@" if host.user else ""
+    return f"{user}{host.destination}{port}"
+
+
+# How ssh itself words a failed connection (OpenSSH 9): a remote program that exits 255 says
+# something else, so its exit status is not taken for a dead host
+_SSH_MESSAGES = ("ssh: ", "Permission denied (", "Connection closed by", "Connection reset by", "Connection to ",
+                 "Host key verification failed", "kex_exchange_identification", "Bad owner or permissions",
+                 "client_loop: send disconnect", "Timeout, server ", "Control socket connect", "mux_client_")
+
+
+def _is_ssh_error(stderr: str) -> bool:
+    # "user@host: Permission denied (publickey)." names the methods tried, in parentheses
+    return any(line.startswith(_SSH_MESSAGES) or ": Permission denied (" in line for line in stderr.splitlines())
+
+
+def _ssh_reason(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.startswith("Warning: Permanently")]
+    return one_line(lines[-1], 200) if lines else "ssh exit status 255"
+
+
+def _tail(text: str) -> str:
+    kept = [ln for ln in text.strip().splitlines() if ln.strip()][-3:]
+    return one_line(" | ".join(kept), 500) or "(no message)"
+
+
+class LocalTransport:
+    """Every host is this machine: the argv runs here through the runner. Hosts in `down` are
+    unreachable, as a host that is off or cut from the network is."""
+
+    def __init__(self, runner: Runner | None = None, *, down: Sequence[str] = ()) -> None:
+        self.runner = runner or Runner()
+        self.down = set(down)
+
+    def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
+        from zfslab.system.runner import CommandTimeout, ToolMissing
+        if host.name in self.down:
+            raise HostUnreachable(host.name, "marked down", _login(host))
+        command = shlex.join(str(a) for a in argv)
+        try:
+            done = self.runner.run(argv, timeout_s=timeout_s, check=False)
+        except CommandTimeout:
+            raise RemoteTimeout(host.name, shown(command, 200), timeout_s) from None
+        except ToolMissing:   # as a remote shell answers for a program it cannot find
+            done = Completed(tuple(argv), 127, "", f"{argv[0]}: command not found", 0.0)
+        if check and done.returncode != 0:
+            raise RemoteFailed(host.name, shown(command, 200), done.returncode, _tail(done.stderr or done.stdout))
+        return done
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,146 @@
+"""SshTransport against a real OpenSSH server: a private sshd on 127.0.0.1 and a free port, its own
+host key, a throw-away client key, known_hosts and config in a temp folder; never any other address."""
+
+import os
+import shutil
+import socket
+import stat
+import subprocess
+
+import pytest
+
+from tests.transport_contract import *  # noqa: F401,F403
+from zfslab.model.inventory import Host
+from zfslab.system.transport import SshTransport, ssh_argv
+
+SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
+
+
+def _need(tool):
+    if os.environ.get("ZFSLAB_TEST_REQUIRE_TOOLS") == "1":
+        pytest.fail(f"ZFSLAB_TEST_REQUIRE_TOOLS=1 but {tool} is not installed (apt-get install openssh-server)")
+    pytest.skip(f"{tool} is not installed (apt-get install openssh-server openssh-client)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory):
+    if not SSHD:
+        _need("sshd")
+    if not shutil.which("ssh") or not shutil.which("ssh-keygen"):
+        _need("ssh")
+    d = tmp_path_factory.mktemp("sshd")
+    for name in ("host_key", "client_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)], check=True)
+    (d / "authorized_keys").write_text((d / "client_key.pub").read_text())
+    port = _free_port()
+    (d / "sshd_config").write_text(
+        f"ListenAddress 127.0.0.1:{port}\nHostKey {d / 'host_key'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
+        f"PidFile {d / 'sshd.pid'}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "StrictModes no\nMaxStartups 100:30:200\nMaxSessions 64\n")
+    if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
+        os.makedirs("/run/sshd", mode=0o755)   # sshd's privilege separation folder (Debian's service makes it)
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")], stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:   # ready once it says so: no sleeping in the hope that it is
+            if f"Server listening on 127.0.0.1 port {port}" in line:
+                break
+        else:
+            pytest.fail(f"sshd did not start (exit {proc.wait()})")
+        host_pub = (d / "host_key.pub").read_text().split()
+        (d / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
+        (d / "ssh_config").write_text(
+            f"Host zfslab-test-node\n  HostName 127.0.0.1\n  Port {port}\n"
+            f"Host *\n  User {os.environ.get('USER') or 'root'}\n  IdentityFile {d / 'client_key'}\n"
+            f"  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {d / 'known_hosts'}\n"
+            "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  LogLevel ERROR\n")
+        yield d, port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def transport(sshd):
+    d, _ = sshd
+    t = SshTransport(config_file=str(d / "ssh_config"))
+    yield t
+    t.close()
+
+
+@pytest.fixture
+def host():
+    return Host("node1", "zfslab-test-node")   # the name the user's ssh config knows it by
+
+
+@pytest.fixture
+def dead_host():
+    return Host("gone", "127.0.0.1", port=_free_port())   # nothing listens there
+
+
+def test_the_control_folder_is_private_and_removed_on_close(sshd, host):
+    t = SshTransport(config_file=str(sshd[0] / "ssh_config"))
+    assert stat.S_IMODE(os.stat(t.control_dir).st_mode) == 0o700
+    t.run(host, ["true"], timeout_s=30)
+    sockets = os.listdir(t.control_dir)
+    assert len(sockets) == 1 and stat.S_ISSOCK(os.stat(os.path.join(t.control_dir, sockets[0])).st_mode)
+    t.close()
+    assert not os.path.exists(t.control_dir)
+
+
+def test_commands_after_the_first_ride_the_master(transport, host):
+    transport.run(host, ["true"], timeout_s=30)
+    check = transport.argv(host, ["true"])
+    at = check.index("--")
+    done = transport.runner.run([*check[:at], "-O", "check", *check[at:-1]], timeout_s=30, check=False)
+    assert done.returncode == 0 and "Master running" in done.stderr
+
+
+def test_a_connection_lost_mid_command_is_unreachable_not_a_failed_program(transport, host, tmp_path):
+    import threading
+    import time
+
+    from zfslab.system.transport import HostUnreachable
+    started = tmp_path / "started"
+    caught = []
+
+    def long_command():
+        try:
+            transport.run(host, ["sh", "-c", f"touch {started}; sleep 30"], timeout_s=60)
+        except HostUnreachable as e:
+            caught.append(e)
+    worker = threading.Thread(target=long_command)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:   # the remote command is running
+        time.sleep(0.05)
+    assert started.exists()
+    assert transport._control(host, "exit") == 0   # the link goes: the master and its sessions end
+    worker.join(timeout=60)
+    assert [str(e) for e in caught] == ["host node1: cannot connect (the connection closed during the command); "
+                                        "check `ssh zfslab-test-node` works without a password prompt (a key in "
+                                        "ssh-agent)"]
+
+
+def test_argv_has_batch_mode_and_ends_options_before_the_host():
+    argv = ssh_argv(Host("a", "a.example", 2222, "ops"), ["zpool", "list", "-Hp"], control_dir="/run/x")
+    assert argv[:3] == ["ssh", "-o", "BatchMode=yes"] and "ControlPath=/run/x/%C" in argv
+    assert argv[-5:] == ["-l", "ops", "--", "a.example", "zpool list -Hp"] and argv[argv.index("-p") + 1] == "2222"
+
+
+def test_a_refused_key_is_unreachable_not_a_prompt(sshd, tmp_path):
+    from zfslab.system.transport import HostUnreachable
+    d, port = sshd
+    config = tmp_path / "config"
+    config.write_text((d / "ssh_config").read_text().replace(str(d / "client_key"), str(tmp_path / "nokey")))
+    t = SshTransport(config_file=str(config))
+    try:
+        with pytest.raises(HostUnreachable, match=r"^host node1: cannot connect \(.*Permission denied"):
+            t.run(Host("node1", "zfslab-test-node"), ["true"], timeout_s=30)
+    finally:
+        t.close()
