@@ -89,8 +89,7 @@ def test_refusals_are_one_line(tmp_path, run_cli):
 
 
 def test_new_runs_and_drills_carry_a_uid_and_their_host():
-    from types import SimpleNamespace
-
+    from zfslab.model.drill_results import ScenarioResult, Skipped
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     conn = connect(":memory:")
@@ -102,8 +101,8 @@ def test_new_runs_and_drills_carry_a_uid_and_their_host():
     rows = conn.execute("SELECT uid, origin FROM runs WHERE id IN (?, ?)", (rid, other)).fetchall()
     assert [r["origin"] for r in rows] == ["st07", "st07"] and len({r["uid"] for r in rows}) == 2
     assert all(len(r["uid"]) == 32 for r in rows)
-    results.add_drill("mirror:2", [SimpleNamespace(scenario="offline", seconds=1.0, outcome="survived", detail={})],
-                      "ok", "2.1.11", False)
+    skipped = ScenarioResult("degraded", "skipped", 0.0, Skipped("no redundancy"))
+    results.add_drill("mirror:2", [skipped], "ok", "2.1.11", False)
     uid, origin = conn.execute("SELECT uid, origin FROM drills").fetchone()
     assert len(uid) == 32 and origin
 
