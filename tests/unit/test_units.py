@@ -86,8 +86,8 @@ def test_parse_number_takes_plain_decimals():
 
 
 @pytest.mark.parametrize("p,text", [
-    (0.837, "1 in 1.2"), (0.0417, "1 in 24"), (1 / 5882, "1 in 5,900"), (5.5e-8, "1 in 18M"),
-    (1 / 1.3e11, "1 in 130B"), (6.7e-13, "1 in 1.5T"), (1e-16, "1 in >1000T"), (0.0, "0"), (None, "-"),
+    (0.837, "1 in 1.2"), (0.0417, "1 in 24"), (1 / 5882, "1 in 5,900"), (5.5e-8, "1 in 18 million"),
+    (1 / 1.3e11, "1 in 130 billion"), (6.7e-13, "1 in 1.5 trillion"), (1e-16, "1 in >1,000 trillion"), (0.0, "0"), (None, "-"),
     (float("nan"), "-"), (1.0, "1 in 1.0"),
 ])
 def test_odds_reads_as_one_in_n_with_two_figures(p, text):

@@ -263,14 +263,6 @@ def risk_params(args: argparse.Namespace, disk_bytes: int, horizons: tuple[float
     return base.with_(**{k: v for k, v in overrides.items() if v is not None})
 
 
-def sci(x: float | None) -> str:
-    if x is None or not math.isfinite(x):
-        return "-"
-    if x == 0:
-        return "0"
-    return f"{x:.2e}" if x < 1e-3 else f"{100 * x:.2f} %"
-
-
 def mttdl_text(hours: float | None) -> str:
     if hours is None:
         return "-"

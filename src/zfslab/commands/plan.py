@@ -15,12 +15,12 @@ from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
-from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
+from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
 from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
                                          measured_resilvers, resilver_dicts, resilver_line)
-from zfslab.report.plan_table import column_keys, fit_table, table_width
+from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
 from zfslab.report.plan_csv import plan_csv
 from zfslab.report.tables import to_json, wrapped_lines
 
@@ -226,21 +226,17 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         if resilvers:
             lines.append(resilver_line(resilvers))
     if speed is not None and calibration is not None:
-        metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         n = len(calibration.measured)
         iops = "fitted" if calibration.iops is not None else f"from {disk.name}"
-        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
-                     f"({speed.seq_write_mb_s:,.0f}/{speed.seq_read_mb_s:,.0f} MB/s fitted, "
-                     f"{speed.rand_read_iops_qd1:,.0f} IOPS {iops}).")
+        lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "
+                     f"{one_disk_figures(rows, goal.metrics)} (MB/s fitted, IOPS {iops}).")
         lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
                      f"(run {calibration.run_id}{', SANDBOX file vdevs' if calibration.sandbox else ''}); "
                      "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
         lines.append(iops_line(calibration, disk.name))
     elif speed is not None:
-        metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
-        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
-                     f"({speed.seq_write_mb_s:g}/{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS), "
-                     f"predicted from the {disk.name} preset, uncalibrated (no host limit): `bench --layouts "
+        lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "
+                     f"{one_disk_figures(rows, goal.metrics)}, predicted from the {disk.name} preset, uncalibrated (no host limit): `bench --layouts "
                      "calibration`, then `plan --db`, fits it to your disks.")
     return lines
 

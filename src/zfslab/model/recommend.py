@@ -501,7 +501,8 @@ def safer_text(safer: PlanRow, pick: PlanRow, goal: Goal) -> str:
         parts += [f"{x:.2g}× {name}" for name, x in moved] or [f"same {goal.workload} speed"]
     h = goal.horizon_years
     if safer.failures_guaranteed > pick.failures_guaranteed:
-        parts.append(f"survives {safer.failures_guaranteed} failed disks instead of {pick.failures_guaranteed}")
+        parts.append(f"survives {safer.failures_guaranteed} failed disk{'s' * (safer.failures_guaranteed != 1)} instead of "
+                     f"{pick.failures_guaranteed}")
     for name, of in (("P(pool loss)", loss), ("P(damaged files)", damage)):
         a, b = of(safer, h), of(pick, h)
         # a risk of the pick below the floor counts as none: its change is not a gain (§3)

@@ -99,10 +99,15 @@ def format_bytes(num: float) -> str:
     return f"{num:.0f} B"
 
 
-def odds(p: float | None) -> str:
-    """A probability as a person reads it: '1 in 5,900', '1 in 3.2', '1 in 12M'; '0' and '-' for none.
+COUNT_WORDS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))  # short scale: 10^12, 10^9, 10^6
 
-    Two significant figures: the inputs (AFR, BER) are known to one or two at best."""
+
+def odds(p: float | None) -> str:
+    """A probability as a person reads it: '1 in 5,900', '1 in 3.2', '1 in 12 million'; '0' and '-' for none.
+
+    Two significant figures: the inputs (AFR, BER) are known to one or two at best. Large counts are
+    written in words, never 'M'/'B'/'T' letters, which beside zfs list's '86.6T' read as bytes
+    (docs/recommend.md#how-figures-are-written)."""
     if p is None or not math.isfinite(p) or p < 0:
         return "-"
     if p == 0:
@@ -112,10 +117,10 @@ def odds(p: float | None) -> str:
         return f"1 in {n:.1f}"
     digits = math.floor(math.log10(n))
     n = round(n, 1 - digits)  # two significant figures
-    for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+    if n >= 1000 * COUNT_WORDS[0][0]:
+        return "1 in >1,000 trillion"
+    for limit, word in COUNT_WORDS:
         if n >= limit:
-            if n >= 1000 * limit and suffix == "T":
-                return "1 in >1000T"
             v = n / limit
-            return f"1 in {v:,.0f}{suffix}" if v >= 10 else f"1 in {v:.2g}{suffix}"
+            return f"1 in {v:,.0f} {word}" if v >= 10 else f"1 in {v:.2g} {word}"
     return f"1 in {n:,.0f}"

@@ -187,3 +187,25 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
             left_out.append(by_key[key].header.replace("\n", " "))
     shown = [c for c in cols if c.key in chosen]
     return Fitted(_table(rows, shown, highlight), tuple(c.key for c in shown), tuple(left_out))
+
+
+ONE_DISK_WORDS = {
+    "write_mb_s": ("streaming write", "MB/s"), "read_mb_s": ("streaming read", "MB/s"), "rewrite_mb_s": ("rewrite", "MB/s"),
+    "rand_read_iops_qd8": ("4K random read", "IOPS"), "rand_write_iops_qd8": ("4K random write", "IOPS"),
+    "sync_write_iops_qd8": ("sync write", "IOPS"),
+}
+
+
+def one_disk_figures(rows: Sequence[PlanRow], metrics: Sequence[str]) -> str:
+    """The one disk the ×disk multiples divide by, figure by figure, as the table's columns count them
+    (IOPS at 8 in flight, as the 4K IOPS columns): '220 MB/s streaming write, 1,200 IOPS 4K random read
+    (8 in flight)'. Read back from a row (speed / speed_x), so footer and table cannot disagree."""
+    row = next((r for r in rows if r.speed and r.speed_x and all(r.speed_x.get(m) for m in metrics)), None)
+    if row is None:
+        return ""
+    parts = []
+    for m in metrics:
+        name, unit = ONE_DISK_WORDS.get(m, (m, ""))
+        parts.append(f"{row.speed[m] / row.speed_x[m]:,.0f} {unit} {name}")
+    iops = any(ONE_DISK_WORDS.get(m, ("", ""))[1] == "IOPS" for m in metrics)
+    return ", ".join(parts) + (" (8 in flight)" if iops else "")
