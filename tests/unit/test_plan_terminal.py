@@ -62,7 +62,7 @@ def test_plan_fits_the_terminal_and_cuts_no_number(disks, columns):
     table = [line for line in lines if line[:1] in ("★", "◆") and not line.startswith(("★ Recommended", "◆ worth"))]
     assert sorted(line.split()[1] for line in table) == sorted(rec["shortlist"])
     tib = "usable TiB" not in screen.split("Left out for width:")[-1].split("(--wide")[0]  # the first to go at 80
-    odds = r"1 in [0-9.,]+( million| billion| trillion)?"  # counts in words: never 'M'/'T', which read as bytes
+    odds = r"1 in [0-9.,]+(×10[⁰¹²³⁴⁵⁶⁷⁸⁹]+)?"  # powers of ten: never 'M'/'T', which read as bytes
     for line in table:  # every figure whole: usable TB and TiB (when shown), failures, both risks
         cells = line.split()
         row = by_layout[cells[1]]

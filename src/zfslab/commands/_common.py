@@ -198,6 +198,19 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-usable", type=size_arg, metavar="SIZE", help="at least this much usable space")
     g.add_argument("--min-failures", type=int_arg("--min-failures", 0, 255), metavar="N",
                    help="survive at least N failed disks at once (default: --data's; 0 allows a stripe)")
+    g.add_argument("--disk-price", metavar="PRICE",
+                   help="what one disk costs, a plain number in any currency (e.g. 250), or one per size for disks "
+                        "of several sizes (e.g. 12TB=250,8TB=150): adds the price per usable TB")
+
+
+def prices_from_args(args: argparse.Namespace, sizes: dict[int, int]):
+    """--disk-price for these disks ({bytes: how many}), or None; a one-line UsageError if it does not fit them."""
+    from zfslab.model.cost import check_prices, parse_disk_prices
+    if args.disk_price is None:
+        return None
+    prices = parse_disk_prices(args.disk_price)
+    check_prices(prices, sizes, args.disk_price)
+    return prices
 
 
 def goal_from_args(args: argparse.Namespace):

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
-                                     risk_params, size_arg)
+                                     prices_from_args, risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layouts import parse_layout
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
-                speed=speed, recordsize=recordsize)
+                speed=speed, recordsize=recordsize, prices=prices_from_args(args, disks.sizes))
     calibrated = None if calibration is None else intervals(calibration, rows, args.ashift, recordsize)
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
@@ -167,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
     shown_rows = rows if args.all else [r for r in rows if r.layout in rec.shortlist]
     if not args.all:
         shown_rows.sort(key=lambda r: -r.usable_bytes)
-    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set()) | ({"interval"} if calibrated else set())
+    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set()) | ({"interval"} if calibrated else set()) \
+        | ({"cost"} if args.disk_price else set())
     fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys, calibrated=calibrated)
     # --wide: as wide as the table, whatever the terminal (the user asked for every column)
     page = width if width is not None else max(table_width(fitted.table), _table_width())
@@ -220,6 +221,9 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
     lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")
     lines.append(f"disks: {disk.name} ({disk.source}).")
+    if args.disk_price:
+        lines.append(f"price/TB: what the disks a layout uses cost (--disk-price {args.disk_price}, in its currency) "
+                     "per usable TB.")
     if risk is not None:
         lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
                      f"Inputs: {inputs_text(risk)}.")

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.model.capacity import rules_for
     from zfslab.model.layouts import parse_layout
     from zfslab.model.performance import predict
-    from zfslab.commands._common import parse_disk_set
+    from zfslab.commands._common import parse_disk_set, prices_from_args
     from zfslab.model.plan import disk_set, plan
     from zfslab.model.recommend import budget_text, recommend
     from zfslab.report import charts
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
     rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size, horizons),
-                speed=profile)
+                speed=profile, prices=prices_from_args(args, disks.sizes))
     rec = recommend(rows, goal)
     records = [r.as_dict() for r in rows]
     pairs = []

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from zfslab.model.layouts import VdevKind, parse_layout
 from zfslab.model.allocation import format_recordsize
 from zfslab.model.plan import PlanRow
+from zfslab.model.cost import money
 from zfslab.model.units import format_bytes, odds
 
 PRIORITIES = ("balanced", "space", "speed", "safety")
@@ -447,6 +448,8 @@ def _figures(row: PlanRow, goal: Goal) -> str:
     s = speed_score(row, goal.metrics)
     if s is not None:
         text += f", {s:.1f}× one disk's speed"
+    if row.price_per_usable_tb is not None:
+        text += f", {money(row.price_per_usable_tb)} per usable TB (the disks {money(row.disks_price)})"
     return text
 
 

@@ -13,7 +13,7 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
-from zfslab.model.units import COUNT_WORDS, odds  # noqa: E402
+from zfslab.model.units import odds, power_of_ten  # noqa: E402
 
 WORKLOADS = [("write_mb_s", "seq write"), ("read_mb_s", "seq read"), ("rand_read_iops_qd1", "4K read QD1"),
              ("rand_read_iops_qd8", "4K read 8×QD8"), ("sync_write_iops_qd8", "sync write")]
@@ -85,14 +85,11 @@ def relative_bars(rows: list[dict], fmt: str = "svg", *, shortlist: set[str] = f
 
 
 def _odds_tick(p: float, _pos=None) -> str:
-    """A decade tick as odds: '1 in 10,000', '1 in 100 million' (odds() rounds to two figures; a tick is exact)."""
+    """A decade tick as odds: '1 in 10,000', '1 in 10⁸' (odds() rounds to two figures; a tick is exact)."""
     if p >= 1:
         return "certain"
     n = round(1 / p)
-    for limit, word in COUNT_WORDS:
-        if n >= limit:
-            return f"1 in {n / limit:,.0f} {word}"
-    return f"1 in {n:,}"
+    return f"1 in {power_of_ten(n)}" if n >= 10**6 else f"1 in {n:,}"
 
 
 def corners(rows: list[dict], shortlist: set[str], fmt: str = "svg", *, recommended: str | None = None,

@@ -12,6 +12,7 @@ import html
 import math
 
 from zfslab.model.recommend import METRIC_NAMES
+from zfslab.model.cost import money
 from zfslab.model.units import odds
 from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
 from zfslab.report.tables import dumps
@@ -115,6 +116,8 @@ def _recommendation(rec: dict, rows: dict[str, dict]) -> str:
                (f"P(damaged files) in {_years(h)}", odds(_at(r.get("p_damage", {}), h)))]
     if score is not None:
         figures.append((f"speed ({rec['workload']})", f"{score:.1f}× one disk"))
+    if r.get("price_per_usable_tb") is not None:
+        figures.append(("price per usable TB", f"{money(r['price_per_usable_tb'])} (the disks {money(r['disks_price'])})"))
     cells = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in figures)
     return (f'<section id="recommendation" class="rec{"" if rec["within_budget"] else " miss"}">'
             f'<p class="pick">{lead} <b id="recommended-layout">{e(rec["layout"])}</b>'
@@ -166,6 +169,9 @@ def _plan_table(plan_rows: list[dict], rec: dict | None, bench: list[dict]) -> t
         ("speed", "speed\n×disk", "", lambda r: ("-", 0) if speed_score(r, metrics) is None else
          (f"{speed_score(r, metrics):.1f}", speed_score(r, metrics))),
     ]
+    if any(r.get("price_per_usable_tb") is not None for r in plan_rows):  # --disk-price
+        cols.append(("cost", "price\n/TB", "", lambda r: ("-", 0) if r.get("price_per_usable_tb") is None else
+                     (money(r["price_per_usable_tb"]), r["price_per_usable_tb"])))
     for m in speed:
         key, header = SPEED_COLUMNS[m]
         cols.append((key, header, "" if m in metrics else "more",

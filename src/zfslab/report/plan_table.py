@@ -16,6 +16,7 @@ from rich.text import Text
 
 from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
+from zfslab.model.cost import money
 from zfslab.model.units import odds
 
 
@@ -96,6 +97,8 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: Calibrated 
         PlanColumn("loss", f"P(loss)\n{_years(h)}", lambda r: odds(loss(r, h)), essential=True, needs="risk"),
         PlanColumn("damage", f"P(damage)\n{_years(h)}", lambda r: odds(damage(r, h)), essential=True, needs="risk"),
         PlanColumn("mttdl", "MTTDL\nyears", lambda r: _mttdl(r.mttdl_hours), needs="risk"),
+        PlanColumn("cost", "price\n/TB",
+                   lambda r: "-" if r.price_per_usable_tb is None else money(r.price_per_usable_tb), needs="cost"),
         PlanColumn("speed", "speed\n×disk",
                    _marked(lambda r: f"{speed_score(r, goal.metrics):.1f}", calibrated), essential=True, needs="speed"),
     ]
@@ -172,7 +175,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if key in essential:
             essential.remove(key)
     chosen = set(essential)
-    order = [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "raw_pct", "mttdl", "best_case"] + \
+    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     by_key = {c.key: c for c in cols}
     left_out = [by_key[k].header.replace("\n", " ") for k in ("tib", "speed", "damage", "fails", "tb", "loss")
