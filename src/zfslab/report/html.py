@@ -32,7 +32,8 @@ th,td{padding:.25em .55em;border-bottom:1px solid #eee;text-align:right;vertical
 th{cursor:pointer;background:#f4f4f4;position:sticky;top:0;vertical-align:bottom}
 td{white-space:nowrap}td.l,th.l{text-align:left}td.w{white-space:normal;min-width:9em}
 td small{display:block;color:#555;font-weight:normal;font-size:.85em;line-height:1.25}
-table.plan.more{font-size:.78em}table.plan.more th,table.plan.more td{padding:.2em .35em}
+table.plan.more{font-size:.76em}table.plan.more th,table.plan.more td{padding:.2em .35em}
+table.plan td+td,table.plan th+th{border-left:1px solid #e4e4e4}
 tr.short td{background:#eef7ee}tr.recommended td{background:#cfeccf;font-weight:600}
 table.plan:not(.all) tr.other,table.plan:not(.more) .more,table.plan:not(.all) .note{display:none}
 .chart svg{max-width:100%;height:auto}

@@ -17,7 +17,7 @@ from rich.text import Text
 from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
 from zfslab.model.cost import money
-from zfslab.model.units import odds
+from zfslab.model.units import odds, power_of_ten
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +128,7 @@ def _mttdl(hours: float | None) -> str:
     years = hours / 8760
     if years == float("inf"):
         return "∞"
-    return f"{years:,.0f}" if years < 1e5 else f"{years:.1e}".replace("e+0", "e").replace("e+", "e")
+    return f"{years:,.0f}" if years < 1e5 else power_of_ten(years)  # as odds() writes large counts
 
 
 def column_keys(goal: Goal) -> list[str]:
