@@ -282,7 +282,10 @@ def mttdl_text(hours: float | None) -> str:
     if not math.isfinite(hours):
         return "unbounded"
     years = hours / 8760
-    return f"{years:.3g} y" if years < 1e6 else f"{years:.1e} y"
+    from zfslab.model.units import power_of_ten
+    if years >= 1e6:
+        return f"{power_of_ten(years)} y"  # as odds() writes large counts
+    return f"{years:.3g} y" if years < 100 else f"{float(f'{years:.3g}'):,.0f} y"
 
 
 def inputs_text(p: RiskParams) -> str:

@@ -13,7 +13,7 @@ from zfslab.commands._common import (add_risk_options, afr_by_age, choice_arg, d
 from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout, parse_layout
 from zfslab.model.reliability.params import RiskParams
-from zfslab.model.units import format_bytes, odds
+from zfslab.model.units import format_bytes, odds, power_of_ten
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json
 
 
@@ -196,7 +196,8 @@ def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
     if ours is not None:
         cols.append(Column("zfslab (zfs model)", lambda i: odds(ours.p_loss[i])))
     render_table(rows, cols, console=out)
-    hours = f" ({result.mttdl_hours:.4g} h)" if math.isfinite(result.mttdl_hours) else " (beyond a float's range)"
+    hours = ((f" ({result.mttdl_hours:,.0f} h)" if result.mttdl_hours < 1e6 else f" ({power_of_ten(result.mttdl_hours)} h)")
+             if math.isfinite(result.mttdl_hours) else " (beyond a float's range)")
     print_wrapped(out, f"MTTDL {mttdl_text(result.mttdl_hours)}{hours}. " + (
         "MTTDL is a mean over constant rates; judge by P(loss) over the years."))
     print_wrapped(out, f"dominant cause: {result.dominant_cause}")
