@@ -91,3 +91,21 @@ def test_a_bad_price_is_one_line_and_exit_2(run_cli, value):
     r = run_cli("plan", "6x20TB", f"--disk-price={value}")
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"zfslab: error: --disk-price {value!r}: ") and r.stderr.count("\n") == 1
+
+
+def test_priority_cost_picks_the_lowest_price_per_usable_tb_in_budget(run_cli):
+    from zfslab.model.recommend import Goal, recommend
+    from zfslab.model.reliability.params import RiskParams
+    rows = plan(mixed_disk_set([(6, 12 * TB), (4, 8 * TB)]), prices=parse_disk_prices("12TB=250,8TB=120"),
+                risk=RiskParams(disk_bytes=12 * TB, years=(5,)))
+    rec = recommend(rows, Goal(priority="cost"))
+    feasible = [r for r in rows if r.layout in rec.shortlist]
+    by = {r.layout: r for r in rows}
+    assert by[rec.layout].price_per_usable_tb == min(r.price_per_usable_tb for r in feasible)
+    assert "the lowest price per usable TB" in rec.reason
+
+
+def test_priority_cost_without_a_price_says_what_to_add(run_cli):
+    r = run_cli("plan", "12x4TB", "--priority", "cost")
+    assert r.exit_code == 2 and r.stderr == ("zfslab: error: --priority cost needs what the disks cost: add "
+                                             "--disk-price PRICE, e.g. --disk-price 250\n")

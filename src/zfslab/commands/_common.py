@@ -188,7 +188,8 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
                         + " (default: the data's, " + "; ".join(f"{w} for {', '.join(names)}" for w, names in
                                                               defaults.items()) + ")")
     g.add_argument("--priority", choices=PRIORITIES, type=choice_arg(PRIORITIES), default="balanced",
-                   help="within the risk budget, what to maximise (default balanced: space and speed alike)")
+                   help="within the risk budget, what to maximise (default balanced: space and speed alike; cost: the "
+                        "lowest price per usable TB, with --disk-price)")
     g.add_argument("--max-risk", type=float_arg("--max-risk", 1e-15, 1), metavar="P",
                    help="most P(pool loss) to accept over --horizon, e.g. 1e-5 (overrides --data's)")
     g.add_argument("--max-damage", type=float_arg("--max-damage", 1e-15, 1), metavar="P",
@@ -207,6 +208,8 @@ def prices_from_args(args: argparse.Namespace, sizes: dict[int, int]):
     """--disk-price for these disks ({bytes: how many}), or None; a one-line UsageError if it does not fit them."""
     from zfslab.model.cost import check_prices, parse_disk_prices
     if args.disk_price is None:
+        if args.priority == "cost":
+            raise UsageError("--priority cost needs what the disks cost: add --disk-price PRICE, e.g. --disk-price 250")
         return None
     prices = parse_disk_prices(args.disk_price)
     check_prices(prices, sizes, args.disk_price)

@@ -27,7 +27,7 @@ from zfslab.model.plan import PlanRow
 from zfslab.model.cost import money
 from zfslab.model.units import format_bytes, odds
 
-PRIORITIES = ("balanced", "space", "speed", "safety")
+PRIORITIES = ("balanced", "space", "speed", "safety", "cost")  # cost: with --disk-price (docs/recommend.md#7-cost)
 REFERENCE_YEARS = 5.0  # the horizon the data levels' budgets are written for
 
 
@@ -334,8 +334,16 @@ def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
         return max(rows, key=lambda r: (score[id(r)], r.usable_bytes, [-x for x in _risk_key(r, goal)]))
     if goal.priority == "safety":
         return min(rows, key=lambda r: (_risk_key(r, goal), -r.usable_bytes, -score[id(r)]))
+    if goal.priority == "cost":
+        return min(rows, key=lambda r: (_price(r), -score[id(r)], _risk_key(r, goal)))
     balance = _balance(rows, goal)
     return max(rows, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
+
+
+def _price(row: PlanRow) -> float:
+    """Price per usable TB, rounded to what a buyer tells apart (3 figures); no price sorts last."""
+    p = row.price_per_usable_tb
+    return math.inf if p is None else float(f"{p:.3g}")
 
 
 def _safer_choice(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> PlanRow | None:
@@ -349,6 +357,8 @@ def _safer_choice(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> PlanRow
         return max(safer, key=lambda r: (r.usable_bytes, score[id(r)]))
     if goal.priority == "speed":
         return max(safer, key=lambda r: (score[id(r)], r.usable_bytes))
+    if goal.priority == "cost":
+        return min(safer, key=lambda r: (_price(r), -score[id(r)]))
     balance = _balance(feasible, goal)
     return max(safer, key=lambda r: (balance[id(r)], -_risk_key(r, goal)[0]))
 
@@ -461,6 +471,7 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
         "space": "the most usable space",
         "speed": f"the highest predicted {goal.workload} speed ({metrics})",
         "safety": f"the least risk (below {odds(goal.floor)} a risk counts as none)",
+        "cost": "the lowest price per usable TB",
         "balanced": f"the best balance of space and {goal.workload} speed ({metrics}{weighed})",
     }[goal.priority]
     text = (f"{pick.layout} ({pick.shape}) gives {why} within the budget for {goal.data} data "

@@ -98,7 +98,8 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: Calibrated 
         PlanColumn("damage", f"P(damage)\n{_years(h)}", lambda r: odds(damage(r, h)), essential=True, needs="risk"),
         PlanColumn("mttdl", "MTTDL\nyears", lambda r: _mttdl(r.mttdl_hours), needs="risk"),
         PlanColumn("cost", "price\n/TB",
-                   lambda r: "-" if r.price_per_usable_tb is None else money(r.price_per_usable_tb), needs="cost"),
+                   lambda r: "-" if r.price_per_usable_tb is None else money(r.price_per_usable_tb), needs="cost",
+                   essential=goal.priority == "cost"),
         PlanColumn("speed", "speed\n×disk",
                    _marked(lambda r: f"{speed_score(r, goal.metrics):.1f}", calibrated), essential=True, needs="speed"),
     ]
@@ -129,6 +130,11 @@ def _mttdl(hours: float | None) -> str:
     if years == float("inf"):
         return "∞"
     return f"{years:,.0f}" if years < 1e5 else power_of_ten(years)  # as odds() writes large counts
+
+
+def _named(header: str) -> str:
+    """A two-line header on one line, as the footer names it: 'write MB/s', 'price/TB'."""
+    return header.replace("\n/", "/").replace("\n", " ")
 
 
 def column_keys(goal: Goal) -> list[str]:
@@ -169,7 +175,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         return Fitted(_table(rows, cols, highlight), tuple(c.key for c in cols), ())
     essential = [c.key for c in cols if c.essential]
     # narrower than the essentials (under 80 columns): the least needed of them go first
-    for key in ("tib", "speed", "damage", "fails", "tb", "loss"):
+    for key in ("tib", "speed", "cost", "damage", "fails", "tb", "loss"):
         if table_width(_table(rows, [c for c in cols if c.key in essential], highlight)) <= width:
             break
         if key in essential:
@@ -178,7 +184,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
     order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     by_key = {c.key: c for c in cols}
-    left_out = [by_key[k].header.replace("\n", " ") for k in ("tib", "speed", "damage", "fails", "tb", "loss")
+    left_out = [_named(by_key[k].header) for k in ("tib", "speed", "cost", "damage", "fails", "tb", "loss")
                 if k in by_key and by_key[k].essential and k not in chosen]
     for key in order:  # then the others, most useful first, while the table fits
         if key not in by_key:
@@ -187,7 +193,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if table_width(_table(rows, trial, highlight)) <= width:
             chosen.add(key)
         else:
-            left_out.append(by_key[key].header.replace("\n", " "))
+            left_out.append(_named(by_key[key].header))
     shown = [c for c in cols if c.key in chosen]
     return Fitted(_table(rows, shown, highlight), tuple(c.key for c in shown), tuple(left_out))
 
