@@ -219,7 +219,7 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             + (" …" if len(draids) > 3 else "") + ".")
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
-    lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")
+    lines.append("usable: zfs list USED+AVAIL of the empty pool. can fail: disks, at once, whichever they are.")
     lines.append(f"disks: {disk.name} ({disk.source}).")
     if args.disk_price:
         lines.append(f"price/TB: what the disks a layout uses cost (--disk-price {args.disk_price}, in its currency) "

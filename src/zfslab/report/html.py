@@ -203,10 +203,16 @@ def _plan_table(plan_rows: list[dict], rec: dict | None, bench: list[dict]) -> t
         controls.insert(0, f'<label><input type="checkbox" id="show-all" data-shows="all"> show all {len(ordered)} '
                            f'layouts ({len(others)} more: {", ".join(why)})</label>')
     names = ", ".join(METRIC_NAMES.get(m, m) for m in metrics)
+    one = next((r for r in plan_rows if r.get("speed") and all((r.get("speed_x_single_disk") or {}).get(m)
+                                                                 for m in metrics)), None)
+    if one is not None:  # the one disk the multiples divide by, as plan's footer names it
+        names = ", ".join(f"{one['speed'][m] / one['speed_x_single_disk'][m]:,.0f} "
+                          f"{'IOPS' if '_iops_' in m else 'MB/s'} {METRIC_NAMES.get(m, m)}" for m in metrics) + \
+            (" at 8 in flight" if any("_iops_" in m for m in metrics) else "")
     legend = (f"★ recommended, ◆ worth considering (the short list). usable: zfs list USED+AVAIL of the empty pool. "
               f"disks can fail: at once, whichever they are. P(loss): pool lost; P(damage): some files damaged "
               f"(read errors during resilvers); within {_years(h)}. speed ×disk: {rec['workload'] if rec else 'general'} "
-              f"workload ({names}) as multiples of one disk; MB/s and IOPS columns predicted"
+              f"workload as multiples of one disk's {names}; MB/s and IOPS columns predicted"
               + ("; measured columns from bench results" if measured else "") + ". Click a heading to sort.")
     return table, f'<div class="controls">{"".join(controls)}</div>', f'<p class="meta">{e(legend)}</p>'
 

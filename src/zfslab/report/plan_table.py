@@ -1,8 +1,9 @@
 """`plan`'s table in a terminal: the columns that fit its width, never a number cut.
 
-Columns have a fixed order on screen and a priority: the essential ones (layout, usable TB and
-TiB, failures survived, both risks, speed) always show; the others join in priority order while
-the table still fits, and the footer names the ones left out. A cell is never wrapped or cut.
+Columns have a fixed order on screen and a priority: the essential ones (layout, usable TB,
+failures survived, both risks, speed) always show; the others join in priority order (the price
+when given, the workload's own figures, then usable TiB, ...) while the table still fits, and the
+footer names the ones left out. A cell is never wrapped or cut.
 """
 
 from __future__ import annotations
@@ -89,10 +90,12 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: Calibrated 
         PlanColumn("mark", "", mark, essential=True),
         PlanColumn("layout", "layout", lambda r: r.layout, essential=True, left=True),
         PlanColumn("tb", "usable\nTB", lambda r: f"{r.usable_tb:,.2f}", essential=True),
-        PlanColumn("tib", "usable\nTiB", lambda r: f"{r.usable_tib:,.2f}", essential=True),
+        # TiB repeats TB in other units: the workload's own figures go before it when the width is short
+        PlanColumn("tib", "usable\nTiB", lambda r: f"{r.usable_tib:,.2f}"),
         PlanColumn("zfs_list", "zfs\nlist", lambda r: r.zfs_list_size),
         PlanColumn("raw_pct", "of\nraw", lambda r: f"{100 * r.efficiency:.0f} %"),
-        PlanColumn("fails", "disks\ncan fail", lambda r: str(r.failures_guaranteed), essential=True),
+        # "can fail", not "disks can fail": 4 columns that let the workload's first figure in at 80
+        PlanColumn("fails", "can\nfail", lambda r: str(r.failures_guaranteed), essential=True),
         PlanColumn("best_case", "best\ncase", lambda r: str(r.failures_best_case)),
         PlanColumn("loss", f"P(loss)\n{_years(h)}", lambda r: odds(loss(r, h)), essential=True, needs="risk"),
         PlanColumn("damage", f"P(damage)\n{_years(h)}", lambda r: odds(damage(r, h)), essential=True, needs="risk"),
@@ -181,7 +184,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if key in essential:
             essential.remove(key)
     chosen = set(essential)
-    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "raw_pct", "mttdl", "best_case"] + \
+    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["tib", "why_not", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     by_key = {c.key: c for c in cols}
     left_out = [_named(by_key[k].header) for k in ("tib", "speed", "cost", "damage", "fails", "tb", "loss")
