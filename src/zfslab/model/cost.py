@@ -1,5 +1,5 @@
 """What the disks cost: one price per disk, in whatever currency the buyer counts (the number is
-never converted or labelled), and from it each layout's price per usable TB (docs/recommend.md#cost)."""
+never converted or labelled), and from it each layout's price per usable TB (docs/recommend.md#7-cost)."""
 
 from __future__ import annotations
 

@@ -242,7 +242,7 @@ def plan(
     """One row per layout (by default every candidate for the disks); with `risk`, the
     exact-chain risk of each under ZFS semantics. Disks of several sizes get sized layouts
     (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first.
-    With `prices`, each row carries what its disks cost (docs/recommend.md#cost)."""
+    With `prices`, each row carries what its disks cost (docs/recommend.md#7-cost)."""
     if layouts is None:
         layouts = (mixed_candidate_layouts(disks.sizes, hot_spares=hot_spares, draid=draid) if disks.parts
                    else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid))

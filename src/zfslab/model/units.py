@@ -117,7 +117,7 @@ def odds(p: float | None) -> str:
 
     Two significant figures: the inputs (AFR, BER) are known to one or two at best. From a million
     up the count is a power of ten, never 'M'/'B'/'T' letters, which beside zfs list's '86.6T' read
-    as bytes, and narrower than words (docs/recommend.md#how-figures-are-written)."""
+    as bytes, and narrower than words (docs/recommend.md#6-how-figures-are-written)."""
     if p is None or not math.isfinite(p) or p < 0:
         return "-"
     if p == 0:
