@@ -8,7 +8,8 @@ import math
 import pytest
 
 from zfslab.errors import UsageError
-from zfslab.model.cost import DiskPrices, check_prices, parse_disk_prices
+from zfslab.commands._prices import check_prices, parse_disk_prices
+from zfslab.model.cost import DiskPrices
 from zfslab.model.layouts import parse_layout
 from zfslab.model.plan import disk_set, mixed_disk_set, plan
 from zfslab.model.units import TB

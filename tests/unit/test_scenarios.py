@@ -10,7 +10,7 @@ import pytest
 
 from zfslab.model.disk_types import DISK_TYPES
 from zfslab.model.layouts import VdevKind, parse_layout
-from zfslab.model.cost import parse_disk_prices
+from zfslab.model.cost import DiskPrices
 from zfslab.model.plan import mixed_disk_set, plan
 from zfslab.model.recommend import Goal, recommend
 from zfslab.model.reliability.params import params_for_class
@@ -22,7 +22,7 @@ def rows_for(parts: tuple[tuple[int, float], ...], disk_type: str, disk_price: s
     disks = mixed_disk_set([(n, int(tb * TB)) for n, tb in parts])
     kind = DISK_TYPES[disk_type]
     risk = params_for_class(disk_type, disks.disk_bytes, years=(5.0,))
-    prices = parse_disk_prices(disk_price) if disk_price else None
+    prices = DiskPrices(((None, float(disk_price)),)) if disk_price else None
     return tuple(plan(disks, risk=risk, speed=kind.speed, prices=prices))
 
 

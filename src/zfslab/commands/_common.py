@@ -206,7 +206,7 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
 
 def prices_from_args(args: argparse.Namespace, sizes: dict[int, int]):
     """--disk-price for these disks ({bytes: how many}), or None; a one-line UsageError if it does not fit them."""
-    from zfslab.model.cost import check_prices, parse_disk_prices
+    from zfslab.commands._prices import check_prices, parse_disk_prices
     if args.disk_price is None:
         if args.priority == "cost":
             raise UsageError("--priority cost needs what the disks cost: add --disk-price PRICE, e.g. --disk-price 250")
