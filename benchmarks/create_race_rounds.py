@@ -25,7 +25,8 @@ import time
 
 sys.path[:0] = ["/mnt/repo/src", "/mnt/repo"]
 
-from zfslab.model.layouts import parse_layout, zpool_create_argv  # noqa: E402
+from zfslab.model.layout_grammar import parse_layout  # noqa: E402
+from zfslab.model.zpool_syntax import zpool_create_argv  # noqa: E402
 from zfslab.system.runner import CommandFailed  # noqa: E402
 from zfslab.system.udev_lock import held_against_rescan  # noqa: E402
 from zfslab.system.zfs import ZfsCli  # noqa: E402

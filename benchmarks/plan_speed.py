@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from zfslab.model.disk_types import DISK_TYPES
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import disk_set, plan
 from zfslab.model.recommend import Goal, recommend
 from zfslab.model.reliability.montecarlo import simulate
@@ -63,7 +63,7 @@ def plan_db() -> None:
     import tempfile
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from tests.unit.test_plan_db import ars_run, bench_db
-    from zfslab.commands._calibration import calibrate
+    from zfslab.store.bench_fit import fit_bench_run
     from zfslab.model.performance import PRESETS
     with tempfile.TemporaryDirectory() as folder:
         for disks in (6, 24):
@@ -71,7 +71,7 @@ def plan_db() -> None:
             both = bench_db(os.path.join(folder, f"ars{disks}.sqlite"), disks)
             ars_run(both, disks)
             for name, db in (("streaming", seq), ("streaming + ars IOPS", both)):
-                fit = median_seconds(lambda: calibrate(db, PRESETS["hdd7200"]), 5)
+                fit = median_seconds(lambda: fit_bench_run(db, PRESETS["hdd7200"]), 5)
                 cli = median_seconds(lambda: subprocess.run(
                     [sys.executable, "-m", "zfslab", "plan", "--db", db, "--all"], capture_output=True, check=True), 3)
                 print(f"plan --db, {disks} disks, {name}: fit {fit * 1000:.0f} ms; whole command {cli * 1000:.0f} ms "

@@ -13,7 +13,7 @@ import time
 sys.path[:0] = ["/mnt/repo/src", "/mnt/repo"]
 
 from tests.e2e.inside import test_udev_race as race  # noqa: E402
-from zfslab.model.layouts import parse_layout  # noqa: E402
+from zfslab.model.layout_grammar import parse_layout  # noqa: E402
 from zfslab.system.bench import partitions, wipe_devices  # noqa: E402
 from zfslab.system.runner import Runner  # noqa: E402
 from zfslab.system.zfs import ZfsCli  # noqa: E402

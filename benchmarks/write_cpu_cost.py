@@ -25,7 +25,9 @@ import numpy as np
 
 from zfslab.model.capacity import psize_to_asize
 from zfslab.model.performance import data_disks
-from zfslab.model.layouts import Layout, VdevKind, parse_layout, zpool_vdev_args
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, VdevKind
+from zfslab.model.zpool_syntax import zpool_vdev_args
 from zfslab.model.validation import parse_dataset, validate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 
 import pytest
@@ -32,6 +33,31 @@ def run_cli(capsys):
         out, err = capsys.readouterr()
         return Result(code, out, err)
     return run
+
+
+def require_tool(program: str, install: str) -> None:
+    """Skip the test when `program` is not installed; fail it instead under ZFSLAB_TEST_REQUIRE_TOOLS=1
+    (the bench host and CI, where a skip would hide a test that never ran)."""
+    if shutil.which(program) is not None:
+        return
+    if os.environ.get("ZFSLAB_TEST_REQUIRE_TOOLS") == "1":
+        pytest.fail(f"ZFSLAB_TEST_REQUIRE_TOOLS=1 but {program} is not installed ({install})")
+    pytest.skip(f"{program} is not installed ({install})")
+
+
+@pytest.fixture
+def needs_fio() -> None:
+    require_tool("fio", "apt-get install fio")
+
+
+@pytest.fixture
+def needs_bonnie() -> None:
+    require_tool("bonnie++", "apt-get install bonnie++")
+
+
+@pytest.fixture
+def needs_sqlite3() -> None:
+    require_tool("sqlite3", "apt-get install sqlite3")
 
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: guests boot only for e2e tests that will run

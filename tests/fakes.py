@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass, field
 
 from zfslab.errors import ZfslabError
-from zfslab.model.layouts import Layout, VdevKind, zpool_create_argv
+from zfslab.model.layouts import Layout, VdevKind
+from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.zfs import DatasetInfo, DeviceInUse, NoSuchPool, PoolInfo, Property
 from zfslab.system.zfs_output import PoolStatus, ScanStatus, VdevStatus, ZfsVersion
 

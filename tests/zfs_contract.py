@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.zfs import DeviceInUse, NoSuchPool
 
 __all__ = ["test_contract_create_shows_the_pool_as_asked", "test_contract_a_missing_pool_is_named",

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from zfslab import __version__
-from zfslab.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, ParamError, UsageError, ZfslabError,
+from zfslab.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, UsageError, ZfslabError,
                            exit_codes_text, one_line)
 
 
@@ -79,11 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ZfslabError as e:
         if debug:
             raise
-        if isinstance(e, ParamError):
-            from zfslab.commands._common import PARAM_FLAGS
-            text = e.worded(PARAM_FLAGS)
-        else:
-            text = str(e)
+        from zfslab.commands._common import PARAM_FLAGS
+        text = e.worded(PARAM_FLAGS)  # the model's names for its settings, as the flags that set them
         # a refusal lists one disk a line; every other error is one line whatever its values hold
         lines = text.split("\n") if getattr(e, "one_line_each", False) else [text]
         print("zfslab: error: " + "\n".join(one_line(line) for line in lines), file=sys.stderr)

@@ -1,5 +1,7 @@
 """Errors a user can act on: each says what is wrong, shows the value, gives the next step."""
 
+import re
+
 
 def clip(value: object, limit: int = 40) -> str:
     """The value's repr, cut to about `limit` characters: a message stays one short line."""
@@ -53,6 +55,15 @@ class ZfslabError(Exception):
         if "{" in doc:
             return doc.format(*self.args)
         return str(self.args[0]) if self.args else doc
+
+
+    def worded(self, flags: dict[str, str]) -> str:
+        """The message with each setting the model names in backquotes (`allow_unused`) worded as
+        the command line sets it (flags: {"allow_unused": "--allow-unused"}); others stay as written."""
+        return _SETTING.sub(lambda m: flags.get(m.group(1), m.group(0)), str(self))
+
+
+_SETTING = re.compile(r"`([a-z_]+(?:=[a-z]+)?)`")
 
 
 class LayoutError(ZfslabError, ValueError):

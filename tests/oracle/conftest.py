@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.oracle import chroot, harness
-from zfslab.model.layouts import Layout, zpool_vdev_args
+from zfslab.model.layouts import Layout
+from zfslab.model.zpool_syntax import zpool_vdev_args
 
 # tmpfs takes sparse files above 16 TiB, which ext4 refuses (docs/test-guest.md#libzpool-oracle)
 SPARSE_DIR = harness.SHARED_DIR if os.path.isdir(harness.SHARED_DIR) else None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE = Path(__file__).parent / "zspace.c"
+HEADER = SOURCE.with_name("zoracle.h")  # shared with zexpand.c; copied beside each source that is compiled
 HOST = "bookworm"
 CHROOT_PREFIX = {"trixie-backports": "/usr", "trixie": "/opt/zfs-trixie/usr"}
 TARGETS = (HOST, "trixie-backports", "trixie")  # 2.1, 2.4, 2.3
@@ -113,6 +114,7 @@ def build_target(target: Target, out: Path) -> str | None:
     if target.root is not None:
         source = out.with_name("zspace.c")
         shutil.copyfile(SOURCE, source)
+        shutil.copyfile(HEADER, out.with_name(HEADER.name))
     p = subprocess.run(wrap(target, compile_argv(target, str(source), str(out))), capture_output=True, text=True)
     return None if p.returncode == 0 else p.stderr[-500:]
 

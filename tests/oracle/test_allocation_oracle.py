@@ -9,7 +9,7 @@ metadata (indirect blocks, dnodes, their ditto copies) aside.
 import pytest
 
 from zfslab.model.capacity import psize_to_asize
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import GB
 
 pytestmark = pytest.mark.oracle

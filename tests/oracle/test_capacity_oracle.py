@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zfslab.model.capacity import osizes, pool_capacity
-from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.units import GB, TB
 
 pytestmark = pytest.mark.oracle

@@ -18,7 +18,7 @@ import pytest
 from tests.oracle import chroot, harness
 from tests.oracle.conftest import SPARSE_DIR, _skip_or_fail
 from zfslab.model.expansion import expand
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 pytestmark = pytest.mark.oracle
 
@@ -35,6 +35,7 @@ def zexpand(request, oracle_chroot, shared_tmp):
     target = harness.chroot_target(request.param, oracle_chroot, chroot.versions(oracle_chroot)[request.param])
     source, binary = shared_tmp / "zexpand.c", shared_tmp / f"zexpand-{request.param}"
     shutil.copyfile(SOURCE, source)
+    shutil.copyfile(harness.HEADER, shared_tmp / harness.HEADER.name)
     p = subprocess.run(harness.wrap(target, harness.compile_argv(target, str(source), str(binary))),
                        capture_output=True, text=True)
     if p.returncode != 0:

@@ -4,7 +4,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from zfslab.model.capacity import osizes, pool_capacity
-from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.plan import mixed_disk_set, plan
 from zfslab.model.units import GiB, TB
 

@@ -11,7 +11,7 @@ from zfslab.model.allocation import block_allocation
 from zfslab.model.capacity import psize_to_asize
 from zfslab.model.footprint import (Compression, DataBlocks, block_cost, block_psize, clen_key, data_footprint,
                                     footprint, merge, pool_alloc, ratio_estimate, used_coster)
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.footprint_reader import compressor, read_sample, size_blocks, walk
 
 LAYOUTS = ["raidz1:3", "raidz2:6", "raidz3:11", "mirror:2", "mirror:3", "draid2:8d:12c:0s", "draid1:4d:6c:1s",

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from zfslab.model.calibration import calibration_design
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import layout_shape, streaming_mb_s
 from zfslab.model.speed_fit import (METRICS, NAMES, PARAMETERS, FitError, Measurement, fit_speed,
                                     predict_intervals)

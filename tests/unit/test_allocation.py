@@ -1,7 +1,7 @@
 import pytest
 
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import KiB, MiB
 
 

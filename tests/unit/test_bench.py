@@ -3,7 +3,6 @@
 import json
 import os
 import shlex
-import shutil
 
 import sqlite3
 
@@ -12,7 +11,7 @@ import pytest
 from tests.conftest import DATA
 from tests.fakes import FakeZfs
 from zfslab.errors import ZfslabError
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
 from zfslab.system.bench import POOL, Bench, BenchError, BenchOptions, MixedReplication, plan_steps, run_key
@@ -311,11 +310,7 @@ def test_suite_bonnie_stores_calomels_three_columns_together_and_resumes(tmp_pat
     assert [r[0] for r in raw] == [open(os.path.join(DATA, "bonnie", "2.00a-ext4-c4.csv")).read().strip()]
 
 
-def test_suite_bonnie_with_the_real_bonnie(tmp_path):
-    if shutil.which("bonnie++") is None:
-        if os.environ.get("ZFSLAB_TEST_REQUIRE_TOOLS") == "1":
-            pytest.fail("ZFSLAB_TEST_REQUIRE_TOOLS=1 but bonnie++ is not installed")
-        pytest.skip("bonnie++ is not installed")
+def test_suite_bonnie_with_the_real_bonnie(tmp_path, needs_bonnie):
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     # calomel's command (with its 1024-file tests) on a 512 MiB file: about 20 s

@@ -5,7 +5,7 @@ import os
 import shlex
 
 from tests.conftest import DATA
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import connect
 from zfslab.system.bench import POOL, Bench, BenchOptions, format_steps, plan_steps, run_key

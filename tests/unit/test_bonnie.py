@@ -2,7 +2,6 @@
 
 import csv
 import os
-import shutil
 
 import pytest
 
@@ -85,11 +84,7 @@ def test_calomels_command_line():
         BonnieJob("/storage", size_mib=1024, ram_mib=1024)
 
 
-def test_real_bonnie_runs_and_its_line_is_parsed(tmp_path):
-    if shutil.which("bonnie++") is None:
-        if os.environ.get("ZFSLAB_TEST_REQUIRE_TOOLS") == "1":
-            pytest.fail("ZFSLAB_TEST_REQUIRE_TOOLS=1 but bonnie++ is not installed")
-        pytest.skip("bonnie++ is not installed (apt-get install bonnie++)")
+def test_real_bonnie_runs_and_its_line_is_parsed(tmp_path, needs_bonnie):
     r = Bonnie(Runner()).run(BonnieJob(str(tmp_path), size_mib=512, ram_mib=256, concurrency=1, files=0))
     assert r.format_version in ("1.97", "1.98")
     assert r.file_size == "512M"
@@ -104,8 +99,6 @@ def test_real_bonnie_runs_and_its_line_is_parsed(tmp_path):
     assert os.listdir(tmp_path) == []  # bonnie++ removes its files
 
 
-def test_a_failing_bonnie_is_reported_with_its_words(tmp_path):
-    if shutil.which("bonnie++") is None:
-        pytest.skip("bonnie++ is not installed")
+def test_a_failing_bonnie_is_reported_with_its_words(tmp_path, needs_bonnie):
     with pytest.raises(BonnieFailed, match="bonnie"):
         Bonnie(Runner()).run(BonnieJob(str(tmp_path / "missing"), size_mib=64, ram_mib=32, files=0))

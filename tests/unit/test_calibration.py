@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from zfslab.model.calibration import calibration_budget, calibration_design
-from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.iops_fit import NAMES as IOPS_NAMES
 from zfslab.model.speed_fit import NAMES
 from zfslab.model.validation import row_layout

@@ -1,7 +1,7 @@
 import pytest
 
 from zfslab.model.candidates import candidate_layouts
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 
 @pytest.mark.parametrize("disks", [1, 2, 3, 4, 5, 8, 12, 24, 36, 96])

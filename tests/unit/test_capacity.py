@@ -9,7 +9,7 @@ from zfslab.errors import VersionError
 from zfslab.model.capacity import (
     deflate_ratio, linux_whole_disk_osize, metaslab_shift, pool_capacity, rules_for, whole_disk_capacity, RULES,
 )
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import GiB, MiB
 
 from tests.conftest import DATA

@@ -50,7 +50,7 @@ def test_health_report_from_real_status():
 def _mirror_drill(clock, **kw):
     """A drill on a mirror of sda and sdb in FakeZfs, whose resilver takes 30 s and whose
     sequential rebuild 7 s on the clock."""
-    from zfslab.model.layouts import parse_layout
+    from zfslab.model.layout_grammar import parse_layout
     from zfslab.system.drill import POOL, Drill
     zfs = FakeZfs(clock=clock, resilver_seconds=30.0, rebuild_seconds=7.0)
     zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"])

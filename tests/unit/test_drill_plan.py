@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.fakes import FakeZfs
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.drill import (MOUNTPOINT, POOL, Drill, DrillError, format_steps, leaf_name, plan_drill,
                                  top_level_devices)
 from zfslab.system.fio import Fio

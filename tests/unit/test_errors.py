@@ -4,6 +4,8 @@ finished message it carries (issue 17: no class with the empty '{}' template).""
 import importlib
 import pkgutil
 
+import pytest
+
 import zfslab
 from zfslab.errors import ParamError, UsageError, ZfslabError
 
@@ -44,3 +46,24 @@ def test_the_model_speaks_no_cli():
                 text = open(os.path.join(folder, name), encoding="utf-8").read()
                 assert "UsageError" not in text, name
                 assert not re.search(r'raise \w+\(f?"--[a-z]', text), name
+
+
+@pytest.mark.parametrize("argv,cli_words", [
+    (("plan", "8x12TB,4x8TB", "--layouts", "raidz2:8@12TB"), "pass --allow-unused to leave 4 unused"),
+    (("expand", "raidz2:6@4TB", "--add", "1", "--disk-size", "4TB"),
+     "leave out the @SIZES and give --disk-size or --vdev-bytes"),
+])
+def test_model_settings_are_worded_as_flags_on_the_command_line(run_cli, argv, cli_words):
+    r = run_cli(*argv)
+    assert r.exit_code == 2 and cli_words in r.stderr and "`" not in r.stderr
+
+
+def test_a_library_caller_reads_the_model_s_own_setting_names():
+    from zfslab.errors import LayoutError
+    from zfslab.model.expansion import check_expandable
+    from zfslab.model.layout_grammar import parse_layout
+
+    with pytest.raises(LayoutError) as e:
+        check_expandable(parse_layout("raidz2:6@4TB"), 1, 12)
+    assert str(e.value).endswith("leave out the @SIZES and give `vdev_bytes`")
+    assert e.value.worded({"vdev_bytes": "--vdev-bytes"}).endswith("give --vdev-bytes")

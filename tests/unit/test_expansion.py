@@ -7,7 +7,7 @@ import pytest
 from zfslab.errors import LayoutError, ParamError, VersionError
 from zfslab.model.capacity import linux_whole_disk_osize, pool_capacity
 from zfslab.model.expansion import expand, parse_release
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 WD4001FYYG = 4000787030016  # the worked example of docs/capacity.md
 GiB = 1 << 30

@@ -46,15 +46,13 @@ def test_job_arguments():
         FioJob("x", "read")
 
 
-def test_real_fio_on_a_file(tmp_path, monkeypatch):
+def test_real_fio_on_a_file(tmp_path, monkeypatch, needs_fio):
     fio = Fio()
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     data = tmp_path / "data"
     data.mkdir()
-    if fio.runner.which("fio") is None:
-        pytest.skip("fio is not installed")
     w = fio.run(FioJob("w", "write", bs="64k", size="8m", directory=str(data), verify="crc32c", do_verify=False))
     assert w.jobs[0].write.io_bytes == 8 << 20
     r = fio.run(FioJob("w", "read", bs="64k", size="8m", directory=str(data), verify="crc32c"))

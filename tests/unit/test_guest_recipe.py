@@ -35,4 +35,5 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
     (inside / "test_expansion.py").write_text("")
     assert test_guest._tests_for("2.3").endswith("/mnt/repo/tests/e2e/inside/test_expansion.py")
     assert test_guest._tests_for("2.4") == ("/mnt/repo/tests/e2e/inside "
-                                            "--ignore=/mnt/repo/tests/e2e/inside/test_footprint.py")
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_footprint.py "
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py")

@@ -13,7 +13,7 @@ import pytest
 from zfslab.model.calibration import calibration_design
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.iops_fit import (METRICS, NAMES, FitError, IopsMeasurement, fit_iops, predict_iops_intervals)
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import PRESETS, HostLimits, predict
 
 TRUTH = {"disk_read_iops_qd1": 110.0, "disk_read_iops_qd8": 190.0, "sync_write_ms": 7.0,

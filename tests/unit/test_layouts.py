@@ -1,10 +1,10 @@
 import pytest
 
 from zfslab.errors import LayoutError
-from zfslab.model.layouts import (
-    Layout, VdevGroup, VdevKind, check_pool_name, parse_layout, parse_zpool_vdevs, replication_mismatch,
-    zpool_create_argv, zpool_vdev_args,
-)
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+from zfslab.model.zpool_syntax import check_pool_name, replication_mismatch, zpool_create_argv, zpool_vdev_args
+from zfslab.model.zpool_vdev_list import parse_zpool_vdevs
 
 
 @pytest.mark.parametrize("text,disks,vdevs,guaranteed,best", [

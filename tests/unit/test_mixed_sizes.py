@@ -10,7 +10,9 @@ import pytest
 from zfslab.errors import LayoutError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
 from zfslab.model.capacity import linux_whole_disk_osize, osizes, pool_capacity
-from zfslab.model.layouts import Layout, parse_layout, replication_mismatch, size_text
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, size_text
+from zfslab.model.zpool_syntax import replication_mismatch
 from zfslab.model.plan import DiskSet, disk_set, mixed_disk_set, plan
 from zfslab.model.units import GB, TB, TiB
 
@@ -238,7 +240,7 @@ def test_unused_disks_need_allow_unused():
     with pytest.raises(LayoutError) as e:
         plan(mixed, layouts=[parse_layout("raidz2:8@12TB")])
     assert str(e.value) == ("layout raidz2:8@12TB uses 8 disks but the plan has 12 (8 × 12.00 TB + 4 × 8.00 TB); "
-                            "pass --allow-unused to leave 4 unused")
+                            "pass `allow_unused` to leave 4 unused")
     mixed = mixed_disk_set([(8, 12 * TB), (4, 8 * TB)], allow_unused=True)
     assert plan(mixed, layouts=[parse_layout("raidz2:8")])[0].unused_disks == 4
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zfslab.errors import LayoutError, ParamError, SizeError, UsageError
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import PRESETS, SpeedPrediction
 from zfslab.commands._common import PARAM_FLAGS, parse_disk_set
 from zfslab.model.plan import MAX_DISKS, DiskSet, PlanRow, disk_set, plan
@@ -264,3 +264,16 @@ def test_as_dict_of_a_planned_row_keeps_its_bytes_exact():
     assert (d["size_bytes"], d["usable_bytes"], d["raw_bytes"]) == (24_000_277_250_048, 15_847_120_699_392,
                                                                     24_004_722_180_096)
     assert (d["usable_tb"], d["usable_tib"], d["zfs_list_size"]) == (15.8471, 14.4129, "14.4T")  # 15 847 120 699 392 / 2^40 = 14.41287
+
+
+def test_the_disk_size_reaches_plan_once_through_the_disk_set():
+    """RiskParams.disk_bytes and the DiskSet once both carried the size and could disagree (issue 24):
+    plan() sizes the risk from `disks`, and refuses risk inputs that name another size."""
+    from zfslab.model.units import TB
+
+    disks, layouts = disk_set(8, 12 * TB), [parse_layout("raidz2:8")]
+    from_disks = plan(disks, layouts=layouts, risk=RiskParams())[0]
+    said_twice = plan(disks, layouts=layouts, risk=RiskParams(disk_bytes=12 * TB))[0]
+    assert from_disks.p_loss == said_twice.p_loss and from_disks.p_loss[0] > 0
+    with pytest.raises(ParamError, match="not the plan's disks' size"):
+        plan(disks, layouts=layouts, risk=RiskParams(disk_bytes=4 * TB))

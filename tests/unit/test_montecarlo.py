@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.reliability.montecarlo import Lifetime, simulate
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.reliability.risk import markov_risk

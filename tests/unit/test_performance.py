@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import DATA
-from zfslab.model.layouts import Layout, VdevGroup, VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.performance import (PRESETS, HostLimits, closed_loop_mb_s, layout_shape, predict, single_disk,
                                       streaming_mb_s)
 

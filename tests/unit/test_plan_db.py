@@ -14,7 +14,7 @@ import pytest
 
 from zfslab.model.calibration import calibration_design
 from zfslab.model.candidates import candidate_layouts
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import PRESETS, HostLimits, predict
 from zfslab.store.results import Measurement, Results
 from zfslab.store.schema import connect

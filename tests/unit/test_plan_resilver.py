@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes import Clock, FakeZfs
 from tests.unit.test_plan_db import DISK_BYTES, bench_db
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, connect
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import PRESETS, DiskProfile, HostLimits, parity_ceiling_mb_s, predict
 from zfslab.system.profile import host_limits, profile_toml
 from zfslab.system.raidz_bench import BENCH_COLUMNS, RaidzBenchError, parse_raidz_bench

@@ -13,7 +13,7 @@ import pytest
 
 from tests.unit.test_plan_db import bench_db
 
-pytestmark = pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 program")
+pytestmark = pytest.mark.usefixtures("needs_sqlite3")  # skips, or fails under ZFSLAB_TEST_REQUIRE_TOOLS=1
 
 
 def readers(path: str, sandbox: str) -> list[tuple[str, ...]]:

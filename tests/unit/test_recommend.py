@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zfslab.model.layouts import VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import VdevKind
 from zfslab.model.performance import PRESETS
 from zfslab.model.plan import disk_set, plan
 from zfslab.model.recommend import (DATA_LEVELS, PRIORITIES, RAIDZ_MAX_WIDTH, WORKLOADS, Goal, damage, loss,

@@ -223,6 +223,13 @@ def test_report_csv_is_plan_csv_flat_with_a_fixed_header_and_a_reason_for_every_
     assert all(r["left_out_because"] for r in rows if r["shortlisted"] == "False")
     # numbers to the digits they mean: no 616.0000000000001 nor 83.33333333333333
     assert not [v for r in rows for v in r.values() if re.fullmatch(r"-?\d+\.\d{7,}(e-?\d+)?", v)]
-    mixed = _csv(run_cli, "plan", "4x4TB,2x8TB", "--csv")  # report --plan takes one size; the writer is shared
+    mixed = _csv(run_cli, "plan", "4x4TB,2x8TB", "--csv")  # the writer is shared
     assert list(mixed[0]) == list(rows[0])  # mixed sizes fill columns every plan has, in the same order
     assert any(r["wasted_bytes"] for r in mixed) and not any(r["wasted_bytes"] for r in rows)
+
+
+@pytest.mark.parametrize("disks", ["8x12TB,4x8TB", "8x12TB+4x8TB", "6 x 16TB"])
+def test_report_takes_every_disk_description_plan_takes(run_cli, disks):
+    """One reader for both (issue 24: report --plan 8x12TB,4x8TB failed "bad size '12TB,4x8TB'")."""
+    report = _csv(run_cli, "report", "--plan", disks, "--csv")
+    assert report == _csv(run_cli, "plan", disks, "--csv", "--all")

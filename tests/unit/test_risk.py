@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.reliability.markov import birth_death, loss_probability
 from zfslab.errors import ParamError
 from zfslab.model.reliability.params import RiskParams, params_for_class

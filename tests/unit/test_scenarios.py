@@ -9,7 +9,8 @@ from functools import lru_cache
 import pytest
 
 from zfslab.model.disk_types import DISK_TYPES
-from zfslab.model.layouts import VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import VdevKind
 from zfslab.model.cost import DiskPrices
 from zfslab.model.plan import mixed_disk_set, plan
 from zfslab.model.recommend import Goal, recommend

@@ -9,7 +9,6 @@ files from $jobnum and $filenum (default $jobname.$jobnum.$filenum).
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import FrozenInstanceError
 
 import pytest
@@ -21,7 +20,7 @@ from zfslab.system.runner import CommandFailed, Runner
 from zfslab.system.suites import BONNIE_TESTS, DEFAULTS, SUITES, suite_tests, with_overrides
 from zfslab.system.suites import Test as SuiteTest  # not `Test`: pytest would try to collect it
 
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt-get install fio)")
+needs_fio = pytest.mark.usefixtures("needs_fio")  # skips, or fails under ZFSLAB_TEST_REQUIRE_TOOLS=1
 MNT = "/zfslab-bench"
 
 

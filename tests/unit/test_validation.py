@@ -107,7 +107,7 @@ def test_parse_dataset_reads_csv_records():
         "1,stripe,1,1,108,50,204,1,single drive\n"
         " 4 , raidz1 ,1, 4 ,300.5,,1e3,0,spaces are trimmed\n"
         "2,mirror,1,2,106,50,488,,no calibration cell\n"))
-    assert [(r.index, str(r.layout), r.calibration) for r in rows] == [
+    assert [(r.index, str(r.layout), r.fit_row) for r in rows] == [
         (0, "disk", True), (1, "raidz1:4", False), (2, "mirror:2", False)]
     assert rows[0].measured == {"write": 108.0, "rewrite": 50.0, "read": 204.0}
     assert rows[1].measured == {"write": 300.5, "read": 1000.0}  # an empty cell is not measured
@@ -128,7 +128,7 @@ def test_parse_dataset_takes_the_measured_range_inclusive():
     ([record(1, "stripe", 1, 1, write=100.0, calibration="yes")],
      "row 0: calibration is 1 (fit on it) or 0 (predict it), got 'yes'"),
     ([record(1, "stripe", 1, 1, write=100.0), record(2, "stripe", 2, 1, write=200.0)],
-     "no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto"),
+     "no row has calibration=1: mark the rows the model may be fitted on, or pass `calibration=auto`"),
     ([record(1, "stripe", 1, 1, calibration="1"), record(2, "stripe", 2, 1, write=200.0)],
      "no calibration row has a measured value: nothing to fit the model on"),
     ([record(1, "stripe", 1, 1, write=0.09, calibration="1")],

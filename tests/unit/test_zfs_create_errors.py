@@ -5,7 +5,7 @@ import os
 import pytest
 
 from tests.conftest import DATA
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.runner import CommandFailed, Runner, _tail
 from zfslab.system.zfs import DeviceInUse, ZfsCli
 

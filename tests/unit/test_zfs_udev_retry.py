@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import pytest
 
 from tests.conftest import DATA
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system import bench
 from zfslab.system.runner import CommandFailed, Completed, Runner, _tail
 from zfslab.system.zfs import ZfsCli

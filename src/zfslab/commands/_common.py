@@ -29,6 +29,9 @@ PARAM_FLAGS = {
     # zfslab expand (model/expansion.py)
     "release": "--zfs-version", "added": "--add", "fill_before": "--fill-before", "recordsize": "--recordsize",
     "rewrite": "--rewrite", "written_bytes": "--written",
+    # settings the model names in backquotes in its messages (errors.ZfslabError.worded)
+    "allow_unused": "--allow-unused", "vdev_bytes": "--disk-size or --vdev-bytes",
+    "calibration=auto": "--calibration auto", "loo": "--loo",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
 
@@ -70,6 +73,13 @@ def parse_disk_set(text: str, *, mixed: bool = False):
         raise UsageError(f"cannot read disks {clip(text)}: {size} bytes is no disk; give the unit, "
                          f"e.g. {count}x{size}{unit}")
     return int(count), parse_size(size)
+
+
+def read_disks(text: str, *, sector_bytes: int = 512, allow_unused: bool = False):
+    """The DiskSet a COUNTxSIZE description names, of one size or several (8x12TB,4x8TB): the one
+    reader of plan's and report's disks."""
+    from zfslab.model.plan import mixed_disk_set
+    return mixed_disk_set(parse_disk_set(text, mixed=True), sector_bytes=sector_bytes, allow_unused=allow_unused)
 
 
 def missing_unit(size: str) -> str:
@@ -132,9 +142,14 @@ def disk_size_arg(text: str) -> int:
     return size_arg(text)
 
 
+def add_ashift_option(p, help: str | None = None, *, default: int | None = 12) -> None:
+    """--ashift as every command takes it: 9 (512 B sectors) to 16 (64 KiB), default 12; each command
+    words what it applies to."""
+    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=default, help=help)
+
+
 def add_zfs_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
-                   help="log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
+    add_ashift_option(p, "log2 of the sector size ZFS uses (9 = 512 B, 12 = 4 KiB; default 12)")
     p.add_argument("--zfs-version", default="2.1", metavar="V",
                    help="OpenZFS version whose accounting to apply: slop64, 0.6.5, 0.7, 0.8-2.0, "
                         "2.1-2.3 (to 2.3.6), 2.3.7, 2.4.0, 2.4 (2.4.1+), or a release such as 2.3.2 (default 2.1)")
@@ -265,7 +280,7 @@ def afr_by_age(text: str) -> tuple[float, ...]:
     return tuple(parse_number(a, "--afr-by-age", 0.0001, 99.9) / 100 for a in parts)
 
 
-def risk_params(args: argparse.Namespace, disk_bytes: int, horizons: tuple[float, ...] | None = None,
+def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tuple[float, ...] | None = None,
                 disk: DiskType | None = None) -> RiskParams:
     disk = disk or load_disk_type(args.disk_type)
     base = RiskParams(disk_bytes=disk_bytes, afr=disk.afr, ber_per_bit=disk.ber_per_bit,

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from zfslab.errors import UsageError, clip
 from zfslab.model.footprint import Compression, DataBlocks, data_footprint
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 
 def add_data_options(p: argparse.ArgumentParser) -> None:

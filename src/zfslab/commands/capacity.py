@@ -8,7 +8,9 @@ from zfslab.commands._common import add_zfs_options, console, disk_size_arg, siz
 from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
-from zfslab.model.layouts import class_redundancy_risk, parse_layout, replication_mismatch, size_text
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import size_text
+from zfslab.model.zpool_syntax import class_redundancy_risk, replication_mismatch
 from zfslab.model.units import format_tb, format_tib, parse_blocksize, zfs_nicenum
 from zfslab.report.tables import print_row_and_note, print_wrapped, to_json
 
@@ -32,9 +34,10 @@ def add_parser(sub) -> None:
     add_zfs_options(p)
     p.add_argument("--created-with", metavar="V",
                    help="OpenZFS version that created the vdevs, if older (fixes the metaslab size)")
-    p.add_argument("--special-used", type=size_arg, default=0, metavar="SIZE",
+    p.add_argument("--special-used", type=size_arg, default=None, metavar="SIZE",
                    help="bytes the special and dedup vdevs hold (metadata, small blocks, dedup table): OpenZFS "
-                        "2.3.7+ and 2.4.1+ add them back to USED+AVAIL (default 0, the empty pool)")
+                        "2.3.7+ and 2.4.1+ add them back to USED+AVAIL (default: the empty pool's own "
+                        "metadata, predicted)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="record size for the efficiency line (default 128K)")
     p.add_argument("--file-size", type=size_arg, metavar="SIZE",
                    help="also show the raw space one incompressible file of this size takes")
@@ -127,6 +130,7 @@ def _class_record(cap: PoolCapacity) -> dict:
         "special_size_bytes": cap.class_size_bytes("special"), "dedup_size_bytes": cap.class_size_bytes("dedup"),
         "log_size_bytes": cap.class_size_bytes("log"), "cache_devices": cap.layout.cache_devices,
         "cache_device_bytes": cap.cache_vdev_bytes, "special_used_bytes": cap.class_alloc_bytes,
+        "special_used_predicted": cap.class_alloc_predicted,
         "special_used_counts_in_avail": cap.rules.class_alloc_in_dspace,
         "zpool_create_needs_force": replication_mismatch(cap.layout),
         "class_redundancy_risk": class_redundancy_risk(cap.layout),
@@ -153,7 +157,9 @@ def _print_classes(cap: PoolCapacity, record: dict, line) -> None:
     if cap.layout.pool_groups[len(cap.layout.groups):]:
         if cap.rules.class_alloc_in_dspace:
             how = (f"what the special/dedup vdevs hold is added back to USED+AVAIL (spa_update_dspace), so it "
-                   f"does not shrink AVAIL; counted here: {cap.class_alloc_bytes:,} B (--special-used)")
+                   f"does not shrink AVAIL; counted here: {cap.class_alloc_bytes:,} B "
+                   + ("(the empty pool's own metadata, predicted within a few sectors; --special-used sets it)"
+                      if cap.class_alloc_predicted else "(--special-used)"))
         else:
             how = ("what the special/dedup vdevs hold counts in USED and lowers AVAIL, though it takes no space "
                    "on the data vdevs (fixed in 2.3.7 and 2.4.1: --zfs-version 2.3.9 or 2.4)")

@@ -7,12 +7,13 @@ import argparse
 from rich import box
 from rich.table import Table
 
-from zfslab.commands._common import console, disk_size_arg, float_arg, int_arg, size_arg
+from zfslab.commands._common import add_ashift_option, console, disk_size_arg, float_arg, int_arg, size_arg
 from zfslab.errors import UsageError
 from zfslab.model.allocation import format_recordsize
 from zfslab.model.capacity import linux_whole_disk_osize
 from zfslab.model.expansion import Expansion, expand, parse_release
-from zfslab.model.layouts import MAX_CHILDREN, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import MAX_CHILDREN
 from zfslab.model.units import parse_blocksize, zfs_nicenum
 from zfslab.report.tables import to_json
 
@@ -39,8 +40,7 @@ def add_parser(sub) -> None:
                       help="or the data written before the first attach, e.g. 30TB (at most what fits)")
     p.add_argument("--recordsize", default="128K", metavar="R", help="record size of that data and of new data (default 128K)")
     p.add_argument("--rewrite", action="store_true", help="add a row after zfs rewrite of the old data (2.3.4+)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
-                   help="log2 of the sector size ZFS uses (default 12)")
+    add_ashift_option(p, "log2 of the sector size ZFS uses (default 12)")
     p.add_argument("--zfs-version", default="2.4", metavar="V",
                    help="OpenZFS version: 2.3, 2.4 or a release such as 2.3.9 (default 2.4)")
     p.add_argument("--sector-size", type=int_arg("--sector-size", 512, 4096), choices=(512, 4096), default=512,

@@ -13,16 +13,18 @@ import stat
 import sys
 import time
 
-from zfslab.commands._common import console, int_arg, parse_disk_set, read_text_file, size_arg
+from zfslab.commands._common import add_ashift_option, console, int_arg, parse_disk_set, read_text_file, size_arg
 from zfslab.errors import LayoutError, UsageError, clip, shown
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import rules_for, whole_disk_capacity
-from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, file_block_sizes, merge,
-                                   ratio_estimate, used_coster)
-from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, file_block_sizes, has_special,
+                                   merge, ratio_estimate, used_coster)
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
+from zfslab.system.zfs_lz4 import zfs_lz4
 from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
 
 EXAMPLE = "zfslab footprint /usr/share/doc --layouts raidz2:6,mirror:2 --compression lz4"
@@ -49,16 +51,30 @@ def add_parser(sub) -> None:
     p.add_argument("--compression", default="lz4", metavar="C",
                    help="off, lz4 (default), zstd, zstd-N, gzip or gzip-N, as the dataset property")
     p.add_argument("--recordsize", default="128K", metavar="R", help="the dataset's recordsize (default 128K)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="the pool's ashift (default 12)")
+    add_ashift_option(p, "the pool's ashift (default 12)")
     p.add_argument("--zfs-version", default="2.3", metavar="V",
                    help="OpenZFS version for the space rules (default 2.3; 2.2 and older: the 12.5 %% "
                         "limit is not rounded to the allocation unit)")
     p.add_argument("--sample", metavar="SIZE|Ns",
                    help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), files in random order; "
                         "the answer gets a 95 %% interval")
+    p.add_argument("--special-small-blocks", type=_small_blocks, default=0, metavar="SIZE",
+                   help="the dataset's special_small_blocks: data blocks of at most this size after compression go "
+                        "to a special vdev of the layout, as metadata always does (default 0: metadata only)")
     p.add_argument("--seed", type=int_arg("--seed", 0, 2**32 - 1), default=1, help="the sample's seed (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object (plan --data-from reads it)")
     p.set_defaults(func=run)
+
+
+def _small_blocks(text: str) -> int:
+    """0, or a power of two from 512 B to 16M (zfs_valid_proplist)."""
+    try:
+        n = 0 if text.strip() == "0" else parse_blocksize(text)
+    except ValueError:
+        n = -1
+    if n and (not 512 <= n <= 16 << 20 or n & (n - 1)):
+        raise argparse.ArgumentTypeError(f"{clip(text)}: give 0 or a power of two from 512 to 16M, e.g. 64K")
+    return n
 
 
 def _sample(text: str | None) -> tuple[int | None, float | None]:
@@ -154,16 +170,29 @@ def _is_file(path: str) -> bool:
         return False
 
 
+def _not_a_size_list(path: str) -> UsageError:
+    return UsageError(f"{shown(path, 200)}: a file that is not a size list (find DIR -type f -printf '%s\\n') nor "
+                      "zdb -bb output; to price its data, give the directory that holds it")
+
+
 def _size_list(path: str, recordsize: int, compression: str) -> DataBlocks:
-    text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
+    try:
+        text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
+    except UsageError as e:
+        if "text (byte" in str(e) or "NUL characters" in str(e):   # binary: a file of data, not a list
+            raise _not_a_size_list(path) from None
+        raise
     name = f"size list {shown(path, 200)}"
     if detect_format(text) == "zdb":
         return _zdb_blocks(parse_zdb(text, f"zdb output {shown(path, 200)}"), recordsize)
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if not re.match(r"\s*\d", first):
+        raise _not_a_size_list(path)
+    # parsed first: a file that is no size list (a PATH that is one file of data) says so
+    sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
     if compression != "off":
         raise UsageError(f"{shown(path, 200)} is a size list: it says nothing of how the data compresses; give "
                          "--compression off, or the directory itself to read it")
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
     blocks: dict = {}
     pointers = files = 0
     for size, count in sizes.items():
@@ -228,15 +257,22 @@ def run(args: argparse.Namespace) -> int:
     _sample(args.sample)
     rules = rules_for(args.zfs_version)
     layouts, disk_bytes = _layouts(args)
+    if args.special_small_blocks and not any(has_special(lay) for lay in layouts):
+        raise UsageError(f"--special-small-blocks: no layout given has a special vdev; add one, e.g. "
+                         f"--layouts {shown(str(layouts[0]), 60)}+special=mirror:3")
     data, notes = read_data(args, recordsize, compression)
+    if compression in ("lz4", "on") and "bytes_read" in notes:
+        notes["lz4_code"] = "openzfs (libzpool)" if zfs_lz4() is not None else "lz4 package"
     comp = Compression(on=compression != "off", floor_to_alloc=_floors(args.zfs_version))
     rows = []
     for layout in layouts:
-        fp = data_footprint(data, layout, args.ashift, comp)
+        fp = data_footprint(data, layout, args.ashift, comp, args.special_small_blocks)
         usable = whole_disk_capacity(layout, disk_bytes, ashift=args.ashift, rules=rules).usable_bytes \
             if disk_bytes else None
-        interval = _interval(data, notes, layout, args.ashift, comp)
-        rows.append((layout, fp, usable, interval))
+        interval = _interval(data, notes, layout, args.ashift, comp, args.special_small_blocks)
+        # what lowers AVAIL: 2.3.7+ and 2.4.1+ add what the special vdevs hold back (spa_update_dspace)
+        charged = fp.total_used_bytes - (fp.special_used_bytes if rules.class_alloc_in_dspace else 0.0)
+        rows.append((layout, fp, usable, interval, charged))
     record = _record(data, notes, rows, args)
     if args.json:
         print(to_json(record))
@@ -250,13 +286,13 @@ def _floors(version: str) -> bool:
     return not m or (int(m.group(1)), int(m.group(2))) >= (2, 3)
 
 
-def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: Compression):
+def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: Compression, special_small: int):
     """The 95 % interval of USED (data blocks) when records were sampled."""
     if data.complete or "_records" not in notes:
         return None
     records, population = notes["_records"]
-    cost = used_coster(layout, ashift, comp)
-    cost_off = used_coster(layout, ashift, Compression(False))
+    cost = used_coster(layout, ashift, comp, special_small)
+    cost_off = used_coster(layout, ashift, Compression(False), special_small)
     ys = [cost(k) for k in records]
     xs = [cost_off((k[0], k[0])) for k in records]
     total_x = sum(cost_off(k) * n for k, n in data.all_as_is.items())
@@ -269,14 +305,15 @@ def _record(data: DataBlocks, notes: dict, rows, args) -> dict:
         "zfs_version": args.zfs_version, "files": data.files, "directories": data.directories,
         "complete": data.complete, "pointers": data.pointers,
         "read": {k: v for k, v in notes.items() if not k.startswith("_")},
-        "layouts": [_layout_record(layout, fp, usable, iv) for layout, fp, usable, iv in rows],
+        "special_small_blocks_bytes": args.special_small_blocks,
+        "layouts": [_layout_record(layout, fp, usable, iv, charged) for layout, fp, usable, iv, charged in rows],
         "blocks": [[lsize, clen, n] for (lsize, clen), n in sorted(data.blocks.items())],
         "read_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.read_as_is.items())],
         "all_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.all_as_is.items())],
     }
 
 
-def _layout_record(layout: Layout, fp: Footprint, usable, iv) -> dict:
+def _layout_record(layout: Layout, fp: Footprint, usable, iv, charged: float) -> dict:
     r = {"layout": str(layout), "logical_bytes": fp.logical_bytes, "stored_logical_bytes": fp.stored_logical_bytes,
          "psize_bytes": fp.psize_bytes,
          "alloc_bytes": round(fp.total_alloc_bytes), "used_bytes": round(fp.total_used_bytes),
@@ -285,9 +322,11 @@ def _layout_record(layout: Layout, fp: Footprint, usable, iv) -> dict:
          "padding_bytes": round(fp.padding_bytes), "sector_waste_bytes": fp.sector_waste_bytes,
          "compression_saved_bytes": fp.compression_saved_bytes, "holes": fp.holes, "embedded_blocks": fp.embedded,
          "compressed_blocks": fp.compressed, "stored_blocks": fp.stored}
+    if fp.metadata_on_special:
+        r.update(special_used_bytes=round(fp.special_used_bytes))
     if usable:
-        r.update(usable_bytes=usable, fits_times=round(usable / fp.total_used_bytes, 3) if fp.total_used_bytes else None,
-                 free_after_bytes=usable - round(fp.total_used_bytes))
+        r.update(usable_bytes=usable, fits_times=round(usable / charged, 3) if charged else None,
+                 free_after_bytes=usable - round(charged))
     if iv is not None:
         finite = math.isfinite(iv.high)   # not with one record read
         r.update(data_used_low_bytes=round(iv.low) if finite else None,
@@ -346,9 +385,9 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     def line(cells) -> str:
         return " ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells[:shown_cols], widths)))
     out.print(line(head))
-    for layout, fp, usable, iv in rows:
+    for layout, fp, usable, iv, charged in rows:
         cells = (str(layout)[:18], _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
-                 f"{fp.compression_ratio:.2f}", _fits(usable, fp.total_used_bytes), _size(fp.parity_bytes), _size(fp.padding_bytes),
+                 f"{fp.compression_ratio:.2f}", _fits(usable, charged), _size(fp.parity_bytes), _size(fp.padding_bytes),
                  _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
                  else "0")
         out.print(line(cells))
@@ -362,6 +401,9 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
                        "in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding "
                        "(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's "
                        "saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
+    if notes.get("lz4_code") == "lz4 package":
+        print_wrapped(out, "lz4: priced with the lz4 package, about 2 % high on compressible data (OpenZFS's own "
+                           "lz4 is taken from libzpool 2.0-2.2 where installed: libzpool5linux).")
     if rows and rows[0][2] is None:
         print_wrapped(out, "fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
     skipped = [(notes.get(k, 0), what) for k, what in (

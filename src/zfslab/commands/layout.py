@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from zfslab.commands._common import console, int_arg
+from zfslab.commands._common import add_ashift_option, console
 from zfslab.errors import UsageError
-from zfslab.model.layouts import (Layout, class_redundancy_risk, parse_layout, parse_zpool_vdevs, replication_mismatch,
-                                  zpool_create_argv)
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
+from zfslab.model.zpool_syntax import class_redundancy_risk, replication_mismatch, zpool_create_argv
+from zfslab.model.zpool_vdev_list import parse_zpool_vdevs
 from zfslab.report.tables import print_wrapped, to_json
 
 
@@ -28,7 +30,7 @@ def add_parser(sub) -> None:
                           "'raidz2 a b c d e f special mirror g h i log mirror j k cache l'")
     p.add_argument("--devices", metavar="D,D,...", help="devices for the zpool create command, in order")
     p.add_argument("--pool", default="tank", help="pool name for the zpool create command (default tank)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), help="add -o ashift=A to the command")
+    add_ashift_option(p, "add -o ashift=A to the command", default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

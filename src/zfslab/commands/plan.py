@@ -9,17 +9,18 @@ from rich.console import Console
 from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
-                                     add_zfs_options, console, goal_from_args, parse_disk_set, inputs_text, int_arg, load_disk_type,
+                                     add_zfs_options, console, goal_from_args, read_disks, inputs_text, int_arg, load_disk_type,
                                      prices_from_args, risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
-from zfslab.commands._calibration import (Calibration, calibrate, calibrated_fields, fit_dict, intervals, iops_line,
-                                         measured_resilvers, resilver_dicts, resilver_line)
+from zfslab.model.bench_fit import BenchFit, fit_ranges, with_measured_resilvers
+from zfslab.report.bench_fit_text import fit_dict, fit_fields, iops_line, resilver_dicts, resilver_line
+from zfslab.store.bench_fit import fit_bench_run, measured_resilvers
 from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
 from zfslab.report.plan_csv import plan_csv
 from zfslab.report.tables import to_json, wrapped_lines
@@ -78,7 +79,7 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
     if args.disks is not None:
         if args.disk_count or args.disk_size or args.vdev_bytes:
             raise UsageError("give the disks once: either COUNTxSIZE (e.g. 24x4TB) or --disks with --disk-size")
-        return mixed_disk_set(parse_disk_set(args.disks, mixed=True), sector_bytes=args.sector_size, allow_unused=unused)
+        return read_disks(args.disks, sector_bytes=args.sector_size, allow_unused=unused)
     if args.disk_size or args.vdev_bytes:
         if not args.disk_count:
             raise UsageError("say how many disks with --disks N (or write COUNTxSIZE, e.g. 24x4TB)")
@@ -87,7 +88,7 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
         return mixed_disk_set([(args.disk_count, args.disk_size)], sector_bytes=args.sector_size, allow_unused=unused)
     if args.disk_count:
         raise UsageError("say the size of each disk with --disk-size SIZE, e.g. --disk-size 4TB")
-    return mixed_disk_set([parse_disk_set(DEFAULT_DISKS)], sector_bytes=args.sector_size, allow_unused=unused)
+    return read_disks(DEFAULT_DISKS, sector_bytes=args.sector_size, allow_unused=unused)
 
 
 def _columns(text: str | None) -> list[str] | None:
@@ -113,55 +114,49 @@ def _table_width() -> int:
 
 def run(args: argparse.Namespace) -> int:
     disk = load_disk_type(args.disk_type)
-    calibration = None
-    if args.db:
-        if args.no_speed:
-            raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
-        calibration = calibrate(args.db, disk.speed)
+    calibration = _bench_fit(args, disk)
     disks = _calibration_disks(calibration, args) if calibration and _no_disks_given(args) else _plan_disks(args)
     rules = rules_for(args.zfs_version)
     layouts = [parse_layout(t) for t in args.layouts.split(",")] if args.layouts else None
     keys = _columns(args.columns)
     goal, horizons = goal_from_args(args)
-    risk = None if args.no_risk else risk_params(args, disks.disk_bytes, horizons, disk)
-    resilvers = {}
-    if risk is not None and calibration is not None and args.resilver_mbps is None:  # the user's rate wins
-        resilvers = measured_resilvers(args.db, calibration)
-        risk = risk.with_(resilver_mirror_mb_s=getattr(resilvers.get("mirror"), "mb_s", None),
-                          resilver_raidz_mb_s=getattr(resilvers.get("raidz"), "mb_s", None))
+    risk, resilvers = _risk(args, horizons, disk, calibration)
     speed = None if args.no_speed else disk.speed if calibration is None else calibration.profile(disk.speed)
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=recordsize, prices=prices_from_args(args, disks.sizes))
-    calibrated = None if calibration is None else intervals(calibration, rows, args.ashift, recordsize)
+    calibrated = None if calibration is None else fit_ranges(calibration, [r.layout for r in rows], args.ashift, recordsize)
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
     rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
-    why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
-    if args.json or args.csv:
-        if args.csv:
-            extra = None if calibration is None else {
-                r.layout: calibrated_fields(r.layout, calibration, calibrated) for r in rows}
-            print(plan_csv(rows, rec, why_out, extra), end="")
-            return 0
-        records = [r.as_dict() for r in rows]
-        for row, record in zip(rows, records):
-            record["recommended"] = row.layout == rec.layout
-            record["shortlisted"] = row.layout in rec.shortlist
-            record["left_out_because"] = list(why_out.get(row.layout, ()))
-            if calibration is not None:
-                record |= calibrated_fields(row.layout, calibration, calibrated)
-            if fits:
-                record |= _data_fit.fields(fits, row.layout)
+    if args.csv:
+        extra = None if calibration is None else {r.layout: fit_fields(r.layout, calibration, calibrated) for r in rows}
+        print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}, extra), end="")
+        return 0
+    if args.json:
         basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
                                                 "resilver_measured": resilver_dicts(resilvers)}
         print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                        "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
-                       "disk_type": disk.name,
-                       "risk_inputs": None if risk is None else inputs_text(risk), **basis,
-                       "recommendation": rec.as_dict(), "layouts": records}))
+                       "disk_type": disk.name, "risk_inputs": None if risk is None else inputs_text(risk), **basis,
+                       "recommendation": rec.as_dict(), "layouts": _json_rows(rows, rec, calibration, calibrated, fits)}))
         return 0
+    shown_rows, fitted, out, page = _fit_table(rows, rec, goal, risk, speed, calibrated, keys, args)
+    _print_head(out, page, disks, rules, goal, rec, fitted, args)
+    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
+        for part in wrapped_lines(line, page):
+            out.print(Text(part, style="dim"), soft_wrap=True)
+    if fits:
+        out.print()
+        for line in _data_fit.lines(fits, shown_rows, data, args):
+            out.print(line)
+    return 0
+
+
+def _fit_table(rows, rec, goal: Goal, risk, speed, calibrated, keys, args):
+    """The rows shown (the short list, or --all), the table fitted to the page, a console as wide
+    as the page, and the page's width."""
     out = console()
     width = None if args.wide else _table_width()
     shown_rows = rows if args.all else [r for r in rows if r.layout in rec.shortlist]
@@ -173,6 +168,11 @@ def run(args: argparse.Namespace) -> int:
     # --wide: as wide as the table, whatever the terminal (the user asked for every column)
     page = width if width is not None else max(table_width(fitted.table), _table_width())
     out = Console(highlight=False, width=page, force_terminal=out.is_terminal, no_color=not out.is_terminal)
+    return shown_rows, fitted, out, page
+
+
+def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, args) -> None:
+    """The disks and the goal above the table, the table, and the recommendation below it."""
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", page):
         out.print(Text(line, style="bold"), soft_wrap=True)
@@ -187,14 +187,43 @@ def run(args: argparse.Namespace) -> int:
     out.print(Text.assemble((lead, "bold"), first[len(lead):]), soft_wrap=True)
     for line in more:
         out.print(Text(line), soft_wrap=True)
-    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
-        for part in wrapped_lines(line, page):
-            out.print(Text(part, style="dim"), soft_wrap=True)
-    if fits:
-        out.print()
-        for line in _data_fit.lines(fits, shown_rows, data, args):
-            out.print(line)
-    return 0
+
+
+def _bench_fit(args: argparse.Namespace, disk) -> BenchFit | None:
+    """--db: the speed model fitted on the database's latest bench run; None without --db."""
+    if not args.db:
+        return None
+    if args.no_speed:
+        raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
+    return fit_bench_run(args.db, disk.speed)
+
+
+def _risk(args: argparse.Namespace, horizons, disk, calibration: BenchFit | None):
+    """The risk inputs (None with --no-risk) and the resilver rates drill measured on the fitted
+    run's disks, which they use unless --resilver-mbps says the rate."""
+    if args.no_risk:
+        return None, {}
+    risk = risk_params(args, None, horizons, disk)  # plan() sizes it from `disks`
+    if calibration is None or args.resilver_mbps is not None:  # the user's rate wins
+        return risk, {}
+    resilvers = measured_resilvers(args.db, calibration)
+    return with_measured_resilvers(risk, resilvers), resilvers
+
+
+def _json_rows(rows, rec, calibration: BenchFit | None, calibrated, fits) -> list[dict]:
+    """plan --json's rows: each row's figures, whether it is recommended or shortlisted and why not,
+    and, with --db or --data, the fit's ranges and measured figures."""
+    why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
+    records = []
+    for row in rows:
+        record = row.as_dict() | {"recommended": row.layout == rec.layout, "shortlisted": row.layout in rec.shortlist,
+                                  "left_out_because": list(why_out.get(row.layout, ()))}
+        if calibration is not None:
+            record |= fit_fields(row.layout, calibration, calibrated)
+        if fits:
+            record |= _data_fit.fields(fits, row.layout)
+        records.append(record)
+    return records
 
 
 def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, calibration=None,
@@ -249,7 +278,7 @@ def _no_disks_given(args) -> bool:
     return args.disks is None and not (args.disk_count or args.disk_size or args.vdev_bytes)
 
 
-def _calibration_disks(calibration: Calibration, args) -> DiskSet:
+def _calibration_disks(calibration: BenchFit, args) -> DiskSet:
     """The disks the fitted run measured, as whole disks."""
     if not calibration.disk_bytes or calibration.disk_bytes <= 0:
         raise UsageError(f"run {calibration.run_id} does not say its disks' size (a sandbox run): give the disks, "

@@ -7,10 +7,10 @@ import json
 import math
 import os
 
-from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, add_risk_options, goal_from_args, int_arg,
-                                     load_disk_model, risk_params)
-from zfslab.errors import UsageError, ZfslabError, shown
-from zfslab.store.readback import DamagedDatabase, read_results
+from zfslab.commands._common import (DEFAULT_DISKS, add_ashift_option, add_goal_options, add_risk_options,
+                                     goal_from_args, load_disk_model, risk_params)
+from zfslab.errors import UsageError, shown
+from zfslab.store.readback import read_results
 
 
 EXAMPLE = "zfslab report --db zfslab-results.sqlite --html report.html"
@@ -22,11 +22,12 @@ def add_parser(sub) -> None:
                                    "speed relative to one disk, space against risk with the short list marked, measured vs "
                                    "predicted, drill verdicts and run metadata; charts also as PNG/SVG.")
     p.add_argument("--db", metavar="FILE", help="bench/drill results (default: none)")
-    p.add_argument("--plan", metavar="COUNTxSIZE", help="the disks to plan for (default: those of the latest bench run, else 24x4TB)")
+    p.add_argument("--plan", metavar="COUNTxSIZE", help="the disks to plan for, as plan takes them: 24x4TB, or several "
+                                                          "sizes: 8x12TB,4x8TB (default: those of the latest bench run, else 24x4TB)")
     p.add_argument("--html", metavar="FILE", help="write the page here")
     p.add_argument("--charts", metavar="DIR", help="also write each chart to DIR")
     p.add_argument("--chart-format", choices=("png", "svg"), default="png", help="format of --charts files (default png)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12)
+    add_ashift_option(p)
     p.add_argument("--zfs-version", default="2.1", metavar="V")
     add_risk_options(p)
     add_goal_options(p)
@@ -42,64 +43,77 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from zfslab.model.bench_fit import measured_vs_predicted
     from zfslab.model.capacity import rules_for
-    from zfslab.model.layouts import parse_layout
-    from zfslab.model.performance import predict
-    from zfslab.commands._common import parse_disk_set, prices_from_args
-    from zfslab.model.plan import disk_set, plan
+    from zfslab.commands._common import prices_from_args
+    from zfslab.model.plan import plan
     from zfslab.model.recommend import budget_text, recommend
-    from zfslab.report import charts
-    from zfslab.report.files import check_output_path, write_atomically
-    from zfslab.report.html import render
     from zfslab.report.plan_csv import plan_csv
     from zfslab.report.tables import to_json
+    from zfslab.store.bench_fit import measured_rates
+    from zfslab.store.readback import bench_history
     from zfslab.system.suites import streaming_rate
 
-    if not (args.html or args.charts or args.json or args.csv):  # before the work, not after
-        raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")
-    if args.html and not (args.json or args.csv):
-        check_output_path(args.html)  # before minutes of charts, not after
-    if args.charts and not (args.json or args.csv):
-        _check_charts_dir(args.charts)
+    _check_outputs(args)
     runs, bench, drills, latest = read_results(args.db)
-    if args.plan:
-        count, size = parse_disk_set(args.plan)
-    elif latest:
-        count, size = latest["disk_count"], latest["disk_bytes"]
-    else:
-        count, size = parse_disk_set(DEFAULT_DISKS)
-    disks = disk_set(count, size)
+    disks = _disks(args, latest)
     profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
-    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version), risk=risk_params(args, size, horizons),
-                speed=profile, prices=prices_from_args(args, disks.sizes))
+    rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version),
+                risk=risk_params(args, None, horizons), speed=profile,
+                prices=prices_from_args(args, disks.sizes))  # plan() sizes the risk from `disks`
     rec = recommend(rows, goal)
-    records = [r.as_dict() for r in rows]
-    pairs = []
-    for b in bench:
-        streaming = streaming_rate(b)
-        if streaming:
-            metric, value = streaming
-            try:
-                layout = parse_layout(b["layout"])
-            except ZfslabError as e:
-                raise DamagedDatabase(shown(args.db, 200), f"run {b['run_id']} measured a layout zfslab cannot read ({e})") from None
-            p = predict(layout, profile, ashift=args.ashift)
-            if value and value > 0:
-                pairs.append((b["layout"], b["test"], getattr(p, f"{metric}_mb_s"), value))
+    rates = measured_rates(bench_history(runs, bench), streaming_rate, args.db or "")
+    pairs = measured_vs_predicted(rates, profile, ashift=args.ashift)
     # "frontier": the short list's name before issue 16, kept for scripts that read it
     recommendation = rec.as_dict() | {"budget": budget_text(goal), "frontier": list(rec.shortlist)}
-    data = {"disks": disks.label, "disk_model": profile.name, "recommendation": recommendation,
-            "layouts": records, "bench": bench, "drills": drills, "runs": runs,
-            "measured_vs_predicted": [{"layout": a, "test": b, "predicted_mb_s": c, "measured_mb_s": d} for a, b, c, d in pairs]}
     if args.json:
+        data = {"disks": disks.label, "disk_model": profile.name, "recommendation": recommendation,
+                "layouts": [r.as_dict() for r in rows], "bench": bench, "drills": drills, "runs": runs,
+                "measured_vs_predicted": [asdict(p) for p in pairs]}
         print(to_json(json.loads(json.dumps(data, default=str))))
-        return 0
-    if args.csv:  # the same flat rows as plan --csv
+    elif args.csv:  # the same flat rows as plan --csv
         print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}), end="")
-        return 0
-    if not args.html and not args.charts:
+    else:
+        _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, (runs, bench, drills))
+        print(f"report written: {args.html or args.charts}")
+    return 0
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Where the report goes, checked before the work, not after minutes of charts."""
+    from zfslab.report.files import check_output_path
+
+    if not (args.html or args.charts or args.json or args.csv):
         raise UsageError("say where the report goes: --html report.html (or --charts DIR, --json, --csv)")
+    if args.html and not (args.json or args.csv):
+        check_output_path(args.html)
+    if args.charts and not (args.json or args.csv):
+        _check_charts_dir(args.charts)
+
+
+def _disks(args: argparse.Namespace, latest: dict | None):
+    """--plan's disks; else the latest bench run's; else the default."""
+    from zfslab.commands._common import read_disks
+    from zfslab.model.plan import mixed_disk_set
+
+    if args.plan:
+        return read_disks(args.plan)
+    if latest:
+        return mixed_disk_set([(latest["disk_count"], latest["disk_bytes"])])
+    return read_disks(DEFAULT_DISKS)
+
+
+def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, stored) -> None:
+    """The HTML page (--html) and the chart files (--charts)."""
+    from zfslab.report import charts
+    from zfslab.report.files import write_atomically
+    from zfslab.report.html import render
+
+    runs, bench, drills = stored
+    records = [r.as_dict() for r in rows]
     shortlist = set(rec.shortlist)
     horizon = next(k for k in records[0]["p_loss"] if math.isclose(float(k), goal.horizon_years, rel_tol=1e-9))
     exporters = {"relative": lambda f: charts.relative_bars(records, f, shortlist=shortlist, recommended=rec.layout),
@@ -107,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
                                                      loss_budget=goal.loss_budget, budget_label=f"{goal.data} data",
                                                      metrics=goal.metrics)}
     if pairs:
-        exporters["measured"] = lambda f: charts.measured_vs_predicted(pairs, f)
+        points = [(p.layout, p.test, p.predicted_mb_s, p.measured_mb_s) for p in pairs]
+        exporters["measured"] = lambda f: charts.measured_vs_predicted(points, f)
     # the page inlines SVGs; --charts alone needs none of them (each chart takes a second or two)
     made = {name: make("svg") for name, make in exporters.items()} if args.html else {}
     notes = [f"{disks.label} disks, {profile.name} speed profile ({profile.source}); risk: exact Markov chain, "
@@ -115,9 +130,8 @@ def run(args: argparse.Namespace) -> int:
     if any(r["sandbox"] for r in runs):
         notes.append("Some bench results were measured on sandbox file vdevs: functional only, not a benchmark of disks.")
     if args.html:
-        page = render(title=f"zfslab report: {disks.label} disks", plan_rows=records,
-                      recommendation=data["recommendation"], charts=made, bench=bench, drills=drills, runs=runs,
-                      notes=notes)
+        page = render(title=f"zfslab report: {disks.label} disks", plan_rows=records, recommendation=recommendation,
+                      charts=made, bench=bench, drills=drills, runs=runs, notes=notes)
         write_atomically(args.html, page)
     if args.charts:
         if not os.path.isdir(args.charts):
@@ -128,8 +142,6 @@ def run(args: argparse.Namespace) -> int:
         for name, make in exporters.items():
             image = made[name] if args.chart_format == "svg" and name in made else make(args.chart_format)
             write_atomically(os.path.join(args.charts, f"{name}.{args.chart_format}"), image)
-    print(f"report written: {args.html or args.charts}")
-    return 0
 
 
 def _check_charts_dir(path: str) -> None:

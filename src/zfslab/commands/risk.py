@@ -8,10 +8,12 @@ from dataclasses import replace
 import sys
 import time
 
-from zfslab.commands._common import (add_risk_options, afr_by_age, choice_arg, disk_size_arg, float_arg, inputs_text, int_arg, load_disk_type,
-                                     mttdl_text, console, risk_params, size_arg)
+from zfslab.commands._common import (add_ashift_option, add_risk_options, afr_by_age, choice_arg, disk_size_arg,
+                                     float_arg, inputs_text, int_arg, load_disk_type, mttdl_text, console, risk_params,
+                                     size_arg)
 from zfslab.errors import UsageError
-from zfslab.model.layouts import Layout, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import Layout
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.units import format_bytes, odds, power_of_ten
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json
@@ -57,7 +59,7 @@ def add_parser(sub) -> None:
     p.add_argument("--batch-variance", type=float_arg("--batch-variance", 0, 10), default=0.0, metavar="V",
                    help="Monte Carlo: variance of a gamma frailty shared by each vdev's disks (0 = independent)")
     p.add_argument("--exponential-repair", action="store_true", help="Monte Carlo: exponential instead of fixed repair times")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="for the usable bytes (default 12)")
+    add_ashift_option(p, "for the usable bytes (default 12)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

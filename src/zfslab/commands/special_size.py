@@ -8,7 +8,7 @@ import re
 
 import itertools
 
-from zfslab.commands._common import console, float_arg, int_arg, read_text_chunks
+from zfslab.commands._common import add_ashift_option, console, float_arg, int_arg, read_text_chunks
 from zfslab.errors import ParamError, UsageError, clip, shown
 from zfslab.model.special_size import (DEFAULT_THRESHOLDS, RESERVE_PCT, SizeTally, SpecialEstimate,
                                       SpecialSettings, check_threshold, from_tally, from_zdb, thresholds_with)
@@ -37,8 +37,7 @@ def add_parser(sub) -> None:
                    help="the dataset's special_small_blocks: 0 (metadata only, default) or a power of two "
                         "from 512 to 16M, e.g. 16K")
     p.add_argument("--recordsize", default="128K", metavar="R", help="the dataset's recordsize (default 128K)")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12,
-                   help="ashift of the special vdev (and of the pool; default 12)")
+    add_ashift_option(p, "ashift of the special vdev (and of the pool; default 12)")
     p.add_argument("--special-layout", choices=("mirror:2", "mirror:3"), default="mirror:2",
                    help="the special vdev: raw disk space is its size times the mirror's width (default mirror:2)")
     p.add_argument("--compression", default="off", metavar="C",

@@ -7,7 +7,7 @@ import io
 
 from rich.markup import escape
 
-from zfslab.commands._common import MAX_DATASET_BYTES, int_arg, console, plain, read_text_file
+from zfslab.commands._common import MAX_DATASET_BYTES, add_ashift_option, console, plain, read_text_file
 from zfslab.errors import UsageError, shown
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json
 
@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
                                    "intervals, and compare with the measured MB/s and with the rule of thumb "
                                    "fitted on the same rows.")
     p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],[calibration]")
-    p.add_argument("--ashift", type=int_arg("--ashift", 9, 16), default=12, help="ashift of the measured pools (default 12)")
+    add_ashift_option(p, "ashift of the measured pools (default 12)")
     p.add_argument("--calibration", choices=("csv", "auto"), default="csv",
                    help="csv: fit on the rows marked calibration=1 (default); auto: on at most a third of the "
                         "rows, chosen from their layouts by the design rule (docs/speed.md#calibration-design)")
@@ -32,25 +32,37 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    import csv
+METRICS = ("write", "rewrite", "read")
 
+
+def run(args: argparse.Namespace) -> int:
     from zfslab.model.validation import parse_dataset, validate
 
-    text = read_text_file(args.dataset, "dataset", max_bytes=MAX_DATASET_BYTES)
-    try:
-        records = list(csv.DictReader(io.StringIO(text, newline="")))
-    except csv.Error as e:  # a field over csv.field_size_limit() (131,072 characters), a stray NUL ...
-        raise UsageError(f"dataset {shown(args.dataset, 200)}: not a readable CSV file ({shown(str(e), 80)})") from None
-    if records:
-        records = [{(k.strip() if isinstance(k, str) else k): v for k, v in r.items()} for r in records]
+    records = _read_csv(args.dataset)
     result = validate(parse_dataset(records, calibration=args.calibration), ashift=args.ashift, loo=args.loo)
     if args.json:
         print(to_json(plain(result)))
         return 0
     out = console()
-    metrics = ("write", "rewrite", "read")
+    _print_table(out, result, args.dataset)
+    for line in _summary_lines(result) + _parameter_lines(result):
+        print_wrapped(out, line)
+    return 0
 
+
+def _read_csv(path: str) -> list[dict]:
+    """The dataset's rows, their column names stripped of spaces."""
+    import csv
+
+    text = read_text_file(path, "dataset", max_bytes=MAX_DATASET_BYTES)
+    try:
+        records = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as e:  # a field over csv.field_size_limit() (131,072 characters), a stray NUL ...
+        raise UsageError(f"dataset {shown(path, 200)}: not a readable CSV file ({shown(str(e), 80)})") from None
+    return [{(k.strip() if isinstance(k, str) else k): v for k, v in r.items()} for r in records]
+
+
+def _print_table(out, result: dict, dataset: str) -> None:
     def cell(r, m, key):
         v = r[key].get(m) if r[key] else None
         return "-" if v is None else f"{v:,.0f}"
@@ -62,40 +74,51 @@ def run(args: argparse.Namespace) -> int:
     cols = [Column("#", lambda r: str(r["index"]), no_wrap=True),
             Column("layout", lambda r: r["layout"], "left", no_wrap=True),
             Column("cal", lambda r: "yes" if r["calibration"] else "", no_wrap=True)]
-    for m in metrics:
+    for m in METRICS:
         cols += [Column(f"{m}\n{head}", lambda r, m=m, key=key: cell(r, m, key), no_wrap=True) for key, head in kinds]
     caption = None if with_rule else "speeds in MB/s; the rule-of-thumb columns need 100 columns (or --json)"
-    render_table(result["rows"], cols, console=out, title=f"{escape(args.dataset)}: fitted on the calibration rows",
+    render_table(result["rows"], cols, console=out, title=f"{escape(dataset)}: fitted on the calibration rows",
                  caption=caption, compact=True)
-    for m in metrics:
+
+
+def _summary_lines(result: dict) -> list[str]:
+    """Each metric's errors against the rule of thumb's, and leave one out's when asked."""
+    lines = []
+    for m in METRICS:
         ours, rule = result["metrics"][m], result["baseline"][m]
         if ours["median_ape_pct"] is not None:
-            print_wrapped(out, f"{m:8s} median absolute error {ours['median_ape_pct']:5.1f} % over {ours['rows']} "
-                               f"predicted rows (rule of thumb {_pct(rule['median_ape_pct'])}); Spearman {_num(ours['spearman'])}; "
-                               f"{ours['inside_interval_pct']:.0f} % inside the {100 * result['interval_level']:.0f} % interval")
+            lines.append(f"{m:8s} median absolute error {ours['median_ape_pct']:5.1f} % over {ours['rows']} "
+                         f"predicted rows (rule of thumb {_pct(rule['median_ape_pct'])}); Spearman {_num(ours['spearman'])}; "
+                         f"{ours['inside_interval_pct']:.0f} % inside the {100 * result['interval_level']:.0f} % interval")
     loo = result.get("leave_one_out")
     if loo:
         parts = [f"{m} {_pct(loo[m]['median_ape_pct'])} (Spearman {_num(loo[m]['spearman'])})"
-                 for m in metrics if loo[m]["rows"]]
-        print_wrapped(out, f"leave one out over every row: {'; '.join(parts)}")
-    fitted = result["fitted_metrics"]
-    intervals = result["parameter_intervals"]
+                 for m in METRICS if loo[m]["rows"]]
+        lines.append(f"leave one out over every row: {'; '.join(parts)}")
+    return lines
+
+
+def _parameter_lines(result: dict) -> list[str]:
+    """The fitted parameters, those the priors kept, and the metrics no fit row measures."""
+    from zfslab.model.speed_fit import PARAMETERS
+
+    fitted, intervals = result["fitted_metrics"], result["parameter_intervals"]
 
     def shown_param(name):
         p = intervals[name]
         return f"{name} {_num(p['value'])} ({_num(p['low'])}-{_num(p['high'])})"
-    from zfslab.model.speed_fit import PARAMETERS
     mine = [p.name for p in PARAMETERS if p.metric in fitted]
     data = [n for n in mine if intervals[n]["pinned_by"] == "data"]
     prior = [n for n in mine if intervals[n]["pinned_by"] == "prior"]
+    lines = []
     if data:
-        print_wrapped(out, "fitted: " + ", ".join(shown_param(n) for n in data))
+        lines.append("fitted: " + ", ".join(shown_param(n) for n in data))
     if prior:
-        print_wrapped(out, "from the priors (the calibration rows do not pin them): " + ", ".join(shown_param(n) for n in prior))
-    if len(fitted) < len(metrics):
+        lines.append("from the priors (the calibration rows do not pin them): " + ", ".join(shown_param(n) for n in prior))
+    if len(fitted) < len(METRICS):
         # only what the calibration rows measured: the rest would be the priors, not a fit
-        print_wrapped(out, f"not fitted (no calibration row measures it): {', '.join(m for m in metrics if m not in fitted)}")
-    return 0
+        lines.append(f"not fitted (no calibration row measures it): {', '.join(m for m in METRICS if m not in fitted)}")
+    return lines
 
 
 def _pct(value: float | None) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import islice, product
 
-from zfslab.model.layouts import MAX_CHILDREN, Layout, VdevGroup, VdevKind, _merge
+from zfslab.model.layouts import Layout, MAX_CHILDREN, VdevGroup, VdevKind, merge_groups
 
 MIRROR_WAYS = (2, 3, 4)
 RAIDZ_MAX_WIDTH = 24
@@ -113,7 +113,7 @@ def fill_by_size(layout: Layout, sizes: dict[int, int]) -> Layout | None:
             taken, pool = pool[:g.width], pool[g.width:]
             counts = tuple((taken.count(b), b) for b in sorted(set(taken), reverse=True))
             groups.append(VdevGroup(g.kind, g.width, g.parity, 1, g.draid_data, g.draid_spares, counts))
-    return Layout(_merge(groups), layout.hot_spares, spare_bytes)
+    return Layout(merge_groups(groups), layout.hot_spares, spare_bytes)
 
 
 def mixed_candidate_layouts(sizes: dict[int, int], *, hot_spares: bool = True, draid: bool = True) -> list[Layout]:
@@ -132,17 +132,17 @@ def mixed_candidate_layouts(sizes: dict[int, int], *, hot_spares: bool = True, d
         if layout is not None:
             found.setdefault(str(layout), layout)
 
-    add(Layout(_merge([_sized(VdevGroup(VdevKind.DISK, 1, 0, n), b) for b, n in order])))
+    add(Layout(merge_groups([_sized(VdevGroup(VdevKind.DISK, 1, 0, n), b) for b, n in order])))
     for parity in (1, 2, 3):
         per_size = [[_sized(g, b) for g in _shapes_of_parity(n, parity)] for b, n in order]
         # one shape on every size first; then mixes of shapes, at most MAX_MIXED_SHAPES of them
         # (four sizes of 24 disks would otherwise give thousands)
         common = set.intersection(*[{_shape_key(g) for g in gs} for gs in per_size])
         for key in sorted(common):
-            add(Layout(_merge([next(g for g in gs if _shape_key(g) == key) for gs in per_size])))
+            add(Layout(merge_groups([next(g for g in gs if _shape_key(g) == key) for gs in per_size])))
         mixed = (c for c in product(*per_size) if len({_shape_key(g) for g in c}) > 1)
         for combo in islice(mixed, MAX_MIXED_SHAPES):
-            add(Layout(_merge(list(combo))))
+            add(Layout(merge_groups(list(combo))))
     for layout in candidate_layouts(sum(sizes.values()), hot_spares=hot_spares, draid=draid):
         add(fill_by_size(layout, sizes))
     return list(found.values())

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zfslab.errors import LayoutError, VersionError, shown
+from zfslab.model.empty_pool_metadata import empty_pool_special_bytes
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.units import GiB, MiB, KiB
 
@@ -244,7 +245,8 @@ class PoolCapacity:
     # vdev_bytes and disk_bytes are then those of the smallest disk
     vdev_sizes: tuple[tuple[int, int], ...] = ()
     class_vdevs: tuple[VdevCapacity, ...] = ()  # special, dedup and log vdevs, in layout.classes order
-    class_alloc_bytes: int = 0  # deflated bytes the special and dedup vdevs hold (0: the empty pool)
+    class_alloc_bytes: int = 0  # deflated bytes the special and dedup vdevs hold
+    class_alloc_predicted: bool = False  # class_alloc_bytes is the empty pool's own metadata, predicted
     cache_vdev_bytes: int = 0  # what ZFS sees of each cache device (L2ARC: in no SIZE nor AVAIL)
 
     def class_size_bytes(self, alloc_class: str) -> int:
@@ -297,13 +299,14 @@ def osizes(layout: Layout, *, whole_disk: bool = True, sector_bytes: int = 512) 
 def pool_capacity(
     layout: Layout, vdev_bytes: int | Mapping[int, int], *, ashift: int = 12, rules: Rules | str = DEFAULT_RULES,
     created_with: Rules | str | None = None, disk_bytes: int | None = None,
-    class_vdev_bytes: Mapping[int, int] | None = None, class_alloc_bytes: int = 0,
+    class_vdev_bytes: Mapping[int, int] | None = None, class_alloc_bytes: int | None = None,
 ) -> PoolCapacity:
     """SIZE and USED+AVAIL of an empty pool whose disks each show `vdev_bytes` to ZFS; for a sized
     layout (mixed disks), vdev_bytes maps each size written in it to what ZFS sees (osizes()).
     Special, dedup, log and cache disks that name their size (special=mirror:2@1TB) are looked up in
     class_vdev_bytes (default: vdev_bytes if a map, else the size as written); unsized ones are data disks.
-    class_alloc_bytes: deflated bytes on the special and dedup vdevs, which 2.3.7+ and 2.4.1+ add to AVAIL."""
+    class_alloc_bytes: deflated bytes on the special and dedup vdevs, which 2.3.7+ and 2.4.1+ add to AVAIL;
+    None: what an empty pool holds there, its own metadata (empty_pool_metadata.py)."""
     if isinstance(vdev_bytes, Mapping) or layout.sized:
         return _sized_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, created_with=created_with,
                                class_vdev_bytes=class_vdev_bytes, class_alloc_bytes=class_alloc_bytes)
@@ -326,8 +329,12 @@ def _rules(rules, created_with, ashift: int) -> tuple[Rules, Rules]:
 
 
 def _pool(layout: Layout, running: Rules, created: Rules, ashift: int, vdevs: tuple[VdevCapacity, ...],
-          vdev_bytes: int, disk_bytes: int, vdev_sizes: tuple, class_vdev_bytes, class_alloc_bytes: int) -> PoolCapacity:
+          vdev_bytes: int, disk_bytes: int, vdev_sizes: tuple, class_vdev_bytes,
+          class_alloc_bytes: int | None) -> PoolCapacity:
     """The pool from its data vdevs: adds the class vdevs, SIZE (spa_prop_get_config), slop and AVAIL."""
+    predicted = class_alloc_bytes is None
+    if predicted:
+        class_alloc_bytes = empty_pool_special_bytes(layout, ashift, openzfs_24=running.special_embedded_log)
     if class_alloc_bytes < 0:
         raise LayoutError(f"class_alloc_bytes={class_alloc_bytes}: bytes on the special and dedup vdevs cannot be negative")
     table = class_vdev_bytes if class_vdev_bytes is not None else dict(vdev_sizes) if vdev_sizes else None
@@ -364,11 +371,12 @@ def _pool(layout: Layout, running: Rules, created: Rules, ashift: int, vdevs: tu
         size_bytes=size, normal_dspace_bytes=normal, embedded_log_bytes=log,
         slop_bytes=slop, usable_bytes=max(normal - slop, 0) + back, vdevs=vdevs, vdev_sizes=vdev_sizes,
         class_vdevs=tuple(class_vdevs), class_alloc_bytes=class_alloc_bytes, cache_vdev_bytes=cache,
+        class_alloc_predicted=predicted,
     )
 
 
 def _sized_capacity(layout: Layout, vdev_bytes, *, ashift: int, rules, created_with, class_vdev_bytes,
-                    class_alloc_bytes: int) -> PoolCapacity:
+                    class_alloc_bytes: int | None) -> PoolCapacity:
     """pool_capacity of a sized layout: each vdev on its own disks, every child counted as its
     smallest (vdev_raidz_open, vdev_mirror_open, vdev_draid_open take the minimum child asize)."""
     if not layout.sized:

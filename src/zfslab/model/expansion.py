@@ -20,7 +20,7 @@ from zfslab.errors import LayoutError, ParamError, VersionError
 from zfslab.model.capacity import (
     EMBEDDED_SLOG_MIN_MS, SPA_MINBLOCKSHIFT, Rules, leaf_asize, metaslab_shift, psize_to_asize, rules_for, slop_bytes,
 )
-from zfslab.model.layouts import MAX_CHILDREN, Layout, VdevGroup, VdevKind
+from zfslab.model.layouts import Layout, MAX_CHILDREN, VdevGroup, VdevKind
 
 VDEV_BOOT_SIZE = 7 << 19  # 3.5 MiB: the reflow's scratch space; vdev_raidz_attach_check() needs width << ashift <= it
 EXPANSION_SINCE = (2, 3)  # RAID-Z expansion: commit 5caeef02fa, OpenZFS 2.3.0
@@ -122,7 +122,7 @@ def check_expandable(layout: Layout, added: int, ashift: int) -> VdevGroup:
         raise LayoutError(f"{layout}: zfslab expand models one raidz vdev (e.g. raidz2:6); zpool attach "
                           "expands raidz vdevs only, one disk at a time")
     if layout.sized:
-        raise LayoutError(f"{layout}: leave out the @SIZES and give --disk-size or --vdev-bytes")
+        raise LayoutError(f"{layout}: leave out the @SIZES and give `vdev_bytes`")
     group = groups[0]
     limit = min(MAX_CHILDREN, VDEV_BOOT_SIZE >> ashift) - group.width
     if not 1 <= added <= limit:

@@ -27,6 +27,12 @@ DIRECTORY_ENTRY_BYTES = 32   # a fat-zap entry, as special_size estimates it
 BLOCK_POINTER_BYTES = 128    # one per data block in an L1 indirect block (which compresses about 3x)
 INDIRECT_COMPRESSED_FRACTION = 0.375
 METADATA_COPIES = 2          # redundant_metadata=all
+# Where a 16K metadata block cannot be stored smaller (dRAID, whose allocation unit is a whole row of
+# 16K or more; ashift 14+), zio_write_compress stores dnode blocks and directories uncompressed: a
+# dnode then takes its whole 512 B, a directory entry its 64 B microzap entry (mzap_ent_phys_t)
+METADATA_BLOCK_BYTES = 16384  # a dnode block (32 dnodes), a directory's microzap of up to 256 entries
+DNODE_BYTES = 512
+MZAP_ENTRY_BYTES = 64
 # Blocks every ZPL dataset holds before any file: its objset, the meta-dnode's L1-L5 indirect
 # blocks (its tree is built for 2^48 objects), and the ZAPs of the master node, the SA master,
 # registry and layouts, the unlinked set, the shares directory and the root directory, 13 in all;
@@ -71,8 +77,34 @@ class PoolAlloc:
 
 
 def pool_alloc(layout: Layout, ashift: int) -> PoolAlloc:
-    units = [(g.draid_data << ashift) if g.kind is VdevKind.DRAID else (1 << ashift) for g in layout.groups]
+    """Over every top-level vdev but logs (vdev_open: vdev_spa_set_alloc), special and dedup ones too."""
+    groups = list(layout.groups) + [c.group for c in layout.classes if c.alloc_class in ("special", "dedup")]
+    units = [(g.draid_data << ashift) if g.kind is VdevKind.DRAID else (1 << ashift) for g in groups]
     return PoolAlloc(min(units), math.gcd(*units))
+
+
+def _spread(groups) -> list[tuple[VdevGroup, float]]:
+    """Each group with its share of the blocks: in proportion to its data disks (ZFS weighs by free
+    space, which is that on an empty pool)."""
+    weights = [g.data_disks_per_vdev * g.count for g in groups]
+    total = sum(weights)
+    return [(g, w / total) for g, w in zip(groups, weights)]
+
+
+def placement(layout: Layout, special_small_bytes: int = 0):
+    """A function of a data block's psize giving (groups with shares, on the special class?), as
+    spa_preferred_class places it: a file's data block of at most special_small_blocks (its psize,
+    after compression) on the special vdevs, when the layout has them; everything else on the data
+    vdevs. (Metadata always goes to the special class: metadata_estimate.)"""
+    normal = _spread(layout.groups)
+    special_groups = [c.group for c in layout.classes if c.alloc_class == "special"]
+    special = _spread(special_groups) if special_groups else None
+
+    def where(psize: int):
+        if special and psize <= special_small_bytes:
+            return special, True
+        return normal, False
+    return where
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +187,13 @@ class Footprint:
     compressed: int
     stored: int
     zero_bytes: int             # lsize of all-zero blocks (holes when compression is on)
+    special_data_used_bytes: float = 0.0  # USED of the data blocks on the special vdevs (special_small_blocks)
+    metadata_on_special: bool = False     # the layout has a special vdev: the metadata is there
+
+    @property
+    def special_used_bytes(self) -> float:
+        """USED on the special vdevs: small data blocks and all metadata."""
+        return self.special_data_used_bytes + (self.metadata_used_bytes if self.metadata_on_special else 0.0)
 
     @property
     def total_used_bytes(self) -> float:
@@ -179,12 +218,13 @@ class Footprint:
 
 
 def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp: Compression, *,
-              files: int = 0, directories: int = 0, pointers: int = 0) -> Footprint:
+              files: int = 0, directories: int = 0, pointers: int = 0, special_small_bytes: int = 0) -> Footprint:
     """The blocks on `layout`. With unlike vdev groups, blocks spread in proportion to each
-    group's data disks (ZFS weighs by free space, which is that on an empty pool)."""
+    group's data disks (ZFS weighs by free space, which is that on an empty pool); with a special
+    vdev, metadata and the data blocks of at most special_small_bytes go there (placement())."""
     alloc = pool_alloc(layout, ashift)
-    weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
-    total_w = sum(weights)
+    where = placement(layout, special_small_bytes)
+    special_used = 0.0
     counts = {"hole": 0, "embedded": 0, "stored": 0, "compressed": 0}
     stored_logical = psize_sum = data = zero = logical = 0
     parity = padding = asize = raw = used = 0.0
@@ -200,19 +240,34 @@ def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp:
         if kind == "embedded":
             continue
         psize_sum += psize * n
-        for g, w in zip(layout.groups, weights):
+        spread, on_special = where(psize)
+        for g, w in spread:
             c = block_cost(g, psize, ashift)
-            share = n * w / total_w
+            share = n * w
             parity += c.parity_bytes * share
             padding += c.padding_bytes * share
             asize += c.asize_bytes * share
             raw += c.raw_bytes * share
             used += c.used_bytes * share
+            special_used += c.used_bytes * share if on_special else 0.0
         data += roundup(psize, 1 << ashift) * n
     meta_alloc, meta_used = metadata_estimate(layout, ashift, files=files, directories=directories, pointers=pointers)
     return Footprint(str(layout), logical, stored_logical, psize_sum,
                      data, parity, padding, asize, raw, used, meta_alloc, meta_used, counts["hole"],
-                     counts["embedded"], counts["compressed"], counts["stored"], zero)
+                     counts["embedded"], counts["compressed"], counts["stored"], zero, special_used,
+                     has_special(layout))
+
+
+def has_special(layout: Layout) -> bool:
+    return any(c.alloc_class == "special" for c in layout.classes)
+
+
+def metadata_compresses(alloc: PoolAlloc) -> bool:
+    """Whether a 16K metadata block that compresses to a quarter is stored smaller: its compressed
+    size rounded up to the allocation unit (at least spa_min_alloc) must be under 16K
+    (zio_write_compress). Not on dRAID with rows of 16K or more, nor at ashift 14 and above."""
+    quarter = max(METADATA_BLOCK_BYTES // 4, alloc.min_alloc_bytes)
+    return roundup(quarter, alloc.gcd_alloc_bytes) < METADATA_BLOCK_BYTES
 
 
 def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: int,
@@ -223,33 +278,34 @@ def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: i
     smallest allocation."""
     if not files and not directories:
         return 0.0, 0.0   # nothing known of the files (zdb's blocks hold their metadata already)
-    meta = ((files + directories) * DNODE_COMPRESSED_BYTES + files * DIRECTORY_ENTRY_BYTES
+    alloc_unit = pool_alloc(layout, ashift)
+    unit = alloc_unit.min_alloc_bytes
+    dnode, entry = ((DNODE_COMPRESSED_BYTES, DIRECTORY_ENTRY_BYTES) if metadata_compresses(alloc_unit)
+                    else (DNODE_BYTES, MZAP_ENTRY_BYTES))
+    meta = ((files + directories) * dnode + files * entry
             + pointers * BLOCK_POINTER_BYTES * INDIRECT_COMPRESSED_FRACTION) * METADATA_COPIES
-    unit = pool_alloc(layout, ashift).min_alloc_bytes
     blocks_needed = meta / unit + DATASET_BASE_BLOCKS * METADATA_COPIES
-    weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
-    total_w = sum(weights)
+    special = [c.group for c in layout.classes if c.alloc_class == "special"]
     alloc = used = 0.0
-    for g, w in zip(layout.groups, weights):
+    for g, w in _spread(special or layout.groups):   # spa_preferred_class: metadata to the special class
         c = block_cost(g, unit, ashift)
-        alloc += blocks_needed * c.asize_bytes * w / total_w
-        used += blocks_needed * c.used_bytes * w / total_w
+        alloc += blocks_needed * c.asize_bytes * w
+        used += blocks_needed * c.used_bytes * w
     return alloc, used
 
 
-def used_coster(layout: Layout, ashift: int, comp: Compression):
+def used_coster(layout: Layout, ashift: int, comp: Compression, special_small_bytes: int = 0):
     """A function giving the USED bytes of one block (lsize, clen) on `layout`, cached: the
     sampler prices every sampled file's blocks on every layout."""
     alloc = pool_alloc(layout, ashift)
-    weights = [g.data_disks_per_vdev * g.count for g in layout.groups]
-    total_w = sum(weights)
+    where = placement(layout, special_small_bytes)
     cache: dict[BlockKey, float] = {}
 
     def cost(key: BlockKey) -> float:
         if key not in cache:
             _, psize = block_psize(key[0], key[1], comp, alloc)
-            cache[key] = sum(block_cost(g, psize, ashift).used_bytes * w / total_w
-                             for g, w in zip(layout.groups, weights)) if psize else 0.0
+            cache[key] = sum(block_cost(g, psize, ashift).used_bytes * w
+                             for g, w in where(psize)[0]) if psize else 0.0
         return cache[key]
     return cost
 
@@ -321,19 +377,21 @@ def _scaled(fp: Footprint, k: float, k_logical: float) -> Footprint:
                      round(fp.psize_bytes * k), round(fp.data_bytes * k), fp.parity_bytes * k, fp.padding_bytes * k,
                      fp.alloc_bytes * k, fp.raw_bytes * k, fp.used_bytes * k, fp.metadata_alloc_bytes,
                      fp.metadata_used_bytes, round(fp.holes * k_logical), round(fp.embedded * k_logical),
-                     round(fp.compressed * k_logical), round(fp.stored * k_logical), round(fp.zero_bytes * k_logical))
+                     round(fp.compressed * k_logical), round(fp.stored * k_logical), round(fp.zero_bytes * k_logical),
+                     fp.special_data_used_bytes * k, fp.metadata_on_special)
 
 
-def data_footprint(data: DataBlocks, layout: Layout, ashift: int, comp: Compression) -> Footprint:
+def data_footprint(data: DataBlocks, layout: Layout, ashift: int, comp: Compression,
+                   special_small_bytes: int = 0) -> Footprint:
     """The data's footprint on `layout`: exact when every file was read, else the read files'
     footprint scaled by (all files as is) / (read files as is), priced on this layout (USED)."""
     fp = footprint(data.blocks, layout, ashift, comp, files=data.files, directories=data.directories,
-                   pointers=data.pointers)
+                   pointers=data.pointers, special_small_bytes=special_small_bytes)
     if data.complete:
         return fp
     off = Compression(False)
-    sampled = footprint(data.read_as_is, layout, ashift, off).used_bytes
-    everything = footprint(data.all_as_is, layout, ashift, off).used_bytes
+    sampled = footprint(data.read_as_is, layout, ashift, off, special_small_bytes=special_small_bytes).used_bytes
+    everything = footprint(data.all_as_is, layout, ashift, off, special_small_bytes=special_small_bytes).used_bytes
     logical_read = sum(lsize * n for (lsize, _), n in data.read_as_is.items())
     logical_all = sum(lsize * n for (lsize, _), n in data.all_as_is.items())
     return _scaled(fp, everything / sampled if sampled else 1.0, logical_all / logical_read if logical_read else 1.0)

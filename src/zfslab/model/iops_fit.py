@@ -33,10 +33,10 @@ _FIELD = dict(zip(METRICS, ("read_qd1", "read_qd8", "write_qd1", "write_qd8", "s
 
 PARAMETERS = (
     Parameter("disk_read_iops_qd1", "rand_read_iops_qd1", 80, 1.5, 1, 1e7,
-              "the --disk-type preset (hdd7200: 1/(8.2 ms seek + 4.17 ms half a revolution) = 80); "
+              "the disk type's preset (hdd7200: 1/(8.2 ms seek + 4.17 ms half a revolution) = 80); "
               "one sd spans 5400 rpm disks to a few SSDs' worth"),
     Parameter("disk_read_iops_qd8", "rand_read_iops_qd8", 140, 1.5, 1, 1e7,
-              "the --disk-type preset (hdd7200: 140, command queueing shortening the seeks)"),
+              "the disk type's preset (hdd7200: 140, command queueing shortening the seeks)"),
     Parameter("host_read_iops", "rand_read_iops_qd8", 50_000, 1.5, 100, 1e8,
               "20 us of host time per read: one child I/O through the zio pipeline (7 us, libzpool, "
               "benchmarks/write_cpu_cost.py) plus the 128 KiB record's checksum and copy (~13 us at ~10 GB/s)"),
@@ -45,7 +45,7 @@ PARAMETERS = (
               "reads the record first (dmu_write: dmu_buf_will_dirty -> dbuf_read, module/zfs/dmu.c, dbuf.c); "
               "half-normal in log below that"),
     Parameter("sync_write_ms", "sync_write_iops_qd1", 12.0, 1.5, 0.005, 1000,
-              "the --disk-type preset (hdd7200: a log write and a cache flush, about 1.5 revolutions)"),
+              "the disk type's preset (hdd7200: a log write and a cache flush, about 1.5 revolutions)"),
     Parameter("sync_batch", "sync_write_iops_qd8", 1.0, 1.0, 1, 8,
               "none: each fsync its own commit (the model before issue 15); zil_commit() lets concurrent "
               "fsyncs wait on one log write block (module/zfs/zil.c), up to the 8 writers"),
@@ -54,7 +54,7 @@ NAMES = tuple(p.name for p in PARAMETERS)
 _LOW = np.log([p.low for p in PARAMETERS])
 _HIGH = np.log([p.high for p in PARAMETERS])
 _PRIOR_SD = np.array([p.prior_log_sd for p in PARAMETERS])
-# parameters whose prior is the --disk-type preset's own figure
+# parameters whose prior is the disk type's preset's own figure
 _FROM_PRESET = {"disk_read_iops_qd1": "rand_read_iops_qd1", "disk_read_iops_qd8": "rand_read_iops_qd8",
                 "sync_write_ms": "sync_write_ms"}
 

@@ -416,7 +416,7 @@ def predict(layout: Layout, disk: DiskProfile, host: HostLimits | None = None, *
 
 
 def single_disk(disk: DiskProfile, host: HostLimits | None = None, **kw) -> SpeedPrediction:
-    from zfslab.model.layouts import parse_layout
+    from zfslab.model.layout_grammar import parse_layout
     return predict(parse_layout("disk"), disk, host, **kw)
 
 

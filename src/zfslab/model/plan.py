@@ -10,7 +10,8 @@ from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candi
 from zfslab.model.cost import DiskPrices, disk_counts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, osizes, pool_capacity
 from zfslab.model.allocation import block_allocation, format_recordsize
-from zfslab.model.layouts import Layout, VdevKind, replication_mismatch, size_text
+from zfslab.model.layouts import Layout, VdevKind, size_text
+from zfslab.model.zpool_syntax import replication_mismatch
 from zfslab.model.performance import DiskProfile, predict
 from zfslab.model.performance import single_disk as single_disk_speed
 from zfslab.model.reliability import markov
@@ -243,6 +244,8 @@ def plan(
     exact-chain risk of each under ZFS semantics. Disks of several sizes get sized layouts
     (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first.
     With `prices`, each row carries what its disks cost (docs/recommend.md#7-cost)."""
+    if risk is not None:
+        risk = _sized(risk, disks)
     if layouts is None:
         layouts = (mixed_candidate_layouts(disks.sizes, hot_spares=hot_spares, draid=draid) if disks.parts
                    else candidate_layouts(disks.count, hot_spares=hot_spares, draid=draid))
@@ -259,6 +262,15 @@ def plan(
         price = None if prices is None else prices.layout_price(disk_counts(layout, disks.disk_bytes))
         rows.append(plan_row(cap, risk, speed, recordsize, unused, price))
     return rows
+
+
+def _sized(risk: RiskParams, disks: DiskSet) -> RiskParams:
+    """The risk inputs with the disks' size: the DiskSet says it, once; a RiskParams that names
+    another size would have the risk computed for disks the plan does not have."""
+    if risk.disk_bytes is not None and risk.disk_bytes != disks.disk_bytes:
+        raise ParamError("disk_bytes", str(risk.disk_bytes), f"is not the plan's disks' size ({disks.disk_bytes}); "
+                         "leave it out of the risk inputs: plan() takes it from `disks`")
+    return risk.with_(disk_bytes=disks.disk_bytes)
 
 
 def _fit(layout: Layout, disks: DiskSet) -> tuple[Layout, int]:
@@ -287,6 +299,6 @@ def _fit(layout: Layout, disks: DiskSet) -> tuple[Layout, int]:
     unused = disks.count - layout.disks
     if unused and not disks.allow_unused:
         raise LayoutError(f"layout {layout} uses {layout.disks} disks but the plan has {disks.count}"
-                          + ("" if not disks.parts else f" ({disks.label}); pass --allow-unused to leave "
+                          + ("" if not disks.parts else f" ({disks.label}); pass `allow_unused` to leave "
                                                           f"{unused} unused"))
     return layout, unused

@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from zfslab.model.layouts import VdevKind, parse_layout
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.layouts import VdevKind
 from zfslab.model.allocation import format_recordsize
 from zfslab.model.plan import PlanRow
 from zfslab.model.cost import money

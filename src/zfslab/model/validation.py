@@ -1,4 +1,4 @@
-"""Check the speed model on a published table: fit on the calibration rows, predict the rest.
+"""Check the speed model on a published table: fit on the fit rows, predict the rest.
 
 A dataset row: disks, kind (stripe|mirror|raidz1|raidz2|raidz3), vdevs, width, any of
 write_MBps / rewrite_MBps / read_MBps, and calibration (1 = may be fitted on). With
@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from zfslab.errors import LayoutError, DatasetError, clip, shown
 from zfslab.model.calibration import calibration_design
-from zfslab.model.layouts import MAX_CHILDREN, MAX_POOL_DISKS, Layout, VdevGroup, VdevKind
+from zfslab.model.layouts import Layout, MAX_CHILDREN, MAX_POOL_DISKS, VdevGroup, VdevKind
 from zfslab.model.speed_fit import METRICS, FitError, Measurement, SpeedFit, fit_speed, predict_intervals
 from zfslab.model.units import FLOAT_RE
 
@@ -33,7 +33,7 @@ class DatasetRow:
     index: int
     layout: Layout
     measured: dict[str, float]
-    calibration: bool
+    fit_row: bool  # the model is fitted on it (the CSV's calibration column); else predicted and scored
 
 
 # Measured MB/s a dataset may hold: the fit works on logarithms bounded at e^-5 and 1e7
@@ -114,18 +114,18 @@ def parse_dataset(records: Sequence[dict[str, str]], *, calibration: str = "csv"
             raise DatasetError(f"row {i}: calibration is 1 (fit on it) or 0 (predict it), got {clip(cal)}")
         rows.append(DatasetRow(i, row_layout(disks, _cell(r, "kind"), vdevs, width, i), measured, cal == "1"))
     if calibration == "auto":
-        rows = auto_calibration(rows)
-    if not any(r.calibration for r in rows):
-        raise DatasetError("no row has calibration=1: mark the rows the model may be fitted on, or pass --calibration auto")
-    if not any(r.calibration and r.measured for r in rows):
+        rows = auto_fit_rows(rows)
+    if not any(r.fit_row for r in rows):
+        raise DatasetError("no row has calibration=1: mark the rows the model may be fitted on, or pass `calibration=auto`")
+    if not any(r.fit_row and r.measured for r in rows):
         raise DatasetError("no calibration row has a measured value: nothing to fit the model on")
     return rows
 
 
 def baseline(rows: list[DatasetRow], metric: str, row: DatasetRow, ashift: int) -> float | None:
     """The rule of thumb: proportional to data disks (mirror reads: to all disks), capped at the
-    best calibration row; the proportion from the smallest calibration row."""
-    cal = [r for r in rows if r.calibration and metric in r.measured]
+    best fit row; the proportion from the smallest fit row."""
+    cal = [r for r in rows if r.fit_row and metric in r.measured]
     if not cal:
         return None
 
@@ -145,13 +145,13 @@ def baseline(rows: list[DatasetRow], metric: str, row: DatasetRow, ashift: int) 
 
 
 
-def auto_calibration(rows: list[DatasetRow]) -> list[DatasetRow]:
-    """The rows with calibration set by the design rule (at most a third of them)."""
+def auto_fit_rows(rows: list[DatasetRow]) -> list[DatasetRow]:
+    """The rows with fit_row set by the measurement design (at most a third of them)."""
     if len(rows) < MIN_AUTO_ROWS:
-        raise DatasetError(f"too few rows to fit and check: --calibration auto needs at least {MIN_AUTO_ROWS} measured "
+        raise DatasetError(f"too few rows to fit and check: `calibration=auto` needs at least {MIN_AUTO_ROWS} measured "
                          f"pools, got {len(rows)}")
     chosen = {p.index for p in calibration_design([r.layout for r in rows])}
-    return [replace(r, calibration=i in chosen) for i, r in enumerate(rows)]
+    return [replace(r, fit_row=i in chosen) for i, r in enumerate(rows)]
 
 
 def measurements(rows: Sequence[DatasetRow]) -> list[Measurement]:
@@ -189,8 +189,8 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
     if len(measured) < 2:
         return _summary(pairs)
     if len(measured) > MAX_LOO_ROWS:   # one refit per row: the cost grows with the square of the rows
-        raise DatasetError(f"leave one out (--loo) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
-                           f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop --loo, or "
+        raise DatasetError(f"leave one out (`loo`) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
+                           f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop `loo`, or "
                            "validate a sample of the rows")
     everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
     for i, row in enumerate(rows):
@@ -205,9 +205,9 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
 
 
 def validate(rows: list[DatasetRow], *, ashift: int = 12, loo: bool = False) -> dict:
-    """Fit on the calibration rows, predict every row with its interval, and score the predicted
+    """Fit on the fit rows, predict every row with its interval, and score the predicted
     rows against the measurements and against the rule of thumb fitted on the same rows."""
-    cal = [r for r in rows if r.calibration and r.measured]
+    cal = [r for r in rows if r.fit_row and r.measured]
     if not cal:
         raise DatasetError("no calibration row has a measured value: nothing to fit the model on")
     fit = _fit(cal, ashift)
@@ -218,14 +218,14 @@ def validate(rows: list[DatasetRow], *, ashift: int = 12, loo: bool = False) -> 
         predicted = predict_intervals(fit, row.layout, level=LEVEL)
         rule = {m: baseline(rows, m, row, ashift) for m in METRICS}
         for m, y in row.measured.items():
-            if not row.calibration and m in fit.fitted_metrics:
+            if not row.fit_row and m in fit.fitted_metrics:
                 p = predicted[m]
                 ours[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
                 if rule[m] is not None:
                     rule_pairs[m].append((rule[m], y, False))
-        # a metric no calibration row measured would be the priors' guess, not a prediction
+        # a metric no fit row measured would be the priors' guess, not a prediction
         fitted = {m: predicted[m] if m in fit.fitted_metrics else None for m in METRICS}
-        out_rows.append({"index": row.index, "layout": str(row.layout), "calibration": row.calibration,
+        out_rows.append({"index": row.index, "layout": str(row.layout), "calibration": row.fit_row,
                          "predicted": {m: p and p.mb_s for m, p in fitted.items()},
                          "interval": {m: p and [p.low_mb_s, p.high_mb_s] for m, p in fitted.items()},
                          "measured": dict(row.measured), "rule_of_thumb": rule})
@@ -235,7 +235,7 @@ def validate(rows: list[DatasetRow], *, ashift: int = 12, loo: bool = False) -> 
     result = {
         "rows": out_rows, "metrics": _summary(ours), "baseline": baseline_summary, "ashift": ashift,
         "interval_level": LEVEL, "fitted_metrics": list(fit.fitted_metrics),
-        "calibration_rows": [r.index for r in rows if r.calibration],
+        "calibration_rows": [r.index for r in rows if r.fit_row],
         "parameters": {p.name: p.value for p in params},
         "parameter_intervals": {p.name: {"value": p.value, "low": p.low, "high": p.high, "pinned_by": p.pinned_by,
                                          "prior_source": p.source} for p in params},

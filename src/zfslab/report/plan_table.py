@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from zfslab.model.bench_fit import FitRanges
 from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
 from zfslab.model.cost import money
@@ -31,17 +32,6 @@ class PlanColumn:
     needs: str = ""  # "risk", "speed" or "interval": shown only when the plan has those figures
 
 
-@dataclass(frozen=True, slots=True)
-class Calibrated:
-    """Speed fitted on measured layouts (plan --db): which rows were measured, and each row's
-    interval per streaming metric (write_mb_s: (low, high))."""
-
-    measured: frozenset[str]
-    intervals: dict[str, dict[str, tuple[float, float]]]
-    level: float = 0.9
-    measured_iops: frozenset[str] = frozenset()  # layouts the ars suite measured (their IOPS are fitted)
-
-
 def _years(h: float) -> str:
     return f"{h:g} y"
 
@@ -50,7 +40,7 @@ def _speed(key: str) -> Callable[[PlanRow], str]:
     return lambda r: "-" if r.speed is None else f"{r.speed[key]:,.0f}"
 
 
-def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None,
+def _marked(text: Callable[[PlanRow], str], calibrated: FitRanges | None,
             iops: bool = False) -> Callable[[PlanRow], str]:
     """With a calibration, a speed cell of a measured layout ends in "m" (the others in a space,
     so the digits stay aligned); without one, the cell as it was."""
@@ -60,7 +50,7 @@ def _marked(text: Callable[[PlanRow], str], calibrated: Calibrated | None,
     return lambda r: text(r) + ("m" if r.layout in measured else " ")
 
 
-def _interval(key: str, calibrated: Calibrated | None) -> Callable[[PlanRow], str]:
+def _interval(key: str, calibrated: FitRanges | None) -> Callable[[PlanRow], str]:
     def text(r: PlanRow) -> str:
         low_high = (calibrated.intervals.get(r.layout) or {}).get(key) if calibrated else None
         return "-" if low_high is None else f"{low_high[0]:,.0f}-{low_high[1]:,.0f}"
@@ -82,7 +72,7 @@ SPEED_COLUMNS = {  # metric: (key, header)
 }
 
 
-def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: Calibrated | None = None) -> list[PlanColumn]:
+def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: FitRanges | None = None) -> list[PlanColumn]:
     """Every column in screen order."""
     h = goal.horizon_years
     mark = (lambda r: "★" if r.layout == rec.layout else "◆" if r.layout in rec.shortlist else "") if rec else (lambda r: "")
@@ -165,7 +155,7 @@ class Fitted:
 
 
 def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *, width: int | None,
-              have: set[str], keys: Sequence[str] | None = None, calibrated: Calibrated | None = None) -> Fitted:
+              have: set[str], keys: Sequence[str] | None = None, calibrated: FitRanges | None = None) -> Fitted:
     """The table for `width` columns (None: every column). `keys` (--columns) chooses exactly;
     the intervals of a calibration show only with every column or when chosen."""
     cols = [c for c in plan_columns(goal, rec, calibrated) if (not c.needs or c.needs in have)

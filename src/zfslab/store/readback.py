@@ -9,10 +9,11 @@ import os
 import sqlite3
 import stat
 import statistics
+from dataclasses import dataclass
 
 from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.layouts import MAX_POOL_DISKS
-from zfslab.model.units import MAX_SIZE
+from zfslab.model.units import MAX_SIZE, parse_blocksize
 
 
 class DamagedDatabase(ZfslabError):
@@ -54,8 +55,6 @@ def _checked(row: dict, columns: dict, what: str, path: str) -> dict:
 
 def _checked_options(row: dict, path: str) -> dict:
     """A run's options_json: a JSON object whose ashift (9 to 16) and recordsize zfslab can use."""
-    from zfslab.model.units import parse_blocksize
-
     what = f"run {clip(row['id'])} (table runs)"
 
     def refuse(detail: str) -> DamagedDatabase:
@@ -171,3 +170,89 @@ def read_resilvers(path: str) -> list[dict]:
         raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
     finally:
         conn.close()
+
+
+# Typed reads: what the library (store/bench_fit.py, report) reads of the rows the checks above passed
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One bench run: its disks and the options it measured with (options_json decoded)."""
+
+    id: int
+    sandbox: bool
+    disk_ids: tuple[str, ...]  # serials when bench read every one, else the paths it was given
+    disk_count: int
+    disk_bytes: int | None  # None: sandbox files, or disks whose size bench could not read
+    ashift: int
+    recordsize_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class MeasurementRecord:
+    """One test of one layout in one run: the median of its repeats."""
+
+    run_id: int
+    layout: str  # as stored; the reader parses it
+    test: str
+    read_mb_s: float | None
+    write_mb_s: float | None
+    read_iops: float | None
+    write_iops: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResilverRecord:
+    """One resilver a drill timed, with the ids of its pool's disks (serials when all are known)."""
+
+    id: int
+    drill_id: int
+    layout: str
+    vdev_kind: str
+    how: str  # healing | sequential
+    fill: float
+    resilvered_bytes: int
+    seconds: float
+    sandbox: bool
+    pool_disk_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchHistory:
+    """What a results database holds of bench: its runs and their measurements, oldest first."""
+
+    runs: tuple[RunRecord, ...]
+    measurements: tuple[MeasurementRecord, ...]
+
+    def run(self, run_id: int) -> RunRecord:
+        return next(r for r in self.runs if r.id == run_id)
+
+
+def _run_record(run: dict) -> RunRecord:
+    options = json.loads(run.get("options_json") or "{}")  # _checked_options vetted it
+    return RunRecord(run["id"], bool(run["sandbox"]), run["disk_ids"], run["disk_count"], run["disk_bytes"],
+                     int(options.get("ashift", 12)), parse_blocksize(str(options.get("recordsize", "128K"))))
+
+
+def bench_history(runs: list[dict], bench: list[dict]) -> BenchHistory:
+    """read_results()'s checked rows as typed records."""
+    return BenchHistory(tuple(_run_record(r) for r in runs),
+                        tuple(MeasurementRecord(b["run_id"], b["layout"], b["test"], b["read_mb_s"], b["write_mb_s"],
+                                                b["read_iops"], b["write_iops"]) for b in bench))
+
+
+def read_bench_history(path: str) -> BenchHistory:
+    """The bench runs and measurements of `path`, checked (read_results) and typed."""
+    runs, bench, _, _ = read_results(path)
+    return bench_history(runs, bench)
+
+
+def read_resilver_records(path: str) -> list[ResilverRecord]:
+    """read_resilvers() typed: each resilver with its pool disks' ids."""
+    out = []
+    for r in read_resilvers(path):
+        pool = [d for d in r["disks"] if d["role"] == "pool"]
+        ids = tuple(d["serial"] if all(x["serial"] for x in pool) else d["device"] for d in pool)
+        out.append(ResilverRecord(r["id"], r["drill_id"], r["layout"], r["vdev_kind"], r["how"], r["fill"],
+                                  r["resilvered_bytes"], r["seconds"], bool(r["sandbox"]), ids))
+    return out

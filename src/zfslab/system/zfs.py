@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from zfslab.errors import ZfslabError
-from zfslab.model.layouts import Layout, zpool_create_argv
+from zfslab.model.layouts import Layout
+from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.disks import udev_settle
 from zfslab.system.runner import CommandFailed, Runner
 from zfslab.system.udev_lock import held_against_rescan

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.disks import inspect_disk
 
 QUICK = ["--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0"]

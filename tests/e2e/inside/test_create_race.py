@@ -26,7 +26,8 @@ from collections import Counter
 
 import pytest
 
-from zfslab.model.layouts import parse_layout, zpool_create_argv
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.bench import wipe_devices
 from zfslab.system.runner import Runner
 from zfslab.system.udev_lock import held_against_rescan, whole_disk

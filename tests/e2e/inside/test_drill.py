@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 LAYOUTS = ["mirror:2", "raidz1:3", "raidz2:4", "raidz3:5", "draid1:2d:5c:1s"]
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from zfslab.model.capacity import pool_capacity, whole_disk_capacity
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.fio import Fio, FioFailed, FioJob
 from zfslab.system.runner import Runner, ToolMissing
 from zfslab.system.zfs import DeviceInUse, NoSuchPool, ZfsCli

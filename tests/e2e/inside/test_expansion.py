@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.udev_lock import held_against_rescan, whole_disk
 from zfslab.system.zfs import ZfsCli
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.bench import wipe_devices
 from zfslab.system.disks import inspect_disk
 from zfslab.system.runner import Runner

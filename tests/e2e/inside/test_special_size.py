@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 
 POOL = "zfslab-e2e-special"
 K = 1024

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.system.bench import partitions, wipe_devices
 from zfslab.system.disks import zero_samples
 from zfslab.system.runner import CommandFailed, Completed, Runner

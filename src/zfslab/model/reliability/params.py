@@ -41,7 +41,7 @@ DISK_CLASSES = _classes()
 class RiskParams:
     """Everything the risk engines need besides the layout."""
 
-    disk_bytes: int
+    disk_bytes: int | None = None  # None: plan() takes it from its DiskSet, the one place it is given
     afr: float = 0.015
     ber_per_bit: float = 1e-14
     replace_hours: float = 48.0  # from a failure until the admin has put in a new disk
@@ -61,7 +61,7 @@ class RiskParams:
     mtbf_hours: float | None = None  # if set, lambda = 1/MTBF instead of the AFR conversion
 
     def __post_init__(self) -> None:
-        if self.disk_bytes <= 0:
+        if self.disk_bytes is not None and self.disk_bytes <= 0:
             raise ParamError("disk_bytes", str(self.disk_bytes), "must be more than 0 bytes")
         if not 0 < self.afr < 1:
             raise ParamError("afr_pct", f"{100 * self.afr:g}", "an annual failure rate is between 0 and 100 %")

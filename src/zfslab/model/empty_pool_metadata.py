@@ -1,0 +1,69 @@
+"""The metadata `zpool create` leaves on the special vdevs of an empty pool, which OpenZFS 2.3.7+
+and 2.4.1+ add back to USED+AVAIL (spa_update_dspace; docs/capacity.md#allocation-classes).
+
+Every metadata block goes to the special class (spa_preferred_class), so the new pool's own blocks
+land there: the MOS (object directory, config, feature and history objects, each top-level and leaf
+vdev's ZAP, the metaslab arrays, space maps) with three copies of each block (the MOS's os_copies is
+spa_max_replication), and the root dataset's ZPL objects (zfs_create_fs) with two. How many MOS
+blocks a pool starts with was counted on libzpool 2.1.11, 2.3.9 and 2.4.4 over the 21 special-vdev
+layouts of tests/oracle/test_classes_oracle.py: always whole MOS blocks (3 copies), 2.4 one more
+than 2.3, growing with the vdev tree that the config and the vdev ZAPs describe. The count below is
+the least-squares line through the 2.3.9 and 2.4.4 counts at ashift 12; it is within 8 copies of
+every count on 2.3.9 and 2.4.4 at ashift 9, 12 and 13 (one run and the next of the same layout
+differ by up to 2, as the frees of the last txgs are still deferred), which
+tests/oracle/test_classes_oracle.py holds it to.
+"""
+
+from __future__ import annotations
+
+from zfslab.model.layouts import Layout
+
+# MOS block copies of an empty pool at ashift 12, as a line in the vdev tree's size (see above)
+MOS_COPIES_BASE = 49.0          # 2.3: the pool's fixed objects
+MOS_COPIES_BASE_24 = 52.0       # 2.4: one MOS block more (three copies)
+MOS_COPIES_PER_TOP_VDEV = 2.0   # its vdev ZAP, metaslab array and space maps
+MOS_COPIES_PER_LEAF = 0.7       # its leaf ZAP and its entry in the packed config
+MOS_COPIES_PER_AUX_DEVICE = 3.5  # a cache device or hot spare: its own config list entry
+MOS_COPIES = 3                  # spa_max_replication: SPA_DVAS_PER_BP
+# a MOS block compresses to 1.5 KB on average (libzpool, ashift 9: 170 sectors of 512 B for 57 copies);
+# at ashift 12 and above each copy is one sector
+MOS_MEAN_PSIZE_BYTES = 1536
+# the ZPL's objects of the root dataset (not in libzpool, whose spa_create makes no ZPL): the ZAPs of
+# the master node, the SA master, registry and layouts, the unlinked set, the shares directory and the
+# root directory (footprint's DATASET_BASE_BLOCKS less the objset and meta-dnode blocks the oracle has),
+# two copies each (redundant_metadata=all)
+ZPL_ROOT_BLOCKS = 7
+ZPL_COPIES = 2
+TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block copies
+
+
+def copy_bytes(ashift: int) -> int:
+    """Bytes one copy of a MOS block allocates at this ashift."""
+    sector = 1 << ashift
+    return -(-MOS_MEAN_PSIZE_BYTES // sector) * sector
+
+
+def mos_copies(layout: Layout, *, openzfs_24: bool) -> int:
+    """Copies of MOS blocks the empty pool's special vdevs hold (0 without a special vdev)."""
+    if not any(c.alloc_class == "special" for c in layout.classes):
+        return 0
+    tops = sum(g.count for g in layout.groups) + sum(c.group.count for c in layout.classes)
+    leaves = sum(g.disks for g in layout.groups) + sum(c.group.disks for c in layout.classes)
+    aux = layout.cache_devices + layout.hot_spares
+    base = MOS_COPIES_BASE_24 if openzfs_24 else MOS_COPIES_BASE
+    return round(base + MOS_COPIES_PER_TOP_VDEV * tops + MOS_COPIES_PER_LEAF * leaves
+                 + MOS_COPIES_PER_AUX_DEVICE * aux)
+
+
+def mos_bytes(layout: Layout, ashift: int, *, openzfs_24: bool) -> int:
+    """What the MOS of the empty pool allocates on its special vdevs: what libzpool measures."""
+    return mos_copies(layout, openzfs_24=openzfs_24) * copy_bytes(ashift)
+
+
+def empty_pool_special_bytes(layout: Layout, ashift: int, *, openzfs_24: bool) -> int:
+    """Deflated bytes the special vdevs of a pool just made by `zpool create` hold: the MOS and the
+    root dataset's ZPL objects. A pool with dedup but no special vdev holds nothing there (the DDT
+    is empty), nor one without either."""
+    if not any(c.alloc_class == "special" for c in layout.classes):
+        return 0
+    return mos_bytes(layout, ashift, openzfs_24=openzfs_24) + ZPL_ROOT_BLOCKS * ZPL_COPIES * copy_bytes(ashift)
