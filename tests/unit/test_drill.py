@@ -23,7 +23,7 @@ def test_verdict_reads_at_a_glance():
 
 def test_verdict_of_a_loss_and_of_a_stripe():
     lost = [ScenarioResult("degraded", "lost", 5, {"steps": [{"failed": 1, "verified": False}]})]
-    assert "LOST data with 1 failed disks" in verdict("raidz1:3", 0.5, lost)
+    assert "LOST data with 1 failed disk" in verdict("raidz1:3", 0.5, lost)
     stripe = [ScenarioResult("degraded", "skipped", 0, {"why": "no redundancy: any failure loses the pool"})]
     assert verdict("4xdisk", 0.25, stripe) == "4xdisk at 25 % full: no redundancy: any failure loses the pool"
 

@@ -16,7 +16,7 @@ def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
     if d and d.outcome != "skipped":
         most = max((s["failed"] for s in d.detail["steps"] if s["verified"]), default=0)
         parts.append(f"survived {most} failed disk{'s' if most != 1 else ''}, data verified" if d.outcome == "survived"
-                     else f"LOST data with {d.detail['steps'][-1]['failed']} failed disks")
+                     else _lost(d.detail['steps'][-1]['failed']))
         beyond = d.detail.get("beyond_parity")
         if beyond and beyond.get("zfs_refused"):
             parts.append(f"ZFS refuses to take disk {beyond['failed']} of a vdev away (no valid replicas)")
@@ -45,3 +45,7 @@ def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _lost(failed: int) -> str:
+    return f"LOST data with {failed} failed disk{'s' * (failed != 1)}"
