@@ -47,7 +47,7 @@ class DataLevel:
 DATA_LEVELS = {
     d.name: d for d in (
         DataLevel("scratch", 1.0, 1.0, 0, "can be lost: caches, downloads, build trees", "general"),
-        DataLevel("media", 1e-3, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
+        DataLevel("media", 1e-4, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
                   "bulk"),
         DataLevel("backup", 1e-3, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
                   "backup"),
