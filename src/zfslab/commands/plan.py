@@ -235,9 +235,12 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     else:
         hidden = len(rows) - len(shown_rows)
         safer = sum(1 for v in rec.over_budget if not v.why_out and v.advice[-1].endswith("much safer"))
-        lines = [f"◆ worth considering. {hidden} more layouts: {out - safer} outside the budget or against OpenZFS "
-                 f"practice, {safer} replaced by one as good and much safer, {hidden - out} beaten on space, speed and risk "
-                 "by one shown (--all shows them)."]
+        parts = [(out - safer, "outside the budget or against OpenZFS practice"),
+                 (safer, "replaced by one as good and much safer"),
+                 (hidden - out, "beaten on space, speed and risk by one shown")]
+        why = ", ".join(f"{n} {text}" for n, text in parts if n)  # a reason no layout has is not listed
+        lines = [f"◆ worth considering. {hidden} more layout{'s' * (hidden != 1)}"
+                 + (f": {why}" if why else "") + " (--all shows them)."]
     draids: dict[str, list[str]] = {}  # dRAID's fixed stripe width: what small blocks cost, wherever it is shown
     for r in shown_rows:
         if r.small_blocks and r.layout != rec.layout:  # the pick's reason says it
