@@ -118,6 +118,33 @@ PROBE = """<script>
     return Array.prototype.filter.call(document.querySelectorAll('#summary tbody tr'),
                                        function (r) { return r.offsetParent !== null; }).length;
   }
+  function fonts() {  // the smallest text of the charts as drawn: its font size times the SVG's scale
+    var least = 1e9, where = '';
+    document.querySelectorAll('.chart svg').forEach(function (svg) {
+      var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      svg.querySelectorAll('text').forEach(function (t) {
+        var px = parseFloat(getComputedStyle(t).fontSize) * scale;
+        if (t.textContent.trim() && px < least) { least = px; where = t.textContent; }
+      });
+    });
+    return {px: least, text: where};
+  }
+  function gaps() {  // the narrowest space between the texts of two cells side by side in the layouts' table
+    var least = 1e9, where = '';
+    document.querySelectorAll('#summary tr').forEach(function (tr) {
+      if (tr.offsetParent === null) return;
+      var prev = null, prevText = '';
+      Array.prototype.forEach.call(tr.cells, function (c) {
+        if (c.offsetParent === null || !c.textContent.trim()) return;
+        var range = document.createRange();
+        range.selectNodeContents(c);
+        var r = range.getBoundingClientRect();
+        if (prev && r.left - prev.right < least) { least = r.left - prev.right; where = prevText + ' | ' + c.textContent; }
+        prev = r; prevText = c.textContent;
+      });
+    });
+    return {px: least, between: where};
+  }
   var boxes = document.querySelectorAll('input[data-shows]');
   var out = {first: Array.prototype.slice.call(document.body.children, 0, 3).map(function (el) {
                return el.tagName.toLowerCase() + (el.id ? '#' + el.id : ''); }),
@@ -125,8 +152,11 @@ PROBE = """<script>
              recTop: document.getElementById('recommendation').getBoundingClientRect().top,
              recBottom: document.getElementById('recommendation').getBoundingClientRect().bottom,
              shortlist: cuts(), rows: visible()};
+  out.fonts = fonts();
+  out.gap = gaps();
   boxes.forEach(function (b) { b.click(); });
   out.everything = cuts();
+  out.gapAll = gaps();
   out.rowsAll = visible();
   out.height = document.documentElement.scrollHeight;
   if (location.hash !== '#all') boxes.forEach(function (b) { b.click(); });
@@ -236,6 +266,9 @@ def test_the_answer_comes_first_and_nothing_is_cut(tmp_path, width, height):
         assert m["scrollWidth"] <= m["innerWidth"] and m["scrollWidth"] <= m["clientWidth"], (state, m)
         assert m["cut"] == [], (state, m)
     assert 2 <= first["rows"] <= 8 and first["rowsAll"] == 47
+    # every chart label, legend and tick at least 10 px as shown; cells apart even with every column on
+    assert first["fonts"]["px"] >= 10, first["fonts"]
+    assert first["gap"]["px"] >= 8 and first["gapAll"]["px"] >= 8, (first["gap"], first["gapAll"])
     # the recommendation's green edge is on the first screen
     pixels = matplotlib.image.imread(os.path.join(folder, f"report-{width}x{height}.png"))[..., :3]
     green = (np.abs(pixels - np.array([0x2C, 0xA0, 0x2C]) / 255).max(axis=2) < 0.05)

@@ -127,7 +127,7 @@ def test_dry_run_plan_lists_every_command():
     assert steps[0].argv[-4:] == ("raidz1", "/dev/a", "/dev/b", "/dev/c")
 
 
-MIXED = ("layout mirror:2+raidz2:6 mixes replication levels (each mirror vdev survives 1 failed disks, each raidz2 "
+MIXED = ("layout mirror:2+raidz2:6 mixes replication levels (each mirror vdev survives 1 failed disk, each raidz2 "
          "vdev 2): zpool create refuses that without -f (\"mismatched replication level\"), and zfslab never passes "
          "-f; bench its parts as separate layouts: --layouts mirror:2,raidz2:6")
 

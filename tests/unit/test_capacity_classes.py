@@ -85,7 +85,7 @@ def test_capacity_json_gives_the_class_sizes_and_the_force_reason(run_cli):
     record = json.loads(r.stdout)
     assert record["special_size_bytes"] == record["class_vdevs"][0]["size_bytes"] > 0
     assert record["special_used_counts_in_avail"] is False
-    assert record["zpool_create_needs_force"].startswith("each special mirror vdev survives 1 failed disks")
+    assert record["zpool_create_needs_force"].startswith("each special mirror vdev survives 1 failed disk, ")
     assert "losing it loses the pool" in record["class_redundancy_risk"]
 
 

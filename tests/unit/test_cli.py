@@ -294,3 +294,10 @@ def test_a_model_error_is_worded_with_the_flag_the_user_typed(run_cli):
     r = run_cli("risk", "mirror:2", "--disk-size", "4TB", "--model", "backblaze", "--replace-hours", "20000")
     assert r.exit_code == 2
     assert r.stderr == "zfslab: error: --replace-hours 20000: the backblaze model needs 1 hour to 1 year\n"
+
+
+def test_plan_footer_lists_only_the_reasons_some_layout_has(run_cli):
+    """'0 replaced by one as good and much safer' was printed for 24x4TB: a count of none is left out."""
+    r = run_cli("plan", "24x4TB")
+    footer = r.stdout.split("◆ worth considering.")[1].split("(--all shows them)")[0]
+    assert " 0 " not in footer.replace("\n", " ") and "more layouts:" in footer

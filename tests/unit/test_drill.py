@@ -38,7 +38,7 @@ def test_verdict_reads_at_a_glance():
 
 def test_verdict_of_a_loss_and_of_a_stripe():
     lost = [ScenarioResult("degraded", "lost", 5, Degraded((level(1, False),), None, None, 1))]
-    assert "LOST data with 1 failed disks" in verdict("raidz1:3", 0.5, lost)
+    assert "LOST data with 1 failed disk" in verdict("raidz1:3", 0.5, lost)
     stripe = [ScenarioResult("degraded", "skipped", 0, Skipped("no redundancy: any failure loses the pool"))]
     assert verdict("4xdisk", 0.25, stripe) == "4xdisk at 25 % full: no redundancy: any failure loses the pool"
 

@@ -248,7 +248,7 @@ def test_drill_dry_run_as_json_holds_the_same_steps(run_cli, tmp_path):
 def test_drill_refuses_what_it_cannot_plan_in_one_line(run_cli, tmp_path):
     r = run_cli("drill", "--sandbox", str(tmp_path / "s"), "--layout", "mirror:2+raidz2:6", "--dry-run")
     assert r.exit_code == 2 and r.stderr == (
-        "zfslab: error: layout mirror:2+raidz2:6 mixes replication levels (each mirror vdev survives 1 failed disks, "
+        "zfslab: error: layout mirror:2+raidz2:6 mixes replication levels (each mirror vdev survives 1 failed disk, "
         "each raidz2 vdev 2): zpool create refuses that without -f (\"mismatched replication level\"), and zfslab "
         "never passes -f; drill one of its parts, e.g. --layout mirror:2\n")
     r = run_cli("drill", "--pool", "tank", "--read-only", "--dry-run")

@@ -266,7 +266,7 @@ def test_class_grammar_errors(text, message):
 
 
 @pytest.mark.parametrize("text,reason", [
-    ("raidz2:6+special=mirror:2", "each special mirror vdev survives 1 failed disks, each raidz2 vdev 2 (the special "
+    ("raidz2:6+special=mirror:2", "each special mirror vdev survives 1 failed disk, each raidz2 vdev 2 (the special "
                                   "vdev (mirror:2) survives 1 failed disk, the data vdevs 2: losing it loses the pool"),
     ("raidz2:6+special=mirror:3+log=disk", None),  # logs are skipped (ZPOOL_CONFIG_IS_LOG)
     ("raidz1:5+special=mirror:2+dedup=mirror:2", None),

@@ -85,7 +85,7 @@ def test_unsized_layouts_are_unchanged():
     ("4xmirror:2@12TB+raidz1:4@8TB", None),  # 2.2+: a 2-way mirror and raidz1 both survive 1 failure
     ("raidz3:8@12TB+mirror:4@8TB", None),
     ("raidz2:8@12TB+raidz1:4@8TB", "both parity 2 and parity 1 vdevs are present"),
-    ("raidz2:8@12TB+2xmirror:2@8TB", "each mirror vdev survives 1 failed disks, each raidz2 vdev 2"),
+    ("raidz2:8@12TB+2xmirror:2@8TB", "each mirror vdev survives 1 failed disk, each raidz2 vdev 2"),
     ("raidz2:12@8x12TB/4x8TB", "a raidz vdev contains devices of different sizes"),
     ("2xmirror:3@12TB+mirror:3@2x12TB/1x8TB+mirror:3@8TB", "a mirror vdev contains devices of different sizes"),
     ("raidz2:6@6x4000787030016", None),

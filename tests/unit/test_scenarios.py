@@ -11,6 +11,7 @@ import pytest
 from zfslab.model.disk_types import DISK_TYPES
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import VdevKind
+from zfslab.model.cost import DiskPrices
 from zfslab.model.plan import mixed_disk_set, plan
 from zfslab.model.recommend import Goal, recommend
 from zfslab.model.reliability.params import params_for_class
@@ -18,11 +19,19 @@ from zfslab.model.units import TB
 
 
 @lru_cache(maxsize=None)
-def rows_for(parts: tuple[tuple[int, float], ...], disk_type: str):
+def rows_for(parts: tuple[tuple[int, float], ...], disk_type: str, disk_price: str | None = None):
     disks = mixed_disk_set([(n, int(tb * TB)) for n, tb in parts])
     kind = DISK_TYPES[disk_type]
     risk = params_for_class(disk_type, disks.disk_bytes, years=(5.0,))
-    return tuple(plan(disks, risk=risk, speed=kind.speed))
+    prices = DiskPrices(((None, float(disk_price)),)) if disk_price else None
+    return tuple(plan(disks, risk=risk, speed=kind.speed, prices=prices))
+
+
+def goal_of(goal: dict) -> tuple[Goal, str | None]:
+    """The case's Goal, and its --disk-price (a case's goal may carry one)."""
+    goal = dict(goal)
+    price = goal.pop("disk_price", None)
+    return Goal(**goal), price
 
 
 def kinds(layout: str) -> set[tuple[VdevKind, int]]:
@@ -120,12 +129,14 @@ SCENARIOS = [
      "raidz1 of 24 TB disks has a read error in most resilvers [oracle-raidz2]; three disks give a 3-way mirror"),
     ("4x4TB home", ((4, 4),), "hdd", {}, (survives(1), listed("raidz2:4"), named_when_riskier("raidz2:4")),
      "issue 23: raidz2:4 has the space of raidz1:3+spare:1 and survives two: it must be shown [oracle-raidz2]"),
-    ("4x8TB media space", ((4, 8),), "hdd", {"data": "media", "priority": "space"}, (is_("raidz1:4"),),
-     "replaceable data, most space: single parity [oracle-raidz2]"),
+    ("4x4TB media space", ((4, 4),), "hdd", {"data": "media", "priority": "space"}, (is_("raidz1:4"),),
+     "replaceable data on small disks, most space: single parity, its short resilver inside the budget [oracle-raidz2]"),
     ("5x12TB home", ((5, 12),), "hdd", {}, (raidz2_3_to_9,), "double parity for 12 TB disks [oracle-raidz2]"),
-    ("6x20TB media", ((6, 20),), "hdd", {"data": "media"},
-     (not_("2xraidz1:3"), listed("raidz2:6"), named_when_riskier("raidz2:6")),
-     "issue 23: raidz2:6 has 2xraidz1:3's space and streaming speed and is 1000x safer [oracle-raidz2]"),
+    ("6x20TB media", ((6, 20),), "hdd", {"data": "media"}, (is_("raidz2:6"),),
+     "issue 23: raidz2:6 has 2xraidz1:3's space and streaming speed and is 1000x safer; raidz1:6's resilver of a "
+     "20 TB disk puts the pool past media's pool-loss budget [oracle-raidz2], [leventhal-triple-parity]"),
+    ("8x16TB media", ((8, 16),), "hdd", {"data": "media"}, (is_("raidz2:8"),),
+     "16 TB disks: double parity even for replaceable media [oracle-raidz2], [leventhal-triple-parity]"),
     ("6x20TB media general", ((6, 20),), "hdd", {"data": "media", "workload": "general"},
      (listed("raidz2:6"), named_when_riskier("raidz2:6")),
      "with 4K reads counted, 2xraidz1:3 may stand, but raidz2:6 and its cost are shown [oracle-raidz2]"),
@@ -148,6 +159,9 @@ SCENARIOS = [
      "scratch: a stripe, warned [oracle-redundancy]"),
     ("12x8TB safety", ((12, 8),), "hdd", {"priority": "safety"}, (survives(3),),
      "safety first: triple parity or 4-way mirrors [oracle-raidz2]"),
+    ("12x4TB home cost", ((12, 4),), "hdd", {"priority": "cost", "disk_price": "90"}, (raidz2_3_to_9,),
+     "the least money per usable TB in budget: the widest double-parity vdevs practice allows "
+     "[wintelguy-cost], [oracle-raidz2], [zpoolconcepts-width]"),
     ("16x1TB nvme vm business", ((16, 1),), "nvme", {"workload": "vm", "data": "business"},
      (survives(2), vdevs_at_least(4), no_draid),
      "VMs want many vdevs [oracle-mirrors]; business two failures; no dRAID under small blocks [zpoolconcepts-draid]"),
@@ -181,8 +195,9 @@ SCENARIOS = [
 
 @pytest.mark.parametrize("name,parts,disk_type,goal,checks,source", SCENARIOS, ids=[s[0] for s in SCENARIOS])
 def test_scenario(name, parts, disk_type, goal, checks, source):
-    rows = list(rows_for(parts, disk_type))
-    rec = recommend(rows, Goal(**goal))
+    goal, price = goal_of(goal)
+    rows = list(rows_for(parts, disk_type, price))
+    rec = recommend(rows, goal)
     row = next(r for r in rows if r.layout == rec.layout)
     assert rec.within_budget, rec.reason
     failed = [c.__name__ for c in checks if not c(rec, row)]
@@ -195,7 +210,7 @@ def test_the_suite_covers_what_issue_23_asks():
     assert len(SCENARIOS) >= 25 and min(counts) == 2 and max(counts) == 60 and min(sizes) == 1 and max(sizes) == 24
     types = {s[2] for s in SCENARIOS}
     assert {"hdd", "ssd"} <= types
-    goals = [Goal(**s[3]) for s in SCENARIOS]
+    goals = [goal_of(s[3])[0] for s in SCENARIOS]
     from zfslab.model.recommend import DATA_LEVELS, PRIORITIES, WORKLOADS
     assert {g.data for g in goals} == set(DATA_LEVELS) and {g.workload for g in goals} == set(WORKLOADS)
     assert {g.priority for g in goals} == set(PRIORITIES)

@@ -86,9 +86,10 @@ def test_parse_number_takes_plain_decimals():
 
 
 @pytest.mark.parametrize("p,text", [
-    (0.837, "1 in 1.2"), (0.0417, "1 in 24"), (1 / 5882, "1 in 5,900"), (5.5e-8, "1 in 18M"),
-    (1 / 1.3e11, "1 in 130B"), (6.7e-13, "1 in 1.5T"), (1e-16, "1 in >1000T"), (0.0, "0"), (None, "-"),
-    (float("nan"), "-"), (1.0, "1 in 1.0"),
+    (0.837, "1 in 1.2"), (0.0417, "1 in 24"), (1 / 5882, "1 in 5,900"), (5.5e-8, "1 in 1.8×10⁷"),
+    (1 / 1.3e11, "1 in 1.3×10¹¹"), (6.7e-13, "1 in 1.5×10¹²"), (1e-16, "1 in >10¹⁵"), (0.0, "0"), (None, "-"),
+    (float("nan"), "-"), (1.0, "1 in 1.0"), (1e-6, "1 in 10⁶"), (1 / 999_999, "1 in 10⁶"), (1 / 9.96e6, "1 in 10⁷"),
+    (1 / 994_000, "1 in 990,000"),
 ])
 def test_odds_reads_as_one_in_n_with_two_figures(p, text):
     from zfslab.model.units import odds

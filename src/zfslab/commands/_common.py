@@ -203,7 +203,8 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
                         + " (default: the data's, " + "; ".join(f"{w} for {', '.join(names)}" for w, names in
                                                               defaults.items()) + ")")
     g.add_argument("--priority", choices=PRIORITIES, type=choice_arg(PRIORITIES), default="balanced",
-                   help="within the risk budget, what to maximise (default balanced: space and speed alike)")
+                   help="within the risk budget, what to maximise (default balanced: space and speed alike; cost: the "
+                        "lowest price per usable TB, with --disk-price)")
     g.add_argument("--max-risk", type=float_arg("--max-risk", 1e-15, 1), metavar="P",
                    help="most P(pool loss) to accept over --horizon, e.g. 1e-5 (overrides --data's)")
     g.add_argument("--max-damage", type=float_arg("--max-damage", 1e-15, 1), metavar="P",
@@ -213,6 +214,21 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-usable", type=size_arg, metavar="SIZE", help="at least this much usable space")
     g.add_argument("--min-failures", type=int_arg("--min-failures", 0, 255), metavar="N",
                    help="survive at least N failed disks at once (default: --data's; 0 allows a stripe)")
+    g.add_argument("--disk-price", metavar="PRICE",
+                   help="what one disk costs, a plain number in any currency (e.g. 250), or one per size for disks "
+                        "of several sizes (e.g. 12TB=250,8TB=150): adds the price per usable TB")
+
+
+def prices_from_args(args: argparse.Namespace, sizes: dict[int, int]):
+    """--disk-price for these disks ({bytes: how many}), or None; a one-line UsageError if it does not fit them."""
+    from zfslab.commands._prices import check_prices, parse_disk_prices
+    if args.disk_price is None:
+        if args.priority == "cost":
+            raise UsageError("--priority cost needs what the disks cost: add --disk-price PRICE, e.g. --disk-price 250")
+        return None
+    prices = parse_disk_prices(args.disk_price)
+    check_prices(prices, sizes, args.disk_price)
+    return prices
 
 
 def goal_from_args(args: argparse.Namespace):
@@ -278,21 +294,16 @@ def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tupl
     return base.with_(**{k: v for k, v in overrides.items() if v is not None})
 
 
-def sci(x: float | None) -> str:
-    if x is None or not math.isfinite(x):
-        return "-"
-    if x == 0:
-        return "0"
-    return f"{x:.2e}" if x < 1e-3 else f"{100 * x:.2f} %"
-
-
 def mttdl_text(hours: float | None) -> str:
     if hours is None:
         return "-"
     if not math.isfinite(hours):
         return "unbounded"
     years = hours / 8760
-    return f"{years:.3g} y" if years < 1e6 else f"{years:.1e} y"
+    from zfslab.model.units import power_of_ten
+    if years >= 1e6:
+        return f"{power_of_ten(years)} y"  # as odds() writes large counts
+    return f"{years:.3g} y" if years < 100 else f"{float(f'{years:.3g}'):,.0f} y"
 
 
 def inputs_text(p: RiskParams) -> str:

@@ -10,18 +10,18 @@ from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
                                      add_zfs_options, console, goal_from_args, read_disks, inputs_text, int_arg, load_disk_type,
-                                     risk_params, size_arg)
+                                     prices_from_args, risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
-from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
+from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
 from zfslab.model.bench_fit import BenchFit, fit_ranges, with_measured_resilvers
 from zfslab.report.bench_fit_text import fit_dict, fit_fields, iops_line, resilver_dicts, resilver_line
 from zfslab.store.bench_fit import fit_bench_run, measured_resilvers
-from zfslab.report.plan_table import column_keys, fit_table, table_width
+from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
 from zfslab.report.plan_csv import plan_csv
 from zfslab.report.tables import to_json, wrapped_lines
 
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     recordsize = parse_blocksize(args.recordsize)
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
-                speed=speed, recordsize=recordsize)
+                speed=speed, recordsize=recordsize, prices=prices_from_args(args, disks.sizes))
     calibrated = None if calibration is None else fit_ranges(calibration, [r.layout for r in rows], args.ashift, recordsize)
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
@@ -162,7 +162,8 @@ def _fit_table(rows, rec, goal: Goal, risk, speed, calibrated, keys, args):
     shown_rows = rows if args.all else [r for r in rows if r.layout in rec.shortlist]
     if not args.all:
         shown_rows.sort(key=lambda r: -r.usable_bytes)
-    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set()) | ({"interval"} if calibrated else set())
+    have = ({"risk"} if risk else set()) | ({"speed"} if speed else set()) | ({"interval"} if calibrated else set()) \
+        | ({"cost"} if args.disk_price else set())
     fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys, calibrated=calibrated)
     # --wide: as wide as the table, whatever the terminal (the user asked for every column)
     page = width if width is not None else max(table_width(fitted.table), _table_width())
@@ -234,9 +235,12 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     else:
         hidden = len(rows) - len(shown_rows)
         safer = sum(1 for v in rec.over_budget if not v.why_out and v.advice[-1].endswith("much safer"))
-        lines = [f"◆ worth considering. {hidden} more layouts: {out - safer} outside the budget or against OpenZFS "
-                 f"practice, {safer} replaced by one as good and much safer, {hidden - out} beaten on space, speed and risk "
-                 "by one shown (--all shows them)."]
+        parts = [(out - safer, "outside the budget or against OpenZFS practice"),
+                 (safer, "replaced by one as good and much safer"),
+                 (hidden - out, "beaten on space, speed and risk by one shown")]
+        why = ", ".join(f"{n} {text}" for n, text in parts if n)  # a reason no layout has is not listed
+        lines = [f"◆ worth considering. {hidden} more layout{'s' * (hidden != 1)}"
+                 + (f": {why}" if why else "") + " (--all shows them)."]
     draids: dict[str, list[str]] = {}  # dRAID's fixed stripe width: what small blocks cost, wherever it is shown
     for r in shown_rows:
         if r.small_blocks and r.layout != rec.layout:  # the pick's reason says it
@@ -247,29 +251,28 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             + (" …" if len(draids) > 3 else "") + ".")
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
-    lines.append("usable: zfs list USED+AVAIL of the empty pool. disks can fail: at once, whichever they are.")
+    lines.append("usable: zfs list USED+AVAIL of the empty pool. can fail: disks, at once, whichever they are.")
     lines.append(f"disks: {disk.name} ({disk.source}).")
+    if args.disk_price:
+        lines.append(f"price/TB: what the disks a layout uses cost (--disk-price {args.disk_price}, in its currency) "
+                     "per usable TB.")
     if risk is not None:
         lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
                      f"Inputs: {inputs_text(risk)}.")
         if resilvers:
             lines.append(resilver_line(resilvers))
     if speed is not None and calibration is not None:
-        metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
         n = len(calibration.measured)
         iops = "fitted" if calibration.iops is not None else f"from {disk.name}"
-        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
-                     f"({speed.seq_write_mb_s:,.0f}/{speed.seq_read_mb_s:,.0f} MB/s fitted, "
-                     f"{speed.rand_read_iops_qd1:,.0f} IOPS {iops}).")
+        lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "
+                     f"{one_disk_figures(rows, goal.metrics)} (MB/s fitted, IOPS {iops}).")
         lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
                      f"(run {calibration.run_id}{', SANDBOX file vdevs' if calibration.sandbox else ''}); "
                      "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
         lines.append(iops_line(calibration, disk.name))
     elif speed is not None:
-        metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
-        lines.append(f"speed ×disk: {goal.workload} workload ({metrics}) as multiples of one disk "
-                     f"({speed.seq_write_mb_s:g}/{speed.seq_read_mb_s:g} MB/s, {speed.rand_read_iops_qd1:g} IOPS), "
-                     f"predicted from the {disk.name} preset, uncalibrated (no host limit): `bench --layouts "
+        lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "
+                     f"{one_disk_figures(rows, goal.metrics)}, predicted from the {disk.name} preset, uncalibrated (no host limit): `bench --layouts "
                      "calibration`, then `plan --db`, fits it to your disks.")
     return lines
 

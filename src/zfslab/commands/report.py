@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     from zfslab.model.bench_fit import measured_vs_predicted
     from zfslab.model.capacity import rules_for
+    from zfslab.commands._common import prices_from_args
     from zfslab.model.plan import plan
     from zfslab.model.recommend import budget_text, recommend
     from zfslab.report.plan_csv import plan_csv
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
     rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version),
-                risk=risk_params(args, None, horizons), speed=profile)  # plan() sizes the risk from `disks`
+                risk=risk_params(args, None, horizons), speed=profile,
+                prices=prices_from_args(args, disks.sizes))  # plan() sizes the risk from `disks`
     rec = recommend(rows, goal)
     rates = measured_rates(bench_history(runs, bench), streaming_rate, args.db or "")
     pairs = measured_vs_predicted(rates, profile, ashift=args.ashift)

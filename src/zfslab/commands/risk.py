@@ -10,12 +10,12 @@ import time
 
 from zfslab.commands._common import (add_ashift_option, add_risk_options, afr_by_age, choice_arg, disk_size_arg,
                                      float_arg, inputs_text, int_arg, load_disk_type, mttdl_text, console, risk_params,
-                                     sci, size_arg)
+                                     size_arg)
 from zfslab.errors import UsageError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.reliability.params import RiskParams
-from zfslab.model.units import format_bytes
+from zfslab.model.units import format_bytes, odds, power_of_ten
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json
 
 
@@ -148,12 +148,12 @@ def _print_classes(layout: Layout, result, ssd: RiskParams | None, args: argpars
         print_wrapped(out, f"{result.model} counts the data vdevs only; the zfslab column adds the special and dedup vdevs")
     for v in result.vdevs or ():
         p_one = 1 - (1 - v.p_loss[i]) ** v.count if v.p_loss else 0.0
-        print_wrapped(out, f"P(loss) over {y} of {v.vdev}: {sci(p_one)}" + (
+        print_wrapped(out, f"P(loss) over {y} of {v.vdev}: {odds(p_one)}" + (
             f"  (a {v.vdev.split('=')[0]} vdev: its loss loses the pool; on {disks})" if "=" in v.vdev else ""))
     log = result.extra.get("log")
     if log:
         p = log["p_sync_write_loss"][f"{result.years[i]:g}"]
-        print_wrapped(out, f"log: P(losing the last seconds of synchronous writes) over {y}: {sci(p)}: the log vdev is lost "
+        print_wrapped(out, f"log: P(losing the last seconds of synchronous writes) over {y}: {odds(p)}: the log vdev is lost "
                   f"({log['log_vdev_lost_per_year']:.2g} a year) and the system crashes within {log['window_s']:g} s "
                   f"({log['crashes_per_year']:g} unclean shutdowns a year, --crashes-per-year); not a pool loss, "
                   f"and not in P(pool loss)")
@@ -184,21 +184,22 @@ def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
     rows = list(range(len(result.years)))
     cols = [
         Column("years", lambda i: f"{result.years[i]:g}"),
-        Column("P(pool loss)", lambda i: sci(result.p_loss[i])),
+        Column("P(pool loss)", lambda i: odds(result.p_loss[i])),
     ]
     if result.model in ("zfs", "classic"):
         cols += [
-            Column("P(damaged blocks)", lambda i: sci(result.p_damage[i])),
+            Column("P(damaged blocks)", lambda i: odds(result.p_damage[i])),
             Column("E(bytes lost): blocks", lambda i: format_bytes(result.expected_bytes_lost[i])),
             Column("E(bytes lost): pool", lambda i: format_bytes(result.expected_bytes_lost_pool[i])),
         ]
     if "ci95" in result.extra:
-        cols.insert(2, Column("95 % interval", lambda i: "{:.2e} .. {:.2e}".format(
-            *result.extra["ci95"]["p_loss"][f"{result.years[i]:g}"])))
+        cols.insert(2, Column("95 % interval", lambda i: " .. ".join(
+            odds(p) for p in result.extra["ci95"]["p_loss"][f"{result.years[i]:g}"])))
     if ours is not None:
-        cols.append(Column("zfslab (zfs model)", lambda i: sci(ours.p_loss[i])))
+        cols.append(Column("zfslab (zfs model)", lambda i: odds(ours.p_loss[i])))
     render_table(rows, cols, console=out)
-    hours = f" ({result.mttdl_hours:.4g} h)" if math.isfinite(result.mttdl_hours) else " (beyond a float's range)"
+    hours = ((f" ({result.mttdl_hours:,.0f} h)" if result.mttdl_hours < 1e6 else f" ({power_of_ten(result.mttdl_hours)} h)")
+             if math.isfinite(result.mttdl_hours) else " (beyond a float's range)")
     print_wrapped(out, f"MTTDL {mttdl_text(result.mttdl_hours)}{hours}. " + (
         "MTTDL is a mean over constant rates; judge by P(loss) over the years."))
     print_wrapped(out, f"dominant cause: {result.dominant_cause}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from zfslab.errors import LayoutError, ParamError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
+from zfslab.model.cost import DiskPrices, disk_counts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, osizes, pool_capacity
 from zfslab.model.allocation import block_allocation, format_recordsize
 from zfslab.model.layouts import Layout, VdevKind, size_text
@@ -108,6 +109,13 @@ class PlanRow:
     # dRAID: (block bytes, logical / physical bytes) at 4K, 16K and the recordsize: its fixed stripe
     # width pads every block to whole rows (docs/capacity.md#allocation); () for other layouts
     small_blocks: tuple[tuple[int, float], ...] = ()
+    disks_price: float | None = None  # --disk-price: what the disks it uses cost (any currency); None: not asked
+
+    @property
+    def price_per_usable_tb(self) -> float | None:
+        if self.disks_price is None or self.usable_bytes <= 0:
+            return None
+        return self.disks_price / self.usable_tb
 
     def p_loss_at(self, years: float) -> float | None:
         if self.p_loss is None:
@@ -150,6 +158,8 @@ class PlanRow:
             risk["speed_x_single_disk"] = self.speed_x
         if self.small_blocks:
             risk["draid_efficiency_by_block"] = {format_recordsize(b): round(e, 6) for b, e in self.small_blocks}
+        if self.disks_price is not None:
+            risk |= {"disks_price": round(self.disks_price, 2), "price_per_usable_tb": round(self.price_per_usable_tb, 2)}
         if self.mixed:
             risk |= {"unused_disks": self.unused_disks, "wasted_bytes": self.wasted_bytes,
                      "zpool_create_needs_force": self.needs_force}
@@ -164,7 +174,7 @@ class PlanRow:
 
 
 def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfile | None = None,
-             recordsize: int = 128 * 1024, unused_disks: int = 0) -> PlanRow:
+             recordsize: int = 128 * 1024, unused_disks: int = 0, disks_price: float | None = None) -> PlanRow:
     layout = cap.layout
     extra: dict = {}
     shape = layout.describe()
@@ -191,7 +201,7 @@ def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfi
         layout=str(layout), shape=shape, disks=layout.disks, hot_spares=layout.hot_spares,
         top_level_vdevs=layout.top_level_vdevs, size_bytes=cap.size_bytes, usable_bytes=cap.usable_bytes,
         raw_bytes=cap.raw_bytes, efficiency=cap.efficiency, failures_guaranteed=layout.failures_guaranteed,
-        failures_best_case=layout.failures_best_case, **extra,
+        failures_best_case=layout.failures_best_case, disks_price=disks_price, **extra,
     )
 
 
@@ -228,11 +238,12 @@ class SizedRisk:
 def plan(
     disks: DiskSet, *, ashift: int = 12, rules: Rules | str = "2.1", layouts: list[Layout] | None = None,
     hot_spares: bool = True, draid: bool = True, risk: RiskParams | None = None,
-    speed: DiskProfile | None = None, recordsize: int = 128 * 1024,
+    speed: DiskProfile | None = None, recordsize: int = 128 * 1024, prices: DiskPrices | None = None,
 ) -> list[PlanRow]:
     """One row per layout (by default every candidate for the disks); with `risk`, the
     exact-chain risk of each under ZFS semantics. Disks of several sizes get sized layouts
-    (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first."""
+    (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first.
+    With `prices`, each row carries what its disks cost (docs/recommend.md#7-cost)."""
     if risk is not None:
         risk = _sized(risk, disks)
     if layouts is None:
@@ -248,7 +259,8 @@ def plan(
         else:
             cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes,
                                 class_vdev_bytes=extra)
-        rows.append(plan_row(cap, risk, speed, recordsize, unused))
+        price = None if prices is None else prices.layout_price(disk_counts(layout, disks.disk_bytes))
+        rows.append(plan_row(cap, risk, speed, recordsize, unused, price))
     return rows
 
 

@@ -25,9 +25,10 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import VdevKind
 from zfslab.model.allocation import format_recordsize
 from zfslab.model.plan import PlanRow
+from zfslab.model.cost import money
 from zfslab.model.units import format_bytes, odds
 
-PRIORITIES = ("balanced", "space", "speed", "safety")
+PRIORITIES = ("balanced", "space", "speed", "safety", "cost")  # cost: with --disk-price (docs/recommend.md#7-cost)
 REFERENCE_YEARS = 5.0  # the horizon the data levels' budgets are written for
 
 
@@ -46,7 +47,7 @@ class DataLevel:
 DATA_LEVELS = {
     d.name: d for d in (
         DataLevel("scratch", 1.0, 1.0, 0, "can be lost: caches, downloads, build trees", "general"),
-        DataLevel("media", 1e-3, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
+        DataLevel("media", 1e-4, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
                   "bulk"),
         DataLevel("backup", 1e-3, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
                   "backup"),
@@ -334,8 +335,16 @@ def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
         return max(rows, key=lambda r: (score[id(r)], r.usable_bytes, [-x for x in _risk_key(r, goal)]))
     if goal.priority == "safety":
         return min(rows, key=lambda r: (_risk_key(r, goal), -r.usable_bytes, -score[id(r)]))
+    if goal.priority == "cost":
+        return min(rows, key=lambda r: (_price(r), -score[id(r)], _risk_key(r, goal)))
     balance = _balance(rows, goal)
     return max(rows, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
+
+
+def _price(row: PlanRow) -> float:
+    """Price per usable TB, rounded to what a buyer tells apart (3 figures); no price sorts last."""
+    p = row.price_per_usable_tb
+    return math.inf if p is None else float(f"{p:.3g}")
 
 
 def _safer_choice(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> PlanRow | None:
@@ -349,6 +358,8 @@ def _safer_choice(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> PlanRow
         return max(safer, key=lambda r: (r.usable_bytes, score[id(r)]))
     if goal.priority == "speed":
         return max(safer, key=lambda r: (score[id(r)], r.usable_bytes))
+    if goal.priority == "cost":
+        return min(safer, key=lambda r: (_price(r), -score[id(r)]))
     balance = _balance(feasible, goal)
     return max(safer, key=lambda r: (balance[id(r)], -_risk_key(r, goal)[0]))
 
@@ -448,6 +459,8 @@ def _figures(row: PlanRow, goal: Goal) -> str:
     s = speed_score(row, goal.metrics)
     if s is not None:
         text += f", {s:.1f}× one disk's speed"
+    if row.price_per_usable_tb is not None:
+        text += f", {money(row.price_per_usable_tb)} per usable TB (the disks {money(row.disks_price)})"
     return text
 
 
@@ -459,6 +472,7 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
         "space": "the most usable space",
         "speed": f"the highest predicted {goal.workload} speed ({metrics})",
         "safety": f"the least risk (below {odds(goal.floor)} a risk counts as none)",
+        "cost": "the lowest price per usable TB",
         "balanced": f"the best balance of space and {goal.workload} speed ({metrics}{weighed})",
     }[goal.priority]
     text = (f"{pick.layout} ({pick.shape}) gives {why} within the budget for {goal.data} data "
@@ -502,7 +516,8 @@ def safer_text(safer: PlanRow, pick: PlanRow, goal: Goal) -> str:
         parts += [f"{x:.2g}× {name}" for name, x in moved] or [f"same {goal.workload} speed"]
     h = goal.horizon_years
     if safer.failures_guaranteed > pick.failures_guaranteed:
-        parts.append(f"survives {safer.failures_guaranteed} failed disks instead of {pick.failures_guaranteed}")
+        parts.append(f"survives {safer.failures_guaranteed} failed disk{'s' * (safer.failures_guaranteed != 1)} instead of "
+                     f"{pick.failures_guaranteed}")
     for name, of in (("P(pool loss)", loss), ("P(damaged files)", damage)):
         a, b = of(safer, h), of(pick, h)
         # a risk of the pick below the floor counts as none: its change is not a gain (§3)

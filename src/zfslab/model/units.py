@@ -99,10 +99,25 @@ def format_bytes(num: float) -> str:
     return f"{num:.0f} B"
 
 
-def odds(p: float | None) -> str:
-    """A probability as a person reads it: '1 in 5,900', '1 in 3.2', '1 in 12M'; '0' and '-' for none.
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
-    Two significant figures: the inputs (AFR, BER) are known to one or two at best."""
+
+def power_of_ten(n: float) -> str:
+    """A count of a million or more in two figures and a power of ten: '8.5×10⁶', '10¹²'."""
+    exponent = math.floor(math.log10(n))
+    mantissa = round(n / 10 ** exponent, 1)
+    if mantissa >= 10:
+        mantissa, exponent = 1.0, exponent + 1
+    power = f"10{str(exponent).translate(SUPERSCRIPT)}"
+    return power if mantissa == 1 else f"{mantissa:g}×{power}"
+
+
+def odds(p: float | None) -> str:
+    """A probability as a person reads it: '1 in 5,900', '1 in 3.2', '1 in 1.2×10⁷'; '0' and '-' for none.
+
+    Two significant figures: the inputs (AFR, BER) are known to one or two at best. From a million
+    up the count is a power of ten, never 'M'/'B'/'T' letters, which beside zfs list's '86.6T' read
+    as bytes, and narrower than words (docs/recommend.md#6-how-figures-are-written)."""
     if p is None or not math.isfinite(p) or p < 0:
         return "-"
     if p == 0:
@@ -112,10 +127,8 @@ def odds(p: float | None) -> str:
         return f"1 in {n:.1f}"
     digits = math.floor(math.log10(n))
     n = round(n, 1 - digits)  # two significant figures
-    for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
-        if n >= limit:
-            if n >= 1000 * limit and suffix == "T":
-                return "1 in >1000T"
-            v = n / limit
-            return f"1 in {v:,.0f}{suffix}" if v >= 10 else f"1 in {v:.2g}{suffix}"
+    if n >= 1e15:
+        return "1 in >10¹⁵"
+    if n >= 1e6:
+        return f"1 in {power_of_ten(n)}"
     return f"1 in {n:,.0f}"

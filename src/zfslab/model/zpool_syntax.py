@@ -71,7 +71,7 @@ def replication_mismatch(layout: Layout) -> str | None:
         if {ka, kb} & {"mirror"} and {ka, kb} & set(parity_kinds):
             (craidz, raidz), (cmirror, mirror) = ((ca, a), (cb, b)) if ka in parity_kinds else ((cb, b), (ca, a))
             if raidz.parity != mirror.width - 1:
-                why = (f"each {cmirror}{mirror.spec} vdev survives {mirror.width - 1} failed disks, each "
+                why = (f"each {cmirror}{mirror.spec} vdev survives {mirror.width - 1} failed disk{'s' * (mirror.width != 2)}, each "
                        f"{craidz}{raidz.spec.split(':')[0]} vdev {raidz.parity}")
                 return why + _class_note(layout)
         elif ka in parity_kinds and kb in parity_kinds:

@@ -13,10 +13,15 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
-from zfslab.model.units import odds  # noqa: E402
+from zfslab.model.units import odds, power_of_ten  # noqa: E402
 
 WORKLOADS = [("write_mb_s", "seq write"), ("read_mb_s", "seq read"), ("rand_read_iops_qd1", "4K read QD1"),
-             ("rand_read_iops_qd8", "4K read 8×QD8"), ("sync_write_iops_qd8", "sync write")]
+             ("rand_read_iops_qd8", "4K read QD8"), ("sync_write_iops_qd8", "sync write")]
+# the smallest text on a chart, in points: the page shows a chart at its own size (1 pt = 4/3 CSS px)
+# or smaller, and a label under 10 px is not read (tests/browser/test_report_page.py measures it)
+SMALL_PT = 8.0
+WHY_ALIKE = {"rand_read_iops_qd1": "one read in flight waits on one disk, whatever the layout"}
+LABEL_PT = 9.0
 COLORS = {"stripe": "#9e9e9e", "mirror": "#1f77b4", "raidz1": "#ff7f0e", "raidz2": "#2ca02c", "raidz3": "#d62728",
           "draid": "#9467bd"}
 GENERAL = ("write_mb_s", "read_mb_s", "rand_read_iops_qd8")  # recommend.py's general workload
@@ -49,13 +54,19 @@ def mark(layout: str, shortlist: set[str], recommended: str | None) -> str:
 
 def relative_bars(rows: list[dict], fmt: str = "svg", *, shortlist: set[str] = frozenset(),
                   recommended: str | None = None) -> bytes:
-    """Ars Technica style: each workload as a multiple of one disk, one bar per layout; the short list in bold."""
+    """Ars Technica style: each workload as a multiple of one disk, one bar per layout; the short list in bold.
+    A workload on which every layout is alike (4K reads one at a time: one disk answers each) is left
+    out, and a line under the chart says so and why."""
     n = len(rows)
-    # 13.5 in is 1,296 CSS px: the page shows it at its own size in a 1366 px laptop window
-    fig, axes = plt.subplots(1, len(WORKLOADS), figsize=(2.7 * len(WORKLOADS), 0.32 * n + 1.6), sharey=True)
+    alike = [(key, title) for key, title in WORKLOADS if _all_equal([r["speed_x_single_disk"][key] for r in rows])]
+    panels = [w for w in WORKLOADS if w not in alike] or WORKLOADS[:1]
+    # 2.7 in a panel, 13.5 in for five: 1,296 CSS px, shown at its own size in a 1366 px laptop window
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.7 * len(panels) + 0.6, 0.32 * n + 1.6 + 0.3 * bool(alike)),
+                             sharey=True, squeeze=False)
+    axes = axes[0]
     labels = [r["layout"] for r in rows]
     picked = [i for i, x in enumerate(labels) if x in shortlist or x == recommended]
-    for ax, (key, title) in zip(axes, WORKLOADS):
+    for ax, (key, title) in zip(axes, panels):
         for i in picked:  # a band across every panel: the short list reads as one row
             ax.axhspan(i - 0.5, i + 0.5, color="#fff1c1", zorder=0, linewidth=0)
         values = [r["speed_x_single_disk"][key] for r in rows]
@@ -66,11 +77,11 @@ def relative_bars(rows: list[dict], fmt: str = "svg", *, shortlist: set[str] = f
         ax.set_xlim(0, max(values + [1.0]) * 1.22)
         ax.set_ylim(-0.6, n - 0.4)
         ax.axvline(1.0, color="black", linewidth=0.8)
-        ax.set_title(f"{title}\n(× one disk)", fontsize=9)
-        ax.tick_params(labelsize=8)
+        ax.set_title(f"{title}\n(× one disk)", fontsize=LABEL_PT)
+        ax.tick_params(labelsize=SMALL_PT)
         beside = ax.transData + ScaledTranslation(2 / 72, 0, fig.dpi_scale_trans)  # 2 pt right of the bar's end
         for i, v in enumerate(values):
-            ax.text(v, i, f"{v:.1f}", va="center", fontsize=7, transform=beside)
+            ax.text(v, i, f"{v:.1f}", va="center", fontsize=SMALL_PT, transform=beside)
     axes[0].set_yticks(range(n), [mark(x, shortlist, recommended) + x for x in labels])
     for tick, layout in zip(axes[0].get_yticklabels(), labels):
         if layout in shortlist or layout == recommended:
@@ -80,19 +91,40 @@ def relative_bars(rows: list[dict], fmt: str = "svg", *, shortlist: set[str] = f
     if shortlist:
         title += " (★ recommended, ◆ worth considering)"
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))  # the title's 0.45 in, however tall
+    bottom = 0.0
+    if alike:
+        said = "; ".join(f"{title}: every layout is {rows[0]['speed_x_single_disk'][key]:.1f}× one disk"
+                         + (f" ({WHY_ALIKE[key]})" if key in WHY_ALIKE else "") for key, title in alike)
+        fig.text(0.01, 0.01, f"Not drawn: {said}.", fontsize=LABEL_PT, ha="left", va="bottom")
+        bottom = 0.35 / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.45 / fig.get_figheight()))  # the title's 0.45 in, however tall
     return _export(fig, fmt, laid_out=True)
 
 
+def size_key(speeds: list[float]) -> list[float]:
+    """Two or three round speeds that span the markers drawn: the smallest, the largest, one between."""
+    if not speeds:
+        return []
+    lo, hi = min(speeds), max(speeds)
+
+    def nice(v: float) -> float:  # one figure, or a half step: 8, 15, 25, 0.5
+        step = 10 ** math.floor(math.log10(v)) / 2 if v > 0 else 0.5
+        return max(round(v / step) * step, 0.5)
+    keys = sorted({nice(lo), nice((lo + hi) / 2), nice(hi)})
+    return keys
+
+
+def _all_equal(values: list[float]) -> bool:
+    """Alike to the one decimal the bars are labelled with."""
+    return bool(values) and max(values) - min(values) < 0.05
+
+
 def _odds_tick(p: float, _pos=None) -> str:
-    """A decade tick as odds: '1 in 10,000', '1 in 100M' (odds() rounds to two figures; a tick is exact)."""
+    """A decade tick as odds: '1 in 10,000', '1 in 10⁸' (odds() rounds to two figures; a tick is exact)."""
     if p >= 1:
         return "certain"
     n = round(1 / p)
-    for limit, suffix in ((10**12, "T"), (10**9, "B"), (10**6, "M")):
-        if n >= limit:
-            return f"1 in {n / limit:,.0f}{suffix}"
-    return f"1 in {n:,}"
+    return f"1 in {power_of_ten(n)}" if n >= 10**6 else f"1 in {n:,}"
 
 
 def corners(rows: list[dict], shortlist: set[str], fmt: str = "svg", *, recommended: str | None = None,
@@ -104,10 +136,12 @@ def corners(rows: list[dict], shortlist: set[str], fmt: str = "svg", *, recommen
     if horizon is None:  # the computed horizon nearest the budgets' 5 years
         horizon = min(rows[0]["p_loss"], key=lambda y: abs(float(y) - 5)) if rows else "5"
     points = {}
+    speeds = []
     for r in rows:
         risk = max(r["p_loss"][horizon], 1e-18)
         speed = math.prod(r["speed_x_single_disk"][k] for k in metrics) ** (1 / len(metrics))
         points[r["layout"]] = (r["usable_tb"], risk)
+        speeds.append(speed)
         on = r["layout"] in shortlist
         if r["layout"] == recommended:
             ax.scatter(r["usable_tb"], risk, s=260 + 12 * speed, marker="*", color=COLORS[family(r["layout"])],
@@ -122,8 +156,9 @@ def corners(rows: list[dict], shortlist: set[str], fmt: str = "svg", *, recommen
     ax.yaxis.set_minor_formatter(NullFormatter())
     if loss_budget is not None and loss_budget < 1:
         ax.axhline(loss_budget, color="#a33", linestyle="--", linewidth=1, zorder=1)
-    ax.set_xlabel("usable TB (zfs list)")
-    ax.set_ylabel(f"P(pool loss) within {horizon} years")
+    ax.set_xlabel("usable TB (zfs list)", fontsize=LABEL_PT + 1)
+    ax.set_ylabel(f"P(pool loss) within {horizon} years", fontsize=LABEL_PT + 1)
+    ax.tick_params(labelsize=LABEL_PT)
     ax.set_title("Space, safety and speed (marker size)", fontsize=10)
     handles = [ax.scatter([], [], color=color, label=name) for name, color in COLORS.items()
                if any(family(x) == name for x in points)]
@@ -133,7 +168,11 @@ def corners(rows: list[dict], shortlist: set[str], fmt: str = "svg", *, recommen
     if loss_budget is not None and loss_budget < 1:
         handles.append(ax.plot([], [], color="#a33", linestyle="--", linewidth=1,
                                label=f"budget{' for ' + budget_label if budget_label else ''}: ≤ {odds(loss_budget)}")[0])
-    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    for v in size_key(speeds):  # what a marker's size says, as scattered above: 25 + 12 per × one disk
+        handles.append(ax.scatter([], [], s=25 + 12 * v, color="#bbbbbb", edgecolors="none",
+                                  label=f"speed {v:g}× one disk"))
+    ax.legend(handles=handles, fontsize=LABEL_PT, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0,
+              labelspacing=0.9)
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
     named = [x for x in points if x in shortlist or x == recommended]
@@ -168,7 +207,7 @@ def _label(ax, fig, points: dict[str, tuple[float, float]], texts: dict[str, str
             if note is not None:
                 note.remove()
             note = ax.annotate(texts[layout], points[layout], xytext=(dx, dy), textcoords="offset points",
-                               fontsize=7.5, ha=ha, fontweight="bold" if texts[layout].startswith("★") else "normal",
+                               fontsize=LABEL_PT, ha=ha, fontweight="bold" if texts[layout].startswith("★") else "normal",
                                zorder=5)
             box = note.get_window_extent(renderer)
             if clear(box):
@@ -183,7 +222,7 @@ def measured_vs_predicted(pairs: list[tuple[str, str, float, float]], fmt: str =
     ys = [m for _, _, p, m in pairs]
     ax.scatter(xs, ys, color="#1f77b4")
     for layout, metric, p, m in pairs:
-        ax.annotate(f"{layout} {metric}", (p, m), fontsize=6, xytext=(3, 2), textcoords="offset points")
+        ax.annotate(f"{layout} {metric}", (p, m), fontsize=SMALL_PT, xytext=(3, 2), textcoords="offset points")
     top = max(xs + ys + [1.0]) * 1.1
     ax.plot([0, top], [0, top], color="gray", linewidth=0.8)
     ax.set_xlabel("predicted MB/s")

@@ -12,6 +12,7 @@ import html
 import math
 
 from zfslab.model.recommend import METRIC_NAMES
+from zfslab.model.cost import money
 from zfslab.model.units import odds
 from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
 from zfslab.report.tables import dumps
@@ -31,7 +32,8 @@ th,td{padding:.25em .55em;border-bottom:1px solid #eee;text-align:right;vertical
 th{cursor:pointer;background:#f4f4f4;position:sticky;top:0;vertical-align:bottom}
 td{white-space:nowrap}td.l,th.l{text-align:left}td.w{white-space:normal;min-width:9em}
 td small{display:block;color:#555;font-weight:normal;font-size:.85em;line-height:1.25}
-table.plan.more{font-size:.78em}table.plan.more th,table.plan.more td{padding:.2em .35em}
+table.plan.more{font-size:.76em}table.plan.more th,table.plan.more td{padding:.2em .35em}
+table.plan td+td,table.plan th+th{border-left:1px solid #e4e4e4}
 tr.short td{background:#eef7ee}tr.recommended td{background:#cfeccf;font-weight:600}
 table.plan:not(.all) tr.other,table.plan:not(.more) .more,table.plan:not(.all) .note{display:none}
 .chart svg{max-width:100%;height:auto}
@@ -115,6 +117,8 @@ def _recommendation(rec: dict, rows: dict[str, dict]) -> str:
                (f"P(damaged files) in {_years(h)}", odds(_at(r.get("p_damage", {}), h)))]
     if score is not None:
         figures.append((f"speed ({rec['workload']})", f"{score:.1f}× one disk"))
+    if r.get("price_per_usable_tb") is not None:
+        figures.append(("price per usable TB", f"{money(r['price_per_usable_tb'])} (the disks {money(r['disks_price'])})"))
     cells = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in figures)
     return (f'<section id="recommendation" class="rec{"" if rec["within_budget"] else " miss"}">'
             f'<p class="pick">{lead} <b id="recommended-layout">{e(rec["layout"])}</b>'
@@ -166,6 +170,9 @@ def _plan_table(plan_rows: list[dict], rec: dict | None, bench: list[dict]) -> t
         ("speed", "speed\n×disk", "", lambda r: ("-", 0) if speed_score(r, metrics) is None else
          (f"{speed_score(r, metrics):.1f}", speed_score(r, metrics))),
     ]
+    if any(r.get("price_per_usable_tb") is not None for r in plan_rows):  # --disk-price
+        cols.append(("cost", "price\n/TB", "", lambda r: ("-", 0) if r.get("price_per_usable_tb") is None else
+                     (money(r["price_per_usable_tb"]), r["price_per_usable_tb"])))
     for m in speed:
         key, header = SPEED_COLUMNS[m]
         cols.append((key, header, "" if m in metrics else "more",
@@ -196,10 +203,16 @@ def _plan_table(plan_rows: list[dict], rec: dict | None, bench: list[dict]) -> t
         controls.insert(0, f'<label><input type="checkbox" id="show-all" data-shows="all"> show all {len(ordered)} '
                            f'layouts ({len(others)} more: {", ".join(why)})</label>')
     names = ", ".join(METRIC_NAMES.get(m, m) for m in metrics)
+    one = next((r for r in plan_rows if r.get("speed") and all((r.get("speed_x_single_disk") or {}).get(m)
+                                                                 for m in metrics)), None)
+    if one is not None:  # the one disk the multiples divide by, as plan's footer names it
+        names = ", ".join(f"{one['speed'][m] / one['speed_x_single_disk'][m]:,.0f} "
+                          f"{'IOPS' if '_iops_' in m else 'MB/s'} {METRIC_NAMES.get(m, m)}" for m in metrics) + \
+            (" at 8 in flight" if any("_iops_" in m for m in metrics) else "")
     legend = (f"★ recommended, ◆ worth considering (the short list). usable: zfs list USED+AVAIL of the empty pool. "
               f"disks can fail: at once, whichever they are. P(loss): pool lost; P(damage): some files damaged "
               f"(read errors during resilvers); within {_years(h)}. speed ×disk: {rec['workload'] if rec else 'general'} "
-              f"workload ({names}) as multiples of one disk; MB/s and IOPS columns predicted"
+              f"workload as multiples of one disk's {names}; MB/s and IOPS columns predicted"
               + ("; measured columns from bench results" if measured else "") + ". Click a heading to sort.")
     return table, f'<div class="controls">{"".join(controls)}</div>', f'<p class="meta">{e(legend)}</p>'
 

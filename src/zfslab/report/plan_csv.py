@@ -14,6 +14,7 @@ FIRST = ("layout", "shape", "disks", "hot_spares", "top_level_vdevs", "size_byte
          "usable_tib", "zfs_list_size", "raw_bytes", "efficiency", "failures_guaranteed", "failures_best_case",
          "mttdl_hours")
 MIXED = ("unused_disks", "wasted_bytes", "zpool_create_needs_force")  # disks of several sizes
+COST = ("disks_price", "price_per_usable_tb")  # --disk-price (empty without it)
 LAST = ("recommended", "shortlisted", "left_out_because")
 
 
@@ -39,7 +40,7 @@ def columns(rows: Sequence[PlanRow], extra: Sequence[str] = ()) -> list[str]:
     years = next((r.years for r in rows if r.p_loss is not None), ())
     speed = next((list(r.speed) for r in rows if r.speed), [])
     return [*FIRST, *(f"p_loss_{y:g}y" for y in years), *(f"p_damage_{y:g}y" for y in years), *speed,
-            *(f"{k}_x" for k in speed), *MIXED, *extra, *LAST]
+            *(f"{k}_x" for k in speed), *MIXED, *COST, *extra, *LAST]
 
 
 def plan_csv(rows: Sequence[PlanRow], rec: Recommendation, why_out: Mapping[str, Sequence[str]],

@@ -1,8 +1,9 @@
 """`plan`'s table in a terminal: the columns that fit its width, never a number cut.
 
-Columns have a fixed order on screen and a priority: the essential ones (layout, usable TB and
-TiB, failures survived, both risks, speed) always show; the others join in priority order while
-the table still fits, and the footer names the ones left out. A cell is never wrapped or cut.
+Columns have a fixed order on screen and a priority: the essential ones (layout, usable TB,
+failures survived, both risks, speed) always show; the others join in priority order (the price
+when given, the workload's own figures, then usable TiB, ...) while the table still fits, and the
+footer names the ones left out. A cell is never wrapped or cut.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from rich.text import Text
 from zfslab.model.bench_fit import FitRanges
 from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
-from zfslab.model.units import odds
+from zfslab.model.cost import money
+from zfslab.model.units import odds, power_of_ten
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,14 +80,19 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: FitRanges |
         PlanColumn("mark", "", mark, essential=True),
         PlanColumn("layout", "layout", lambda r: r.layout, essential=True, left=True),
         PlanColumn("tb", "usable\nTB", lambda r: f"{r.usable_tb:,.2f}", essential=True),
-        PlanColumn("tib", "usable\nTiB", lambda r: f"{r.usable_tib:,.2f}", essential=True),
+        # TiB repeats TB in other units: the workload's own figures go before it when the width is short
+        PlanColumn("tib", "usable\nTiB", lambda r: f"{r.usable_tib:,.2f}"),
         PlanColumn("zfs_list", "zfs\nlist", lambda r: r.zfs_list_size),
         PlanColumn("raw_pct", "of\nraw", lambda r: f"{100 * r.efficiency:.0f} %"),
-        PlanColumn("fails", "disks\ncan fail", lambda r: str(r.failures_guaranteed), essential=True),
+        # "can fail", not "disks can fail": 4 columns that let the workload's first figure in at 80
+        PlanColumn("fails", "can\nfail", lambda r: str(r.failures_guaranteed), essential=True),
         PlanColumn("best_case", "best\ncase", lambda r: str(r.failures_best_case)),
         PlanColumn("loss", f"P(loss)\n{_years(h)}", lambda r: odds(loss(r, h)), essential=True, needs="risk"),
         PlanColumn("damage", f"P(damage)\n{_years(h)}", lambda r: odds(damage(r, h)), essential=True, needs="risk"),
         PlanColumn("mttdl", "MTTDL\nyears", lambda r: _mttdl(r.mttdl_hours), needs="risk"),
+        PlanColumn("cost", "price\n/TB",
+                   lambda r: "-" if r.price_per_usable_tb is None else money(r.price_per_usable_tb), needs="cost",
+                   essential=goal.priority == "cost"),
         PlanColumn("speed", "speed\n×disk",
                    _marked(lambda r: f"{speed_score(r, goal.metrics):.1f}", calibrated), essential=True, needs="speed"),
     ]
@@ -115,7 +122,12 @@ def _mttdl(hours: float | None) -> str:
     years = hours / 8760
     if years == float("inf"):
         return "∞"
-    return f"{years:,.0f}" if years < 1e5 else f"{years:.1e}".replace("e+0", "e").replace("e+", "e")
+    return f"{years:,.0f}" if years < 1e5 else power_of_ten(years)  # as odds() writes large counts
+
+
+def _named(header: str) -> str:
+    """A two-line header on one line, as the footer names it: 'write MB/s', 'price/TB'."""
+    return header.replace("\n/", "/").replace("\n", " ")
 
 
 def column_keys(goal: Goal) -> list[str]:
@@ -156,16 +168,16 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         return Fitted(_table(rows, cols, highlight), tuple(c.key for c in cols), ())
     essential = [c.key for c in cols if c.essential]
     # narrower than the essentials (under 80 columns): the least needed of them go first
-    for key in ("tib", "speed", "damage", "fails", "tb", "loss"):
+    for key in ("tib", "speed", "cost", "damage", "fails", "tb", "loss"):
         if table_width(_table(rows, [c for c in cols if c.key in essential], highlight)) <= width:
             break
         if key in essential:
             essential.remove(key)
     chosen = set(essential)
-    order = [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "raw_pct", "mttdl", "best_case"] + \
+    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["tib", "why_not", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     by_key = {c.key: c for c in cols}
-    left_out = [by_key[k].header.replace("\n", " ") for k in ("tib", "speed", "damage", "fails", "tb", "loss")
+    left_out = [_named(by_key[k].header) for k in ("tib", "speed", "cost", "damage", "fails", "tb", "loss")
                 if k in by_key and by_key[k].essential and k not in chosen]
     for key in order:  # then the others, most useful first, while the table fits
         if key not in by_key:
@@ -174,6 +186,28 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if table_width(_table(rows, trial, highlight)) <= width:
             chosen.add(key)
         else:
-            left_out.append(by_key[key].header.replace("\n", " "))
+            left_out.append(_named(by_key[key].header))
     shown = [c for c in cols if c.key in chosen]
     return Fitted(_table(rows, shown, highlight), tuple(c.key for c in shown), tuple(left_out))
+
+
+ONE_DISK_WORDS = {
+    "write_mb_s": ("streaming write", "MB/s"), "read_mb_s": ("streaming read", "MB/s"), "rewrite_mb_s": ("rewrite", "MB/s"),
+    "rand_read_iops_qd8": ("4K random read", "IOPS"), "rand_write_iops_qd8": ("4K random write", "IOPS"),
+    "sync_write_iops_qd8": ("sync write", "IOPS"),
+}
+
+
+def one_disk_figures(rows: Sequence[PlanRow], metrics: Sequence[str]) -> str:
+    """The one disk the ×disk multiples divide by, figure by figure, as the table's columns count them
+    (IOPS at 8 in flight, as the 4K IOPS columns): '220 MB/s streaming write, 1,200 IOPS 4K random read
+    (8 in flight)'. Read back from a row (speed / speed_x), so footer and table cannot disagree."""
+    row = next((r for r in rows if r.speed and r.speed_x and all(r.speed_x.get(m) for m in metrics)), None)
+    if row is None:
+        return ""
+    parts = []
+    for m in metrics:
+        name, unit = ONE_DISK_WORDS.get(m, (m, ""))
+        parts.append(f"{row.speed[m] / row.speed_x[m]:,.0f} {unit} {name}")
+    iops = any(ONE_DISK_WORDS.get(m, ("", ""))[1] == "IOPS" for m in metrics)
+    return ", ".join(parts) + (" (8 in flight)" if iops else "")

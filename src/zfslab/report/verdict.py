@@ -14,7 +14,7 @@ def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
         levels = d.detail.steps
         most = max((s.failed for s in levels if s.verified), default=0)
         parts.append(f"survived {most} failed disk{'s' if most != 1 else ''}, data verified" if d.outcome == "survived"
-                     else f"LOST data with {levels[-1].failed} failed disks")
+                     else _lost(levels[-1].failed))
         beyond = d.detail.beyond_parity
         if beyond and beyond.zfs_refused:
             parts.append(f"ZFS refuses to take disk {beyond.failed} of a vdev away (no valid replicas)")
@@ -43,3 +43,7 @@ def verdict(layout: str, fill: float, results: list[ScenarioResult]) -> str:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _lost(failed: int) -> str:
+    return f"LOST data with {failed} failed disk{'s' * (failed != 1)}"
