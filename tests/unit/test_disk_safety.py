@@ -13,7 +13,7 @@ import time
 import pytest
 
 from zfslab.store.schema import NoDatabase, NotOurDatabase, connect, open_readonly
-from zfslab.system.disks import (SAMPLE_REGION_BYTES, SAMPLE_REGIONS_MAX, DiskInfo, Finding, inspect_file,
+from zfslab.system.disks import (SAMPLE_REGION_BYTES, SAMPLE_REGIONS_MAX, SAMPLE_SPACING_BYTES, DiskInfo, Finding, inspect_file,
                                  is_leftover_of, read_samples, sample_note, sample_offsets, sample_plan, zero_samples)
 from zfslab.system.processes import PoolInUse, end_engines_on, users_of
 
@@ -26,22 +26,30 @@ def sparse(path, size):
     return str(path)
 
 
+def unread_stretches(size, offsets):
+    ends = [o + SAMPLE_REGION_BYTES for o in offsets]
+    return [b - a for a, b in zip(ends, offsets[1:])] + [offsets[0], size - ends[-1]]
+
+
 def test_the_sample_spans_the_whole_disk():
-    for size in (256 << 20 + 4096, 2 * GIB, 4 * 10**12, 4 * 10**12 + 512, 20 * 10**12):
+    for size in ((256 << 20) + 4096, 2 * GIB, 16 * GIB, 4 * 10**12, 4 * 10**12 + 512, 20 * 10**12):
         offsets = sample_offsets(size)
-        assert len(offsets) == SAMPLE_REGIONS_MAX and offsets[0] == 0
+        assert len(offsets) == min(SAMPLE_REGIONS_MAX, (size - 4096) // SAMPLE_SPACING_BYTES + 2) and offsets[0] == 0
         assert offsets[-1] + SAMPLE_REGION_BYTES <= size and size - (offsets[-1] + SAMPLE_REGION_BYTES) < 4096
         assert all(b - a >= SAMPLE_REGION_BYTES for a, b in zip(offsets, offsets[1:]))  # no region read twice
         assert all(o % 4096 == 0 for o in offsets)
         gaps = [b - a for a, b in zip(offsets, offsets[1:])]
         assert max(gaps) - min(gaps) <= 4096  # evenly spread
+        if size < 16 * GIB:  # no unread stretch holds a whole MiB: an island of 1 MiB anywhere is read
+            assert max(unread_stretches(size, offsets)) < SAMPLE_SPACING_BYTES
         assert sample_offsets(size) == offsets  # the same regions every time: the wipe and the check agree
         passes = sample_plan(size).passes()
         assert sorted(o for p in passes for o in p) == offsets and all(p == sorted(p) for p in passes)
-        assert passes[0] == [0, offsets[-1]] and len(passes[-1]) == SAMPLE_REGIONS_MAX // 2 - 1
-    # a small disk is read whole, region by region
-    assert sample_offsets(3 << 20) == list(range(0, 3 << 20, SAMPLE_REGION_BYTES))
+        assert passes[0] == [0, offsets[-1]] and len(passes[1]) == 1
+    assert len(sample_offsets(20 * 10**12)) == SAMPLE_REGIONS_MAX
+    assert sample_offsets(3 << 20) == [0, 1044480, 2093056, (3 << 20) - 4096]  # 3 MiB: 4 pages, < 1 MiB apart
     assert sample_offsets(4096) == [0] and sample_offsets(0) == [] and sample_offsets(4095) == []
+    assert sample_offsets(12288) == [0, 8192]
 
 
 def write_at(path, offset, data):
@@ -65,12 +73,15 @@ def test_one_mib_between_the_old_samples_reads_as_data(tmp_path):
 def test_a_wiped_header_with_data_behind_it_reads_as_holding_data(tmp_path):
     path = sparse(tmp_path / "d", 2 * GIB)
     empty = read_samples(path, exclusive=False)
-    assert (empty.sampled, empty.planned, empty.dirty, empty.first_dirty) == (SAMPLE_REGIONS_MAX, SAMPLE_REGIONS_MAX, 0, None)
+    assert (empty.sampled, empty.planned, empty.dirty, empty.first_dirty) == (2049, 2049, 0, None)
     write_at(path, 16 << 20, os.urandom(1 << 20) * 256)  # the header is zero, data from 16 MiB on (issue 19)
     sample = read_samples(path, exclusive=False)
-    assert sample.dirty >= 400 and 16 << 20 <= sample.first_dirty < 17 << 20
+    # the read stops at the first region that is not zero: one is proof enough, and it is the
+    # first the coarse-to-fine order reaches (near 256 MiB, the sixth read), not the lowest
+    assert sample.dirty == 1 and sample.complete and 16 << 20 <= sample.first_dirty < 272 << 20
+    assert sample.sampled == 6
     info = inspect_file(path)
-    assert not info.safe and "holds data of unknown kind" in info.reasons[0] and "64 KiB regions" in info.reasons[0]
+    assert not info.safe and "holds data of unknown kind: the sampled 4 KiB at byte" in info.reasons[0]
     zero_samples(path)
     assert read_samples(path, exclusive=False).dirty == 0 and inspect_file(path).safe
 
@@ -89,12 +100,15 @@ class Ticks:
 def test_a_read_cut_by_the_budget_is_spread_and_says_so(tmp_path):
     path = sparse(tmp_path / "d", 2 * GIB)
     offsets = sample_offsets(2 * GIB)
-    write_at(path, offsets[-1], b"x")  # the last region: read in the first pass
-    sample = read_samples(path, exclusive=False, budget_s=2.5, clock=Ticks())
     # the clock is read before each region after the first: 1 s a read, so 3 regions fit in 2.5 s,
     # the first and last (the first sweep) and the middle one (the second)
-    assert not sample.complete and sample.sampled == 3 and sample.dirty == 1
-    assert "read 3 of the 4,096 sampled regions" in sample_note(sample)
+    sample = read_samples(path, exclusive=False, budget_s=2.5, clock=Ticks())
+    assert not sample.complete and sample.sampled == 3 and sample.dirty == 0
+    assert "read 3 of the 2,049 sampled regions" in sample_note(sample)
+    write_at(path, offsets[len(offsets) // 2], b"x")  # the middle region: read third
+    sample = read_samples(path, exclusive=False, budget_s=2.5, clock=Ticks())
+    assert sample.sampled == 3 and sample.dirty == 1 and sample.first_dirty == offsets[len(offsets) // 2]
+    assert sample.complete and sample_note(sample) == ""  # data found: the read did what it had to
     assert sample_note(read_samples(path, exclusive=False)) == ""
 
 

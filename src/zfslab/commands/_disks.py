@@ -37,8 +37,9 @@ def inspect(devices: list[str], runner, sandbox: bool, db: str | None = None):
     for i in infos:
         for note in i.notes:
             said.setdefault(note, []).append(i.given)
-    for note, given in said.items():
-        print(one_line(f"zfslab: {', '.join(given)}: {note}"), file=sys.stderr)
+    for note, given in said.items():  # a note true of every disk names none (no disk is singled out)
+        who = "every disk" if len(given) == len(infos) > 1 else ", ".join(given)
+        print(one_line(f"zfslab: {who}: {note}"), file=sys.stderr)
     return infos
 
 

@@ -135,7 +135,7 @@ def wipe_line(device: str, *, sandbox: bool = False) -> str:
     if sandbox:
         return f"# wipe {device}: truncate the file to nothing and back to its size (sparse and empty again)"
     return (f"# wipe {device}: zpool labelclear -f and wipefs --all on each partition and the "
-            f"disk, zero the sampled regions (up to 4,096 of 64 KiB), and make the kernel forget partitions it still "
+            f"disk, zero the sampled 4 KiB pages (one a MiB, up to 16,384), and make the kernel forget partitions it still "
             f"lists (docs/safety.md)")
 
 
@@ -378,19 +378,24 @@ def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, l
 def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -> None:
     """Clear the labels and partition table a destroyed pool leaves, and zero the regions the
     emptiness check samples (system/disks.py), so the disks read as empty again."""
-    for d in devices:
-        if sandbox:
+    if sandbox:
+        for d in devices:
             with open(d, "r+b") as f:
                 size = f.seek(0, os.SEEK_END)
                 f.truncate(0)
                 f.truncate(size)
-            continue
-        real = os.path.realpath(d)
+        return
+    reals = [os.path.realpath(d) for d in devices]
+    for real in reals:
         for part in partitions(runner, real):
             runner.run(["zpool", "labelclear", "-f", part], check=False)
             runner.run(["wipefs", "--all", "--quiet", part])
         runner.run(["wipefs", "--all", "--quiet", real])
-        zero_samples(real)
+    # every disk's pages at once: each fsync waits on its own disk, so the time is the slowest one's
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(reals)))) as pool:
+        list(pool.map(zero_samples, reals))
+    for real in reals:
         if partitions(runner, real):
             forget_partitions(runner, real)
 

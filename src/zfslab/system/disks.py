@@ -3,8 +3,8 @@
 A device is refused if it (or anything on it) holds a partition table, a filesystem / RAID /
 LVM / swap / ZFS signature, is mounted, is swap, is held by md/LVM/dm, cannot be opened
 exclusively (the kernel says someone has it), or simply does not read as empty: a header can
-be wiped while the data behind it stays, so up to 4,096 regions of 64 KiB spread over the whole
-disk are read, and any non-zero byte means "holds data of unknown kind". A disk whose SMART
+be wiped while the data behind it stays, so pages of 4 KiB spread over the whole disk (one a MiB,
+up to 16,384) are read, and any non-zero byte means "holds data of unknown kind". A disk whose SMART
 history says it was used (system/smart.py) is refused too, even when every region reads zero.
 A /dev/disk/by-id name is resolved to its device first, so an alias of a busy disk is refused
 too. Every check reads only: lsblk, blkid -p, wipefs -n and smartctl -a never write.
@@ -30,12 +30,14 @@ from zfslab.errors import ZfslabError, one_line
 from zfslab.system.runner import Runner
 
 # The emptiness sample (docs/safety.md#how-much-the-sample-sees): many small regions rather than
-# a few large ones, as many as an HDD reads in a few seconds. On an HDD each region costs a
-# rotation's latency (about 5 ms) whatever its size up to about 1 MiB, so the count, not the
-# bytes, sets the time; on an SSD 4,096 reads of 64 KiB take a fraction of a second.
-SAMPLE_REGION_BYTES = 64 << 10
-SAMPLE_REGIONS_MAX = 4096  # 256 MiB read at most; a disk of 256 MiB or less is read whole
-SAMPLE_BUDGET_S = 20.0  # a read cut at the budget says so; the wipe always zeroes every region
+# a few large ones. On an HDD each region costs a seek and half a rotation (about 6 ms) whatever
+# its size up to about 1 MiB, so the count, not the bytes, sets the time; an SSD reads 4 KiB in
+# about 0.1 ms, 16,384 regions in under 2 s. Under qemu's software emulation the bytes cost too:
+# 2,049 pages of a 2 GiB test disk, not 256 MiB.
+SAMPLE_REGION_BYTES = 4 << 10  # one page: the smallest read O_DIRECT allows on any disk
+SAMPLE_SPACING_BYTES = 1 << 20  # up to 16 GiB, no unread MiB: an island of 1 MiB anywhere is read
+SAMPLE_REGIONS_MAX = 16384  # 64 MiB read (and zeroed by the wipe) at most, 1 GB apart on a 16 TB disk
+SAMPLE_BUDGET_S = 4.0  # what an HDD reads in a few seconds (~600 regions); a cut read says so
 _ALIGN = 4096  # O_DIRECT wants offsets and lengths aligned to the logical block size (<= 4 KiB)
 
 
@@ -132,18 +134,19 @@ def _holders(name: str) -> list[str]:
 
 
 def sample_plan(size_bytes: int) -> SamplePlan:
-    """Where the emptiness check reads on a disk of this size: SAMPLE_REGIONS_MAX regions of
-    SAMPLE_REGION_BYTES evenly spread from the first byte to the last (the whole disk, region
-    by region, when it holds fewer). A function of the size alone, so zfslab's wipe zeroes
-    exactly what every later inspection reads."""
+    """Where the emptiness check reads on a disk of this size: regions of SAMPLE_REGION_BYTES
+    evenly spread from the first byte to the last, less than SAMPLE_SPACING_BYTES apart (so
+    that no unread stretch holds a whole MiB) up to SAMPLE_REGIONS_MAX regions, then farther
+    apart. A function of the size alone, so zfslab's wipe zeroes exactly what every later
+    inspection reads."""
     span = size_bytes // _ALIGN * _ALIGN
     if span <= 0:
         return SamplePlan(())
-    if span <= SAMPLE_REGIONS_MAX * SAMPLE_REGION_BYTES:  # small: read it all
-        return SamplePlan(tuple(range(0, span, SAMPLE_REGION_BYTES)))
-    count = SAMPLE_REGIONS_MAX
     last = span - SAMPLE_REGION_BYTES
-    return SamplePlan(tuple((last * i // (count - 1)) // _ALIGN * _ALIGN for i in range(count)))
+    if last == 0:
+        return SamplePlan((0,))
+    count = min(SAMPLE_REGIONS_MAX, last // SAMPLE_SPACING_BYTES + 2)
+    return SamplePlan(tuple(sorted({(last * i // (count - 1)) // _ALIGN * _ALIGN for i in range(count)})))
 
 
 def sample_offsets(size_bytes: int) -> list[int]:
@@ -175,7 +178,8 @@ class SamplePlan:
 @dataclass(frozen=True)
 class SampleResult:
     """What the emptiness check read: regions read (of how many planned), how many hold a
-    non-zero byte, the first such offset, and the seconds it took."""
+    non-zero byte (the read stops at the first: one is proof enough), where, and the seconds
+    it took."""
 
     sampled: int
     planned: int
@@ -185,7 +189,7 @@ class SampleResult:
 
     @property
     def complete(self) -> bool:
-        return self.sampled == self.planned
+        return self.sampled == self.planned or self.dirty > 0
 
 
 def _open(path: str, flags: int) -> tuple[int, bool]:
@@ -202,13 +206,13 @@ def _open(path: str, flags: int) -> tuple[int, bool]:
 
 def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_BUDGET_S,
                  clock=time.monotonic) -> SampleResult:
-    """Read the sampled regions, pass by pass (SamplePlan.passes), until all are read or
-    `budget_s` has passed. Raises OSError (EBUSY) when exclusive and the kernel has the device
-    claimed."""
+    """Read the sampled regions, pass by pass (SamplePlan.passes), until one is not zero, all
+    are read, or `budget_s` has passed. Raises OSError (EBUSY) when exclusive and the kernel
+    has the device claimed."""
     fd, direct = _open(path, os.O_RDONLY | (os.O_EXCL if exclusive else 0))
     buf = mmap.mmap(-1, SAMPLE_REGION_BYTES)  # page-aligned, as O_DIRECT needs
     zero = bytes(SAMPLE_REGION_BYTES)
-    dirty, first, read = 0, None, 0
+    first, read = None, 0
     t0 = clock()
     try:
         plan = sample_plan(os.lseek(fd, 0, os.SEEK_END))
@@ -220,12 +224,12 @@ def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_
             n = os.preadv(fd, [buf], offset)
             read += 1
             if buf[:n] != zero[:n]:
-                dirty += 1
-                first = offset if first is None else min(first, offset)
+                first = offset
+                break
     finally:
         os.close(fd)
         buf.close()
-    return SampleResult(read, len(plan.offsets), dirty, first, clock() - t0)
+    return SampleResult(read, len(plan.offsets), int(first is not None), first, clock() - t0)
 
 
 def udev_settle(runner: Runner) -> None:
@@ -236,28 +240,29 @@ def udev_settle(runner: Runner) -> None:
 
 def zero_samples(path: str) -> None:
     """Zero every region the emptiness check may read (zfslab's wipe, after its own pool is
-    gone), whatever a budget cut short. Opened exclusively: a device someone holds is never
-    written."""
-    fd, _ = _open(path, os.O_WRONLY | os.O_EXCL)
-    buf = mmap.mmap(-1, SAMPLE_REGION_BYTES)
+    gone), whatever a budget cut short: 4 KiB pages written through the page cache, then one
+    fsync, so the kernel sends them in disk order and many at once (an HDD's queue sorts them)
+    rather than one synchronous write per region. Opened exclusively: a device someone holds
+    is never written."""
+    fd = os.open(path, os.O_WRONLY | os.O_EXCL)
+    zero = bytes(SAMPLE_REGION_BYTES)
     try:
         size = os.lseek(fd, 0, os.SEEK_END) // _ALIGN * _ALIGN
         for offset in sample_offsets(size):
-            length = min(SAMPLE_REGION_BYTES, size - offset)  # a multiple of 4 KiB, as O_DIRECT needs
-            os.pwritev(fd, [memoryview(buf)[:length]], offset)
+            os.pwrite(fd, zero, offset)
         os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # the next check reads the disk, not this cache
     finally:
         os.close(fd)
-        buf.close()
 
 
 def content_finding(sample: SampleResult) -> list[Finding]:
     """The finding a sample makes: data of unknown kind when any region read is not zero."""
     if not sample.dirty:
         return []
-    return [Finding("content", f"holds data of unknown kind: {sample.dirty} of {sample.sampled} sampled "
-                               f"{SAMPLE_REGION_BYTES >> 10} KiB regions are not zero "
-                               f"(the first at byte {sample.first_dirty:,})")]
+    return [Finding("content", f"holds data of unknown kind: the sampled {SAMPLE_REGION_BYTES >> 10} KiB at byte "
+                               f"{sample.first_dirty:,} is not zero ({sample.sampled:,} of {sample.planned:,} "
+                               f"regions read)")]
 
 
 def sample_note(sample: SampleResult) -> str:
