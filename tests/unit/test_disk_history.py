@@ -112,3 +112,15 @@ def test_zfslabs_own_writes_are_waived_and_anyone_elses_are_not(tmp_path):
     assert not waive_history([used], {"OTHER": written})[0].safe
     hours_only = disk(disk_history(fake_smartctl(tmp_path, "ata-hdd-hours-only.json"), "/dev/sdd"), "WEXAMPLE0003")
     assert not waive_history([hours_only], {"WEXAMPLE0003": 0})[0].safe  # no counter to compare: never waived
+
+
+def test_a_note_true_of_every_disk_names_none():
+    from zfslab.commands._disks import note_lines
+    from zfslab.system.disks import DiskInfo
+    missing = "smartctl is not installed (smartmontools): the disk's history was not read"
+    disks = [DiskInfo(f"/dev/sd{x}", f"/dev/sd{x}", 1 << 30, x, "M", False, (), (missing,)) for x in "abc"]
+    assert note_lines(disks) == [f"zfslab: every disk: {missing}"]
+    slow = DiskInfo("/dev/sdd", "/dev/sdd", 1 << 30, "d", "M", True, (), (missing, "read 3 of the 2,049"))
+    assert note_lines([*disks, slow]) == [f"zfslab: every disk: {missing}", "zfslab: /dev/sdd: read 3 of the 2,049"]
+    assert note_lines(disks[:1]) == [f"zfslab: /dev/sda: {missing}"]
+    assert note_lines([DiskInfo("/dev/sde", "/dev/sde", 1, "e", "M", False)]) == []

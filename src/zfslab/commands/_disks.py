@@ -33,14 +33,20 @@ def inspect(devices: list[str], runner, sandbox: bool, db: str | None = None):
         infos = [inspect_file(d, runner) for d in devices if os.path.exists(d)]
     else:
         infos = waive_history(inspect_disks(devices, runner), recorded_histories(db))
-    said: dict[str, list[str]] = {}  # the same note for several disks (no smartctl): one line
+    for line in note_lines(infos):
+        print(line, file=sys.stderr)
+    return infos
+
+
+def note_lines(infos) -> list[str]:
+    """Where the evidence is weaker than usual, one line a note: the same note for several disks
+    (no smartctl) once, and a note true of every disk names none (no disk is singled out)."""
+    said: dict[str, list[str]] = {}
     for i in infos:
         for note in i.notes:
             said.setdefault(note, []).append(i.given)
-    for note, given in said.items():  # a note true of every disk names none (no disk is singled out)
-        who = "every disk" if len(given) == len(infos) > 1 else ", ".join(given)
-        print(one_line(f"zfslab: {who}: {note}"), file=sys.stderr)
-    return infos
+    return [one_line(f"zfslab: {'every disk' if len(given) == len(infos) > 1 else ', '.join(given)}: {note}")
+            for note, given in said.items()]
 
 
 def recorded_histories(db: str | None) -> dict[str, int]:
