@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import stat
 import string
 import tempfile
 from collections.abc import Callable, Sequence
@@ -27,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 
 COMMANDS = ("plan", "capacity", "special-size", "expand", "risk", "layout", "validate", "report", "profile-disk", "bench",
-            "drill")
+            "drill", "footprint")
 DISK_COMMANDS = ("bench", "drill")  # dry runs only, on names inside the run's folder (check_safe)
 EXIT_CODES = {0, 2, 10}
 
@@ -474,6 +475,60 @@ class Builder:
             self.write(path, b"\x00" * self.c.integer(0, 4096))
         return path
 
+    def tree(self) -> str:
+        """footprint's input: a folder of files of every kind a real tree holds (random, zeros, text,
+        sparse, empty), with what it must pass over without hanging or following: FIFOs, a character
+        device (/dev/zero's numbers: a reader that opened it would never finish), symlinks out of the
+        tree and back up it (a loop). Or a size list, or a FIFO, a device or a missing path itself."""
+        what = self.c.integer(0, 9)
+        if what == 0:
+            return self.file_sizes()
+        path = self.path("tree")
+        if what == 1:
+            return self.special(path) or path
+        if what == 2:
+            os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5)) if os.geteuid() == 0 else os.mkfifo(path)
+            return path
+        os.mkdir(path)
+        for i in range(self.c.integer(0, 12)):
+            name = os.path.join(path, self.inside_name(f"{i}-{self.c.text(8)}"))
+            kind = self.c.integer(0, 11)
+            try:
+                if kind == 0:
+                    os.mkfifo(name)
+                elif kind == 1 and os.geteuid() == 0:
+                    os.mknod(name, 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+                elif kind == 2:
+                    os.symlink(self.c.pick(["..", "/etc", "/dev/zero", ".", "missing"]), name)
+                elif kind == 3:
+                    with open(name, "wb") as f:
+                        f.truncate(self.c.pick([1, 4096, 1 << 20, 5 << 20]))  # all holes
+                elif kind == 4:
+                    os.makedirs(os.path.join(name, "a", "b"))
+                    self.write(os.path.join(name, "a", "b", "x"), self.c.binary(3000))
+                elif kind == 5:
+                    self.write(name, self.encode("log line 42 ok\n" * self.c.integer(0, 20000)))
+                elif kind == 6:
+                    self.write(name, b"\x00" * self.c.pick([0, 1, 112, 4096, 131072, 300000]))
+                else:
+                    self.write(name, self.c.binary(self.c.pick([100, 5000, 200_000])))
+            except (OSError, ValueError):  # a name the file system refuses: the tree goes on without it
+                pass
+        return path
+
+    def footprint_json(self) -> str:
+        """plan --data-from's saved input: a footprint --json, sometimes damaged or hostile."""
+        path = self.path("footprint.json")
+        if self.special(path):
+            return path
+        value = self.maybe_hostile(lambda: self.c.pick(["1000", "0", "1e12", "5e15"]), share=2)
+        body = self.c.pick([
+            f'{{"stored_logical_bytes": {value}, "records": 10, "logical_bytes": {value}}}',
+            '{"layouts": []}', "[]", "null", '{"stored_logical_bytes": "x"}', "{", "",
+            f'{{"logical_bytes": {value}, "stored_logical_bytes": {value}, "compression": "lz4"}}',
+        ])
+        return self.write(path, self.encode(body))
+
 
 ValueFn = Callable[[Builder], str | None]  # None: a flag without a value
 
@@ -506,6 +561,8 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--priority": lambda b: b.maybe_hostile(lambda: b.c.pick(CHOICES["--priority"])),
         "--min-usable": lambda b: b.size(), "--min-failures": lambda b: b.number(["0", "1", "2", "3"]), "--json": _flag,
         "--csv": _flag,
+        "--data-from": lambda b: b.tree() if b.c.integer(0, 1) else b.footprint_json(),
+        "--grow": lambda b: b.maybe_hostile(lambda: b.c.pick(["50%", "0%", "50", "100%", "1000%", "-5%"])),
     },
     "capacity": {
         "--vdev-bytes": lambda b: b.size(), "--disk-size": lambda b: b.size(), "--ashift": lambda b: b.number(ASHIFTS),
@@ -584,6 +641,16 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--scenarios": lambda b: b.maybe_hostile(lambda: b.c.pick(SCENARIO_SETS)),
         "--corrupt-mb": lambda b: b.number(["1", "4", "32", "33"]), "--json": _flag,
     },
+    "footprint": {
+        "--layouts": lambda b: b.layouts(), "--disks": lambda b: b.maybe_hostile(lambda: b.c.pick(DISK_SETS)),
+        "--disk-size": lambda b: b.size(),
+        "--compression": lambda b: b.maybe_hostile(lambda: b.c.pick(["off", "lz4", "zstd", "zstd-19", "gzip-9",
+                                                                     "zstd-20", "gzip-0", "LZ4", "zle"])),
+        "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)), "--ashift": lambda b: b.number(ASHIFTS),
+        "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
+        "--sample": lambda b: b.maybe_hostile(lambda: b.c.pick(["1MB", "0", "1s", "0.1s", "10GB", "-1s", "1e400s"])),
+        "--seed": lambda b: b.number(["1", "0", "9223372036854775807"]), "--json": _flag,
+    },
     # profile-disk: only options whose values can never be taken for the device
     "profile-disk": {"--seconds": lambda b: b.c.pick(["1", "0", "-1", "3601", "²", "nan", ""]),
                      "--write-tests": _flag, "--output": lambda b: b.output(), "--json": _flag},
@@ -603,6 +670,8 @@ def positionals(b: Builder, command: str) -> list[str]:
         return [b.dataset()]
     if command == "profile-disk":
         return [b.device()]
+    if command == "footprint":
+        return [b.tree() for _ in range(b.c.pick([1, 1, 1, 2]))]
     return []
 
 
