@@ -7,7 +7,8 @@ sample and the wipe's zeroing on each (the read is read-only, O_DIRECT, exclusiv
 zeroes the sampled pages, which destroys data there):
 
     PYTHONPATH=src python3 benchmarks/sample_miss.py
-    python3 tests/e2e/guest/guest.py 2.4 'PYTHONPATH=/mnt/repo/src python3 /mnt/repo/benchmarks/sample_miss.py --wipe /dev/sdb'
+    python3 tests/e2e/guest/guest.py 2.4 \
+        'PYTHONPATH=/mnt/repo/src python3 /mnt/repo/benchmarks/sample_miss.py --wipe /dev/sdb'
 """
 
 import sys

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from zfslab.store.schema import NoDatabase, NotOurDatabase, connect, open_readonly
-from zfslab.system.disks import (SAMPLE_REGION_BYTES, SAMPLE_REGIONS_MAX, SAMPLE_SPACING_BYTES, DiskInfo, Finding, inspect_file,
-                                 is_leftover_of, read_samples, sample_note, sample_offsets, sample_plan, zero_samples)
+from zfslab.system.disks import (SAMPLE_REGION_BYTES, SAMPLE_REGIONS_MAX, SAMPLE_SPACING_BYTES, DiskInfo, Finding,
+                                 inspect_file, is_leftover_of, read_samples, sample_note, sample_offsets, sample_plan, zero_samples)
 from zfslab.system.processes import PoolInUse, end_engines_on, users_of
 
 GIB = 1 << 30

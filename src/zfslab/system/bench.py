@@ -135,8 +135,8 @@ def wipe_line(device: str, *, sandbox: bool = False) -> str:
     if sandbox:
         return f"# wipe {device}: truncate the file to nothing and back to its size (sparse and empty again)"
     return (f"# wipe {device}: zpool labelclear -f and wipefs --all on each partition and the "
-            f"disk, zero the sampled 4 KiB pages (one a MiB, up to 16,384), and make the kernel forget partitions it still "
-            f"lists (docs/safety.md)")
+            f"disk, zero the sampled 4 KiB pages (one a MiB, up to 16,384), and make the kernel forget "
+            f"partitions it still lists (docs/safety.md)")
 
 
 def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio: Fio,
