@@ -34,22 +34,32 @@ def unread_stretches(size, offsets):
 def test_the_sample_spans_the_whole_disk():
     for size in ((256 << 20) + 4096, 2 * GIB, 16 * GIB, 4 * 10**12, 4 * 10**12 + 512, 20 * 10**12):
         offsets = sample_offsets(size)
-        assert len(offsets) == min(SAMPLE_REGIONS_MAX, (size - 4096) // SAMPLE_SPACING_BYTES + 2) and offsets[0] == 0
+        assert len(offsets) <= SAMPLE_REGIONS_MAX and offsets[0] == 0
         assert offsets[-1] + SAMPLE_REGION_BYTES <= size and size - (offsets[-1] + SAMPLE_REGION_BYTES) < 4096
         assert all(b - a >= SAMPLE_REGION_BYTES for a, b in zip(offsets, offsets[1:]))  # no region read twice
         assert all(o % 4096 == 0 for o in offsets)
         gaps = [b - a for a, b in zip(offsets, offsets[1:])]
-        assert max(gaps) - min(gaps) <= 4096  # evenly spread
-        if size < 16 * GIB:  # no unread stretch holds a whole MiB: an island of 1 MiB anywhere is read
-            assert max(unread_stretches(size, offsets)) < SAMPLE_SPACING_BYTES
+        assert len(set(gaps[:-1])) == 1 and gaps[-1] <= gaps[0]  # evenly spread, the last page at the end
+        if size < 16 * GIB:  # a page at every MiB: no unread stretch holds a whole MiB
+            assert gaps[0] == SAMPLE_SPACING_BYTES and max(unread_stretches(size, offsets)) < SAMPLE_SPACING_BYTES
+        else:  # too large for a page a MiB within the cap: as many pages as allowed
+            assert len(offsets) > SAMPLE_REGIONS_MAX - 100
         assert sample_offsets(size) == offsets  # the same regions every time: the wipe and the check agree
         passes = sample_plan(size).passes()
         assert sorted(o for p in passes for o in p) == offsets and all(p == sorted(p) for p in passes)
         assert passes[0] == [0, offsets[-1]] and len(passes[1]) == 1
     assert len(sample_offsets(20 * 10**12)) == SAMPLE_REGIONS_MAX
-    assert sample_offsets(3 << 20) == [0, 1044480, 2093056, (3 << 20) - 4096]  # 3 MiB: 4 pages, < 1 MiB apart
+    assert len(sample_offsets(2 * GIB)) == 2049 and (768 << 20) in sample_offsets(2 * GIB)
+    assert sample_offsets(3 << 20) == [0, 1 << 20, 2 << 20, (3 << 20) - 4096]  # 3 MiB: a page a MiB and the last
     assert sample_offsets(4096) == [0] and sample_offsets(0) == [] and sample_offsets(4095) == []
     assert sample_offsets(12288) == [0, 8192]
+
+
+def test_an_island_at_a_mib_boundary_is_read_early():
+    """The audit's island (768 MiB of a 2 GiB disk) holds a page of the fourth sweep: the 7th
+    read, so a read the budget cuts short still finds it."""
+    order = [o for sweep in sample_plan(2 * GIB).passes() for o in sweep]
+    assert order.index(768 << 20) == 6
 
 
 def write_at(path, offset, data):
@@ -77,8 +87,8 @@ def test_a_wiped_header_with_data_behind_it_reads_as_holding_data(tmp_path):
     write_at(path, 16 << 20, os.urandom(1 << 20) * 256)  # the header is zero, data from 16 MiB on (issue 19)
     sample = read_samples(path, exclusive=False)
     # the read stops at the first region that is not zero: one is proof enough, and it is the
-    # first the coarse-to-fine order reaches (near 256 MiB, the sixth read), not the lowest
-    assert sample.dirty == 1 and sample.complete and 16 << 20 <= sample.first_dirty < 272 << 20
+    # first the coarse-to-fine order reaches (256 MiB, the sixth read), not the lowest
+    assert sample.dirty == 1 and sample.complete and sample.first_dirty == 256 << 20
     assert sample.sampled == 6
     info = inspect_file(path)
     assert not info.safe and "holds data of unknown kind: the sampled 4 KiB at byte" in info.reasons[0]

@@ -134,19 +134,18 @@ def _holders(name: str) -> list[str]:
 
 
 def sample_plan(size_bytes: int) -> SamplePlan:
-    """Where the emptiness check reads on a disk of this size: regions of SAMPLE_REGION_BYTES
-    evenly spread from the first byte to the last, less than SAMPLE_SPACING_BYTES apart (so
-    that no unread stretch holds a whole MiB) up to SAMPLE_REGIONS_MAX regions, then farther
-    apart. A function of the size alone, so zfslab's wipe zeroes exactly what every later
-    inspection reads."""
+    """Where the emptiness check reads on a disk of this size: a page of SAMPLE_REGION_BYTES at
+    the start of every MiB (SAMPLE_SPACING_BYTES), so that no unread stretch holds a whole MiB,
+    and the disk's last page; on a disk too large for that within SAMPLE_REGIONS_MAX pages, at
+    every step of the smallest 4 KiB multiple that keeps to it. A function of the size alone,
+    so zfslab's wipe zeroes exactly what every later inspection reads."""
     span = size_bytes // _ALIGN * _ALIGN
     if span <= 0:
         return SamplePlan(())
     last = span - SAMPLE_REGION_BYTES
-    if last == 0:
-        return SamplePlan((0,))
-    count = min(SAMPLE_REGIONS_MAX, last // SAMPLE_SPACING_BYTES + 2)
-    return SamplePlan(tuple(sorted({(last * i // (count - 1)) // _ALIGN * _ALIGN for i in range(count)})))
+    wide = -(-last // (SAMPLE_REGIONS_MAX - 1))  # the spacing SAMPLE_REGIONS_MAX pages allow
+    step = max(SAMPLE_SPACING_BYTES, -(-wide // _ALIGN) * _ALIGN)
+    return SamplePlan((*range(0, last, step), last))
 
 
 def sample_offsets(size_bytes: int) -> list[int]:
