@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zfslab.commands._common import int_arg
-from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, inspect, make_sandbox, same_size,
-                                    sandbox_paths)
+from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect,
+                                    make_sandbox, same_size, sandbox_paths)
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.layouts import Layout, parse_layout
@@ -114,7 +114,7 @@ def _options(args):
 def run(args: argparse.Namespace) -> int:
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
-    from zfslab.system.bench import POOL, Bench, destroy_own_pool, format_steps, plan_steps, run_key
+    from zfslab.system.bench import MARK, POOL, Bench, destroy_own_pool, format_steps, plan_steps, run_key
     from zfslab.system.bonnie import Bonnie
     from zfslab.system.facts import host_facts
     from zfslab.system.fio import Fio
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         devices = device_list(args.disks)
     layouts, picks = _layouts(args, len(devices))  # a layout zfslab cannot build is refused before any disk is read
-    infos = inspect(devices, runner, sandbox)
+    infos = inspect(devices, runner, sandbox, args.db)
     if not sandbox:
         same_size(infos)
         ids = [i.serial or i.device for i in infos]
@@ -158,9 +158,18 @@ def run(args: argparse.Namespace) -> int:
     if runner.which(engine) is None:  # before any pool is made, not after the first layout
         raise ToolMissing(engine, PACKAGES.get(engine, engine))
     zfs = ZfsCli(runner, log=log)
-    if destroy_own_pool(zfs, POOL, prior.guids, "bench", log):
-        infos = inspect(devices, runner, sandbox)  # its labels remain, no longer busy
-    gate(infos, prior.guids, args, sandbox)
+    guids = set(prior.guids)
+
+    def adopt(guid: str, layout: str) -> None:  # killed between its create and the GUID's record
+        conn = connect(args.db)
+        try:
+            Results(conn).record_pool(guid, POOL, "bench", layout, prior.run_id)
+        finally:
+            conn.close()
+        guids.add(guid)
+    if destroy_own_pool(zfs, POOL, guids, "bench", log, prior.intents, MARK, adopt):
+        infos = inspect(devices, runner, sandbox, args.db)  # its labels remain, no longer busy
+    gate(infos, guids, args, sandbox)
 
     results = Results(connect(args.db))
     if sandbox:
@@ -174,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         run_id = results.start_run(key=key, command=" ".join(sys.argv), suite=options.suite, repeats=options.repeats,
                                    options=options.as_dict(), sandbox=sandbox, facts=facts, disks=disk_rows)
     bench = Bench(zfs, Fio(runner), results, runner, options, layouts, devices, key, run_id, sandbox, Bonnie(runner),
-                  log=log)
+                  log=log, on_wiped=history_recorder(infos, runner, results))
     dirty = tuple(i.given for i in infos if i.reasons)
     if dirty:
         log(f"wiping {', '.join(dirty)}")
@@ -202,6 +211,7 @@ class PriorRun:
     resuming: bool = False
     done: frozenset = frozenset()
     guids: frozenset[str] = frozenset()
+    intents: dict = field(default_factory=dict)  # (pool name, mark) -> layout: creates recorded before they ran
 
 
 def prior_run(db: str, key: str) -> PriorRun:
@@ -220,7 +230,8 @@ def prior_run(db: str, key: str) -> PriorRun:
             return PriorRun()
         resuming = run["finished_at"] is None
         return PriorRun(run["id"], resuming, frozenset(results.done(run["id"])),
-                        frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset())
+                        frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset(),
+                        results.intents(run_id=run["id"]) if resuming else {})
     finally:
         conn.close()
 

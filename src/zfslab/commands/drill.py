@@ -71,12 +71,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.commands._disks import device_list, dry_run_verdict, gate, inspect, make_sandbox, sandbox_paths
+    from zfslab.commands._disks import (device_list, dry_run_verdict, gate, history_recorder, inspect, make_sandbox,
+                                        sandbox_paths)
     from zfslab.report.verdict import verdict
     from zfslab.store.results import Results
     from zfslab.store.schema import connect
     from zfslab.system.bench import check_replication, destroy_own_pool
-    from zfslab.system.drill import POOL, Drill, format_steps, plan_drill
+    from zfslab.system.drill import MARK, POOL, Drill, format_steps, plan_drill
     from zfslab.system.fio import Fio
 
     sandbox = bool(args.sandbox)
@@ -94,7 +95,7 @@ def _run(zfs, runner, args, scenarios) -> int:
     # zpool create would refuse it without -f, after the disks were wiped
     check_replication(layout, f"drill one of its parts, e.g. --layout {layout.groups[0].token}")
     targets = devices + ([spare] if spare else [])
-    guids = _drill_guids(args.db)
+    guids, intents = _drill_records(args.db)
 
     def plan_for(infos):
         """The whole drill, computed before its first write; the fill from the smallest vdev."""
@@ -106,7 +107,7 @@ def _run(zfs, runner, args, scenarios) -> int:
                           fio=Fio(runner))
 
     if args.dry_run:  # reads the disks and the database if there is one; writes nothing anywhere
-        infos = inspect(targets, runner, sandbox)
+        infos = inspect(targets, runner, sandbox, args.db)
         plan = plan_for(infos)
         if args.json:  # the same steps as data: what zfslab does itself (wipe, corrupt) has no command
             print(to_json({"dry_run": True, "layout": str(layout), "fill": args.fill, "fill_bytes": plan.fill_bytes,
@@ -123,8 +124,16 @@ def _run(zfs, runner, args, scenarios) -> int:
         from zfslab.system.disks import check_block_device
         for target in targets:
             check_block_device(target)
-    destroy_own_pool(zfs, POOL, guids, "drill", log)
-    infos = inspect(targets, runner, sandbox)
+
+    def adopt(guid: str, layout: str) -> None:  # killed between its create and the GUID's record
+        conn = connect(args.db)
+        try:
+            Results(conn).record_pool(guid, POOL, "drill", layout)
+        finally:
+            conn.close()
+        guids.add(guid)
+    destroy_own_pool(zfs, POOL, guids, "drill", log, intents, MARK, adopt)
+    infos = inspect(targets, runner, sandbox, args.db)
     gate(infos, guids, args, sandbox)
     plan = plan_for(infos)
     results = Results(connect(args.db))
@@ -133,6 +142,8 @@ def _run(zfs, runner, args, scenarios) -> int:
     drill = Drill(zfs, Fio(runner), layout, devices, spare, args.fill, args.ashift,
                   log=log, corrupt_mb=args.corrupt_mb, sequential_rebuild=args.sequential_rebuild,
                   on_created=lambda guid: results.record_pool(guid, POOL, "drill", str(layout)),
+                  on_creating=lambda mark: results.record_intent(POOL, "drill", str(layout), mark),
+                  on_wiped=history_recorder(infos, runner, results),
                   sandbox=sandbox, runner=runner)
     t0 = time.monotonic()
     drill.run(plan)
@@ -152,17 +163,19 @@ def _run(zfs, runner, args, scenarios) -> int:
     return 0
 
 
-def _drill_guids(db: str) -> set[str]:
-    """GUIDs of the pools earlier drills recorded in this database (read-only: nothing written)."""
+def _drill_records(db: str) -> tuple[set[str], dict]:
+    """GUIDs of the pools earlier drills recorded in this database, and the creates they recorded
+    before running them (read-only: nothing written)."""
     import os
 
     from zfslab.store.results import Results
     from zfslab.store.schema import open_readonly
     if not os.path.exists(db):
-        return set()
+        return set(), {}
     conn = open_readonly(db)
     try:
-        return Results(conn).pool_guids(purpose="drill")
+        results = Results(conn)
+        return results.pool_guids(purpose="drill"), results.intents(purpose="drill")
     finally:
         conn.close()
 

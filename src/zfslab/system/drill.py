@@ -27,6 +27,7 @@ result, store/results.py keeps it, system/health.py judges an existing pool.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import time
@@ -47,7 +48,18 @@ POOL = "zfslab-drill"
 MARK = "zfslab:drill"
 FILL_JOB = "fill"
 MOUNTPOINT = f"/{POOL}"  # ZFS's default for the pool's name: where the plan's fio jobs run
-FS_PROPS = {"compression": "off", "primarycache": "metadata", "atime": "off", MARK: "1"}
+FS_PROPS = {"compression": "off", "primarycache": "metadata", "atime": "off"}
+
+
+def drill_mark(layout: Layout, devices: Sequence[str]) -> str:
+    """The value of zfslab:drill on a drill's pool: its layout and disks, hashed. Recorded before
+    the create (pool_intents), it lets a drill killed before the GUID was saved find its pool."""
+    import hashlib
+    return hashlib.sha256(json.dumps([str(layout), list(devices)]).encode()).hexdigest()[:16]
+
+
+def fs_props(layout: Layout, devices: Sequence[str]) -> dict[str, str]:
+    return {**FS_PROPS, MARK: drill_mark(layout, devices)}
 MIB = 1 << 20
 MIN_FILL_BYTES = 16 * MIB
 CORRUPT_STRIDE = 8 * MIB
@@ -156,7 +168,8 @@ def plan_drill(layout: Layout, devices: Sequence[str], spare: str | None, *, sce
                               title="wipe the disks that hold data (see docs/safety.md)") for d in dirty]
     title = (f"create the pool and fill {fill_bytes // MIB:,} MiB ({fill:.0%} of its USED+AVAIL as "
              f"model/capacity.py predicts it) with data fio checksums")
-    steps += [Step("create", tuple(zpool_create_argv(POOL, layout, list(devices), ashift=ashift, fs_props=FS_PROPS)),
+    steps += [Step("create", tuple(zpool_create_argv(POOL, layout, list(devices), ashift=ashift,
+                                                          fs_props=fs_props(layout, devices))),
                    title=title, devices=devices),
               Step("set", ("zpool", "set", "failmode=continue", POOL), title=title),
               Step("fill", tuple(fio.argv(fill_job("write", fill_bytes))), title=title, job=fill_job("write", fill_bytes))]
@@ -342,6 +355,8 @@ class Drill:
     corrupt_mb: int = 4  # sets the window: a quarter of it is overwritten every 8 MiB
     sequential_rebuild: bool = False  # also time `replace -s` on a mirror (see the module docstring)
     on_created: Callable[[str], None] = lambda guid: None  # told the pool's GUID the moment it exists
+    on_creating: Callable[[str], None] = lambda mark: None  # told the pool's mark before the create
+    on_wiped: Callable[[list[str]], None] = lambda devices: None  # records the disks' SMART counters
     fill_bytes: int = 0
     results: list[ScenarioResult] = field(default_factory=list)
     sandbox: bool = False  # file vdevs: zpool names them by their path, and a wipe truncates them
@@ -395,7 +410,9 @@ class Drill:
         if kind == "wipe":
             self._wipe(step)
         elif kind == "create":
-            self.zfs.create_pool(POOL, self.layout, list(step.devices), ashift=self.ashift, fs_props=FS_PROPS)
+            props = fs_props(self.layout, step.devices)
+            self.on_creating(props[MARK])
+            self.zfs.create_pool(POOL, self.layout, list(step.devices), ashift=self.ashift, fs_props=props)
             self.on_created(self.zfs.pool_guid(POOL))
             self._check_pool()
         elif kind == "set":
@@ -433,6 +450,7 @@ class Drill:
         if step.scenario == "setup":
             self.log(f"wiping {step.devices[0]}")
         wipe_devices(self.runner or Runner(), list(step.devices), sandbox=self.sandbox)
+        self.on_wiped(list(step.devices))
 
     def _check_pool(self) -> None:
         """What the plan relied on, checked once the pool exists: its mountpoint, its disks'
