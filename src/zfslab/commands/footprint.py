@@ -410,6 +410,11 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
                            "lz4 is taken from libzpool 2.0-2.2 where installed: libzpool5linux).")
     if rows and rows[0][2] is None:
         print_wrapped(out, "fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
+    _print_reading_notes(out, notes)
+
+
+def _print_reading_notes(out, notes: dict) -> None:
+    """What the read skipped or met on the way, and how fast it read."""
     skipped = [(notes.get(k, 0), what) for k, what in (
         ("symlinks_skipped", "symlinks not followed"), ("special_files_skipped", "special files skipped"),
         ("directory_loops", "directory loops"), ("unreadable_directories", "directories unreadable"),
