@@ -21,6 +21,7 @@ ALLOWED = {
     "drill.py: imports zfslab.store.schema",   # drill._drill_guids opens the database by hand
     "bench.py: run is over 60 lines",
     "drill.py: _run is over 60 lines",
+    "_disks.py: imports zfslab.store.schema",  # the SMART history waiver reads the database (issue 24 part 2 moves it)
 }
 
 
