@@ -65,6 +65,11 @@ class FakeRunner(Runner):
         return Completed(argv, 0, self.fio_json if argv[0] == "fio" else "", "", 0.0)
 
 
+class Killed(BaseException):
+    """zfslab killed (SIGKILL) at a point a test chose: nothing after it runs, no finally either,
+    which a test keeps by catching it only at the top."""
+
+
 @dataclass
 class _Pool:
     layout: Layout
@@ -86,11 +91,13 @@ class FakeZfs:
     """Pools in a dict, one GIB per device; every method of the ZfsDriver protocol."""
 
     def __init__(self, *, fail_create: str | None = None, clock: Clock | None = None,
-                 resilver_seconds: float = 30.0, rebuild_seconds: float = 7.0) -> None:
+                 resilver_seconds: float = 30.0, rebuild_seconds: float = 7.0, kill_after_create: str | None = None) -> None:
         self.pools: dict[str, _Pool] = {}
         self.exported: dict[str, _Pool] = {}
         self.calls: list[str] = []
         self.fail_create = fail_create
+        self.kill_after_create = kill_after_create  # a layout: its create makes the pool, then zfslab "dies"
+        self.dead = False
         self.clock = clock or Clock()
         self.resilver_seconds = resilver_seconds
         self.rebuild_seconds = rebuild_seconds
@@ -182,8 +189,14 @@ class FakeZfs:
         self.created += 1
         self.pools[name] = _Pool(layout, list(devices), str(10_000_000_000_000 + self.created),
                                  dict(fs_props or {}), {"ashift": str(ashift or 12), **(pool_props or {})})
+        if self.kill_after_create == str(layout):
+            self.kill_after_create = None
+            self.dead = True  # a finally that would clean up never runs after SIGKILL: its destroy "dies" too
+            raise Killed(f"killed once zpool create {layout} returned")
 
     def destroy_pool(self, name: str, *, force: bool = False) -> None:
+        if self.dead:  # until the test starts "the next zfslab" (dead = False)
+            raise Killed("killed: no clean-up runs")
         self._get_pool(name)
         self.calls.append(f"destroy {name}")
         del self.pools[name]

@@ -337,3 +337,46 @@ def test_a_bonnie_rate_too_fast_to_time_is_stored_as_not_measured():
     assert rows["bonnie-write"].write_mb_s is None
     assert rows["bonnie-rewrite"].write_mb_s is None
     assert rows["bonnie-read"].read_mb_s is None
+
+
+def test_a_kill_between_the_create_and_the_guid_record_is_resumed(tmp_path):
+    """The window issue 26 found: zpool create returned, zfslab died before `pools` had the GUID.
+    The create was recorded first (pool_intents), so the resume knows its pool by name and mark,
+    records the GUID, and destroys it; before, the resume refused it and the user cleaned up."""
+    from tests.fakes import Killed
+    db = str(tmp_path / "k.sqlite")
+    zfs = FakeZfs(kill_after_create="raidz1:3")
+    bench, results = make(tmp_path, zfs, FakeFio(), db=db)
+    with pytest.raises(Killed):
+        bench.run()
+    zfs.dead = False  # the next zfslab process
+    guid = zfs.pool_guid(POOL)
+    assert guid not in results.pool_guids(run_id=bench.run_id)  # the window: the pool exists, unrecorded
+    assert results.intents(run_id=bench.run_id)[(POOL, bench.key)] == "raidz1:3"
+    bench2, results2 = make(tmp_path, zfs, FakeFio(), db=db)
+    notes = []
+    bench2.log = notes.append
+    assert bench2.destroy_leftovers() == [POOL] and not zfs.pools
+    assert guid in results2.pool_guids(run_id=bench.run_id)  # its disks' labels now prove them ours
+    assert any("recording its GUID" in n for n in notes)
+    bench2.run()
+    assert results2.conn.execute("SELECT finished_at FROM runs").fetchone()[0] is not None
+
+
+def test_a_pool_of_our_name_is_refused_unless_a_recorded_create_made_it(tmp_path):
+    db = str(tmp_path / "k.sqlite")
+    zfs = FakeZfs()
+    bench, results = make(tmp_path, zfs, FakeFio(), db=db)
+    results.record_intent(POOL, "bench", "mirror:2", bench.key, bench.run_id)
+    # the user's pool of the same name: no mark, then another run's mark, then this run's mark in another database
+    for props in ({}, {"zfslab:bench": "0123456789abcdef"}):
+        zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/a", "/dev/b"], fs_props=props)
+        with pytest.raises(DisksRefused, match="did not create it"):
+            bench.destroy_leftovers()
+        assert POOL in zfs.pools and zfs.pool_guid(POOL) not in results.pool_guids(run_id=bench.run_id)
+        zfs.destroy_pool(POOL)
+    zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/a", "/dev/b"], fs_props={"zfslab:bench": bench.key})
+    other, _ = make(tmp_path, zfs, FakeFio(), db=str(tmp_path / "other.sqlite"))
+    with pytest.raises(DisksRefused, match="did not create it"):
+        other.destroy_leftovers()
+    assert POOL in zfs.pools

@@ -126,4 +126,4 @@ def test_disks_that_hold_data_are_wiped_first_as_the_plan_says(tmp_path, monkeyp
     runner.run = run
     Bench(ZfsCli(runner), Fio(runner), results, runner, opts, layouts, devices, key, run_id, sandbox=True).run(steps)
     assert order[:2] == [("wipe", devices[1]), ("create",)]
-    assert order[2:] == [("wipe", devices[0]), ("wipe", devices[1])]  # after the destroy, as before
+    assert order[2:] == [("wipe", devices[0], devices[1])]  # after the destroy, both at once

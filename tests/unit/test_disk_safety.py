@@ -13,8 +13,8 @@ import time
 import pytest
 
 from zfslab.store.schema import NoDatabase, NotOurDatabase, connect, open_readonly
-from zfslab.system.disks import (SAMPLE_BYTES, SAMPLE_REGIONS, DiskInfo, Finding, inspect_file, is_leftover_of,
-                                 read_samples, sample_offsets, zero_samples)
+from zfslab.system.disks import (SAMPLE_REGION_BYTES, SAMPLE_REGIONS_MAX, SAMPLE_SPACING_BYTES, DiskInfo, Finding,
+                                 inspect_file, is_leftover_of, read_samples, sample_note, sample_offsets, sample_plan, zero_samples)
 from zfslab.system.processes import PoolInUse, end_engines_on, users_of
 
 GIB = 1 << 30
@@ -26,28 +26,122 @@ def sparse(path, size):
     return str(path)
 
 
+def unread_stretches(size, offsets):
+    ends = [o + SAMPLE_REGION_BYTES for o in offsets]
+    return [b - a for a, b in zip(ends, offsets[1:])] + [offsets[0], size - ends[-1]]
+
+
 def test_the_sample_spans_the_whole_disk():
-    for size in (64 << 20, 2 * GIB, 4 * 10**12, 4 * 10**12 + 512):
+    for size in ((256 << 20) + 4096, 2 * GIB, 16 * GIB, 4 * 10**12, 4 * 10**12 + 512, 20 * 10**12):
         offsets = sample_offsets(size)
-        assert len(offsets) == SAMPLE_REGIONS and offsets[0] == 0
-        assert offsets[-1] + SAMPLE_BYTES <= size and size - (offsets[-1] + SAMPLE_BYTES) < 4096
-        assert all(b - a >= SAMPLE_BYTES for a, b in zip(offsets, offsets[1:]))  # no region read twice
+        assert len(offsets) <= SAMPLE_REGIONS_MAX and offsets[0] == 0
+        assert offsets[-1] + SAMPLE_REGION_BYTES <= size and size - (offsets[-1] + SAMPLE_REGION_BYTES) < 4096
+        assert all(b - a >= SAMPLE_REGION_BYTES for a, b in zip(offsets, offsets[1:]))  # no region read twice
         assert all(o % 4096 == 0 for o in offsets)
-    assert sample_offsets(3 << 20) == [0, 1 << 20, 2 << 20] and sample_offsets(4096) == [0] and sample_offsets(0) == []
+        gaps = [b - a for a, b in zip(offsets, offsets[1:])]
+        assert len(set(gaps[:-1])) == 1 and gaps[-1] <= gaps[0]  # evenly spread, the last page at the end
+        if size < 16 * GIB:  # a page at every MiB: no unread stretch holds a whole MiB
+            assert gaps[0] == SAMPLE_SPACING_BYTES and max(unread_stretches(size, offsets)) < SAMPLE_SPACING_BYTES
+        else:  # too large for a page a MiB within the cap: as many pages as allowed
+            assert len(offsets) > SAMPLE_REGIONS_MAX - 100
+        assert sample_offsets(size) == offsets  # the same regions every time: the wipe and the check agree
+        passes = sample_plan(size).passes()
+        assert sorted(o for p in passes for o in p) == offsets and all(p == sorted(p) for p in passes)
+        assert passes[0] == [0, offsets[-1]] and len(passes[1]) == 1
+    assert len(sample_offsets(20 * 10**12)) == SAMPLE_REGIONS_MAX
+    assert len(sample_offsets(2 * GIB)) == 2049 and (768 << 20) in sample_offsets(2 * GIB)
+    assert sample_offsets(3 << 20) == [0, 1 << 20, 2 << 20, (3 << 20) - 4096]  # 3 MiB: a page a MiB and the last
+    assert sample_offsets(4096) == [0] and sample_offsets(0) == [] and sample_offsets(4095) == []
+    assert sample_offsets(12288) == [0, 8192]
+
+
+def test_an_island_at_a_mib_boundary_is_read_early():
+    """The audit's island (768 MiB of a 2 GiB disk) holds a page of the fourth sweep: the 7th
+    read, so a read the budget cuts short still finds it."""
+    order = [o for sweep in sample_plan(2 * GIB).passes() for o in sweep]
+    assert order.index(768 << 20) == 6
+
+
+def write_at(path, offset, data):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(data)
+
+
+def test_one_mib_between_the_old_samples_reads_as_data(tmp_path):
+    """Issue 26's audit: 1 MiB of random data at 768 MiB lay between 64 regions of 1 MiB."""
+    for size in (GIB, 2 * GIB):
+        path = sparse(tmp_path / f"d{size}", size)
+        write_at(path, 768 << 20, os.urandom(1 << 20))
+        sample = read_samples(path, exclusive=False)
+        assert sample.complete and sample.dirty >= 1 and (768 << 20) <= sample.first_dirty < (769 << 20)
+        assert not inspect_file(path).safe
+        zero_samples(path)  # zfslab's own wipe: the disk reads as empty again
+        assert read_samples(path, exclusive=False).dirty == 0 and inspect_file(path).safe
 
 
 def test_a_wiped_header_with_data_behind_it_reads_as_holding_data(tmp_path):
     path = sparse(tmp_path / "d", 2 * GIB)
-    assert read_samples(path, exclusive=False) == (64, 0, None)
-    with open(path, "r+b") as f:  # the header is zero, random data from 16 MiB on (issue 19's case)
-        f.seek(16 << 20)
-        f.write(os.urandom(1 << 20) * 256)
-    sampled, dirty, first = read_samples(path, exclusive=False)
-    assert sampled == 64 and dirty >= 7 and 16 << 20 <= first < (16 + 256) << 20
+    empty = read_samples(path, exclusive=False)
+    assert (empty.sampled, empty.planned, empty.dirty, empty.first_dirty) == (2049, 2049, 0, None)
+    write_at(path, 16 << 20, os.urandom(1 << 20) * 256)  # the header is zero, data from 16 MiB on (issue 19)
+    sample = read_samples(path, exclusive=False)
+    # the read stops at the first region that is not zero: one is proof enough, and it is the
+    # first the coarse-to-fine order reaches (256 MiB, the sixth read), not the lowest
+    assert sample.dirty == 1 and sample.complete and sample.first_dirty == 256 << 20
+    assert sample.sampled == 6
     info = inspect_file(path)
-    assert not info.safe and "holds data of unknown kind" in info.reasons[0]
-    zero_samples(path)  # zfslab's own wipe: the disk reads as empty again
-    assert read_samples(path, exclusive=False)[1] == 0 and inspect_file(path).safe
+    assert not info.safe and "holds data of unknown kind: the sampled 4 KiB at byte" in info.reasons[0]
+    zero_samples(path)
+    assert read_samples(path, exclusive=False).dirty == 0 and inspect_file(path).safe
+
+
+class Ticks:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def test_a_read_cut_by_the_budget_is_spread_and_says_so(tmp_path):
+    path = sparse(tmp_path / "d", 2 * GIB)
+    offsets = sample_offsets(2 * GIB)
+    # the clock is read before each region after the first: 1 s a read, so 3 regions fit in 2.5 s,
+    # the first and last (the first sweep) and the middle one (the second)
+    sample = read_samples(path, exclusive=False, budget_s=2.5, clock=Ticks())
+    assert not sample.complete and sample.sampled == 3 and sample.dirty == 0
+    assert "read 3 of the 2,049 sampled regions" in sample_note(sample)
+    write_at(path, offsets[len(offsets) // 2], b"x")  # the middle region: read third
+    sample = read_samples(path, exclusive=False, budget_s=2.5, clock=Ticks())
+    assert sample.sampled == 3 and sample.dirty == 1 and sample.first_dirty == offsets[len(offsets) // 2]
+    assert sample.complete and sample_note(sample) == ""  # data found: the read did what it had to
+    assert sample_note(read_samples(path, exclusive=False)) == ""
+
+
+def test_the_wipe_zeroes_every_region_even_those_a_cut_read_skips(tmp_path):
+    path = sparse(tmp_path / "d", 2 * GIB)
+    offsets = sample_offsets(2 * GIB)
+    for o in offsets[1::97]:
+        write_at(path, o + 100, b"y")
+    zero_samples(path)
+    assert read_samples(path, exclusive=False).dirty == 0
+
+
+def test_an_old_zfslab_wipe_reads_as_data_under_the_new_sample(tmp_path):
+    """Before issue 26 the wipe zeroed 64 regions of 1 MiB; fio's data between them stays. The
+    new sample reads it: such a disk needs --wipe with its serial once (docs/safety.md)."""
+    path = sparse(tmp_path / "d", GIB)
+    write_at(path, 8 << 20, os.urandom(4 << 20))  # fio's patterns, between the old regions
+    last = GIB - (1 << 20)
+    with open(path, "r+b") as f:
+        for i in range(64):  # the old wipe, as it was
+            f.seek((last * i // 63) // 4096 * 4096)
+            f.write(bytes(1 << 20))
+    assert not inspect_file(path).safe
 
 
 def label(guid, name="zfslab-bench"):

@@ -262,3 +262,34 @@ def test_a_sandbox_is_bounded_like_benchs(run_cli, tmp_path):
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert "needs 256 file vdevs; a sandbox holds at most 65" in r.stderr
     assert not (tmp_path / "sb").exists()
+
+
+def test_a_drill_killed_before_its_guid_was_saved_is_known_by_its_recorded_create(tmp_path):
+    """The create's intent (name and mark) is recorded before zpool create; a drill killed once
+    the create returned leaves a pool whose mark matches it: the next drill records the GUID and
+    destroys it. A pool of the same name with another mark is refused."""
+    from tests.fakes import Killed
+    from zfslab.store.results import Results
+    from zfslab.store.schema import connect
+    from zfslab.system.disks import DisksRefused
+    from zfslab.system.drill_plan import MARK, drill_mark
+    from zfslab.system.pool_safety import destroy_own_pool
+    layout, paths, runner = parse_layout("mirror:2"), files(tmp_path, 3), RecordingRunner()
+    results = Results(connect(str(tmp_path / "d.sqlite")))
+    plan = plan_drill(DrillRequest(layout, tuple(paths[:2]), paths[2], FILE_BYTES, ("degraded",), fill=0.5,
+                                   sandbox=True))
+    assert f"{MARK}={drill_mark(layout, paths[:2])}" in commands(format_steps(plan))[0]  # the dry run shows it
+    zfs = FakeZfs(kill_after_create="mirror:2")
+    with pytest.raises(Killed):  # the executor records the create (its mark) in `results` before it runs
+        plan.execute(Drivers(zfs, Fio(runner), runner), results, Clock())
+    zfs.dead = False  # the next zfslab process
+    guid = zfs.pool_guid(POOL)
+    assert results.pool_guids(purpose="drill") == set()
+    intents = results.intents(purpose="drill")
+    assert destroy_own_pool(zfs, POOL, set(), "drill", lambda t: None, intents, MARK,
+                            lambda g, lay: results.record_pool(g, POOL, "drill", lay)) == [POOL]
+    assert results.pool_guids(purpose="drill") == {guid} and not zfs.pools
+    zfs.create_pool(POOL, layout, paths[:2], fs_props={MARK: drill_mark(layout, paths[1:3])})  # other disks
+    with pytest.raises(DisksRefused, match="did not create it"):
+        destroy_own_pool(zfs, POOL, set(), "drill", lambda t: None, intents, MARK)
+    assert POOL in zfs.pools

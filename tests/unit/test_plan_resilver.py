@@ -98,8 +98,10 @@ def test_drills_on_other_disks_or_files_are_not_used(run_cli, tmp_path):
 
 def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
-    with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it (5's run and drill uids undone too)
-        conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; "
+    # as zfslab before migration 4 left it (5's run and drill uids and 6's tables undone too)
+    with sqlite3.connect(path) as conn:
+        conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; DROP TABLE pool_intents; "
+                           "DROP TABLE disk_history; "
                            "DROP INDEX runs_uid; DROP INDEX drills_uid; ALTER TABLE runs DROP COLUMN uid; "
                            "ALTER TABLE runs DROP COLUMN origin; ALTER TABLE drills DROP COLUMN uid; "
                            "ALTER TABLE drills DROP COLUMN origin; DELETE FROM schema_version WHERE version >= 4;")

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from conftest import require_tool
+from tests.conftest import require_tool
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 

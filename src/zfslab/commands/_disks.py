@@ -9,11 +9,11 @@ import os
 import sys
 
 from zfslab.commands._common import DEFAULT_DB, add_ashift_option
-from zfslab.errors import UsageError
+from zfslab.errors import UsageError, one_line
 from zfslab.model.units import format_bytes
 from zfslab.system import disk_gate
 from zfslab.system.disk_gate import Consent, parse_serials
-from zfslab.system.disks import BadDeviceList, inspect_disks, inspect_file
+from zfslab.system.disks import BadDeviceList, inspect_disks, inspect_file, waive_history
 
 
 def device_list(text: str) -> list[str]:
@@ -23,11 +23,43 @@ def device_list(text: str) -> list[str]:
     return devices
 
 
-def inspect(devices: list[str], runner, sandbox: bool):
-    """What each disk holds (every check reads only); for a sandbox, the files already there."""
+def inspect(devices: list[str], runner, sandbox: bool, db: str | None = None):
+    """What each disk holds (every check reads only); for a sandbox, the files already there.
+    A disk's SMART history counts only beyond what zfslab recorded after its own last wipe of
+    it in this database (`db`, read-only); where the evidence is weaker, it is said on stderr."""
+    from zfslab.store.runs import recorded_histories
     if sandbox:
-        return [inspect_file(d, runner) for d in devices if os.path.exists(d)]
-    return inspect_disks(devices, runner)
+        infos = [inspect_file(d, runner) for d in devices if os.path.exists(d)]
+    else:
+        infos = waive_history(inspect_disks(devices, runner), recorded_histories(db))
+    for line in note_lines(infos):
+        print(line, file=sys.stderr)
+    return infos
+
+
+def note_lines(infos) -> list[str]:
+    """Where the evidence is weaker than usual, one line a note: the same note for several disks
+    (no smartctl) once, and a note true of every disk names none (no disk is singled out)."""
+    said: dict[str, list[str]] = {}
+    for i in infos:
+        for note in i.notes:
+            said.setdefault(note, []).append(i.given)
+    return [one_line(f"zfslab: {'every disk' if len(given) == len(infos) > 1 else ', '.join(given)}: {note}")
+            for note, given in said.items()]
+
+
+def history_recorder(infos, runner, results):
+    """What runs after zfslab wiped disks: each one's SMART writes counter, recorded by serial,
+    so its own writes never count as someone else's use of the disk (see inspect)."""
+    from zfslab.system.smart import read_history
+    serials = {i.given: i.serial for i in infos if i.serial}
+
+    def record(devices: list[str]) -> None:
+        for d in devices:
+            history, _ = read_history(runner, d) if d in serials else (None, "")
+            if history is not None and history.written_bytes is not None:
+                results.record_disk_history(serials[d], history.written_bytes)
+    return record
 
 
 def same_size(infos) -> None:

@@ -8,7 +8,8 @@ import os
 import sys
 
 from zfslab.commands._common import int_arg
-from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, inspect, same_size
+from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect,
+                                    same_size)
 from zfslab.system.sandbox import make_sandbox, sandbox_paths
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     devices, sandbox_bytes = (sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size) if sandbox
                               else (device_list(args.disks), 0))
     layouts, picks = _layouts(args, len(devices))  # a layout zfslab cannot build is refused before any disk is read
-    infos = inspect(devices, runner, sandbox)
+    infos = inspect(devices, runner, sandbox, args.db)
     request = _request(layouts, devices, infos, options, sandbox)
     prior = prior_bench_run(args.db, request.key)  # read, never written
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
@@ -157,8 +158,8 @@ def _dry_run(args, request, prior, picks, infos) -> int:
 
 def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
     """Clean up what an interrupted run left, pass the gate, then plan and execute what is left."""
-    from zfslab.store.runs import open_results
-    from zfslab.system.bench_plan import POOL, plan_bench
+    from zfslab.store.runs import adopt_pool, open_results
+    from zfslab.system.bench_plan import MARK, POOL, plan_bench
     from zfslab.system.bonnie import Bonnie
     from zfslab.system.fio import Fio
     from zfslab.system.pool_ops import Drivers
@@ -170,9 +171,14 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
     if runner.which(engine) is None:  # before any pool is made, not after the first layout
         raise ToolMissing(engine, PACKAGES.get(engine, engine))
     zfs = ZfsCli(runner, log=_log)
-    if destroy_own_pool(zfs, POOL, prior.guids, "bench", _log):
-        infos = inspect(list(request.devices), runner, request.sandbox)  # its labels remain, no longer busy
-    gate(infos, prior.guids, args, request.sandbox)
+    guids = set(prior.guids)
+
+    def adopt(guid: str, layout: str) -> None:  # killed between its create and the GUID's record
+        adopt_pool(args.db, guid, POOL, "bench", layout, prior.run_id)
+        guids.add(guid)
+    if destroy_own_pool(zfs, POOL, guids, "bench", _log, prior.intents, MARK, adopt):
+        infos = inspect(list(request.devices), runner, request.sandbox, args.db)  # its labels remain, no longer busy
+    gate(infos, guids, args, request.sandbox)
     results = open_results(args.db)
     if request.sandbox:
         make_sandbox(list(request.devices), sandbox_bytes)
@@ -182,7 +188,9 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
         _log(f"wiping {', '.join(dirty)}")
     plan = plan_bench(dataclasses.replace(request, done=frozenset(results.done(run_id)), dirty=dirty))
     drivers = Drivers(zfs, Fio(runner), runner, Bonnie(runner))
-    _with_progress(lambda progress: plan.execute(drivers, results, run_id=run_id, progress=progress, log=_log))
+    recorder = history_recorder(infos, runner, results)
+    _with_progress(lambda progress: plan.execute(drivers, results, run_id=run_id, progress=progress, log=_log,
+                                                 on_wiped=recorder))
     summary = results.summary(run_id)
     if args.json:
         print(to_json({"run_id": run_id, "sandbox": request.sandbox, "facts": facts, "results": summary}))

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from zfslab.commands._common import float_arg, int_arg
-from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, inspect
+from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect
 from zfslab.errors import UsageError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
@@ -101,15 +101,15 @@ def _disks(args) -> _Disks:
 
 
 def _run(zfs, runner, args, scenarios) -> int:
-    from zfslab.store.runs import drill_pool_guids
+    from zfslab.store.runs import drill_records
     from zfslab.system.pool_safety import check_replication
 
     disks = _disks(args)
     # zpool create would refuse it without -f, after the disks were wiped
     check_replication(disks.layout, f"drill one of its parts, e.g. --layout {disks.layout.groups[0].token}")
-    guids = drill_pool_guids(args.db)
+    guids, intents = drill_records(args.db)
     if args.dry_run:  # reads the disks and the database if there is one; writes nothing anywhere
-        infos = inspect(disks.targets, runner, bool(args.sandbox))
+        infos = inspect(disks.targets, runner, bool(args.sandbox), args.db)
         plan = _plan(args, disks, scenarios, infos)
         if args.json:  # the same steps as data: what zfslab does itself (wipe, corrupt) has no command
             print(to_json({"dry_run": True, "layout": str(disks.layout), "fill": args.fill,
@@ -117,7 +117,7 @@ def _run(zfs, runner, args, scenarios) -> int:
         else:
             print("\n".join(plan.render()))
         return dry_run_verdict(infos, guids, args, bool(args.sandbox))
-    return _execute(zfs, runner, args, disks, scenarios, guids)
+    return _execute(zfs, runner, args, disks, scenarios, guids, intents)
 
 
 def _plan(args, disks: _Disks, scenarios, infos):
@@ -131,11 +131,11 @@ def _plan(args, disks: _Disks, scenarios, infos):
                                    tuple(i.given for i in infos if i.reasons)))
 
 
-def _execute(zfs, runner, args, disks: _Disks, scenarios, guids) -> int:
+def _execute(zfs, runner, args, disks: _Disks, scenarios, guids: set[str], intents: dict) -> int:
     from zfslab.report.verdict import verdict
-    from zfslab.store.runs import open_results
+    from zfslab.store.runs import adopt_pool, open_results
     from zfslab.system.disks import check_block_device
-    from zfslab.system.drill_plan import POOL
+    from zfslab.system.drill_plan import MARK, POOL
     from zfslab.system.fio import Fio
     from zfslab.system.pool_ops import Drivers
     from zfslab.system.pool_safety import destroy_own_pool
@@ -144,15 +144,20 @@ def _execute(zfs, runner, args, disks: _Disks, scenarios, guids) -> int:
     zfs.log = _log
     for target in ([] if sandbox else disks.targets):  # a mistyped disk is the user's to fix first
         check_block_device(target)
-    destroy_own_pool(zfs, POOL, guids, "drill", _log)
-    infos = inspect(disks.targets, runner, sandbox)
+
+    def adopt(guid: str, layout: str) -> None:  # killed between its create and the GUID's record
+        adopt_pool(args.db, guid, POOL, "drill", layout)
+        guids.add(guid)
+    destroy_own_pool(zfs, POOL, guids, "drill", _log, intents, MARK, adopt)
+    infos = inspect(disks.targets, runner, sandbox, args.db)
     gate(infos, guids, args, sandbox)
     plan = _plan(args, disks, scenarios, infos)
     results = open_results(args.db)
     if sandbox:
         make_sandbox(disks.targets, disks.sandbox_bytes)
     t0 = time.monotonic()
-    found = plan.execute(Drivers(zfs, Fio(runner), runner), results, log=_log)
+    found = plan.execute(Drivers(zfs, Fio(runner), runner), results, log=_log,
+                         on_wiped=history_recorder(infos, runner, results))
     line = verdict(str(disks.layout), args.fill, found)
     version = zfs.version().kernel
     serials = {i.given: i.serial for i in infos}

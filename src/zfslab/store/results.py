@@ -107,6 +107,35 @@ class Results:
             rows = self.conn.execute("SELECT guid FROM pools WHERE purpose = ?", (purpose,))
         return {r[0] for r in rows}
 
+    def record_intent(self, name: str, purpose: str, layout: str, mark: str, run_id: int | None = None) -> None:
+        """A pool about to be created (before `zpool create`): see pool_intents in schema.py."""
+        with atomic(self.conn):
+            self.conn.execute("INSERT INTO pool_intents (name, purpose, run_id, layout, mark, created_at) "
+                              "VALUES (?,?,?,?,?,?)", (name, purpose, run_id, layout, mark, now()))
+
+    def intents(self, *, run_id: int | None = None, purpose: str | None = None) -> dict[tuple[str, str], str]:
+        """(pool name, mark) -> layout of the creates zfslab recorded before running them: those of
+        one bench run, or of every drill."""
+        if not has_table(self.conn, "pool_intents"):
+            return {}
+        if run_id is not None:
+            rows = self.conn.execute("SELECT name, mark, layout FROM pool_intents WHERE run_id = ?", (run_id,))
+        else:
+            rows = self.conn.execute("SELECT name, mark, layout FROM pool_intents WHERE purpose = ?", (purpose,))
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def record_disk_history(self, serial: str, written_bytes: int) -> None:
+        """A disk's SMART writes counter right after zfslab wiped it."""
+        with atomic(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO disk_history (serial, written_bytes, recorded_at) VALUES (?,?,?)",
+                              (serial, written_bytes, now()))
+
+    def disk_histories(self) -> dict[str, int]:
+        if not has_table(self.conn, "disk_history"):
+            return {}
+        return {r[0]: r[1] for r in self.conn.execute("SELECT serial, written_bytes FROM disk_history")
+                if type(r[1]) is int and r[1] >= 0}
+
     def add_drill(self, layout: str, results: list[ScenarioResult], verdict: str, zfs_version: str, sandbox: bool,
                   disks: list[dict] | None = None) -> None:
         """A drill's scenarios (model/drill_results.py), in one transaction;

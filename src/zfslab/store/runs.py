@@ -4,7 +4,7 @@ a dry run and a refused run leave the file as they found it), and the store they
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zfslab.store.readback import read_results
 from zfslab.store.results import Results
@@ -19,6 +19,7 @@ class PriorRun:
     resuming: bool = False  # it did not finish: its measurements are left out, its pools are ours
     done: frozenset = frozenset()  # (layout, test, repeat) measured
     guids: frozenset[str] = frozenset()  # the pools it created, when resuming
+    intents: dict = field(default_factory=dict)  # (pool name, mark) -> layout: creates recorded before they ran
 
 
 def prior_bench_run(db: str, key: str) -> PriorRun:
@@ -34,18 +35,42 @@ def prior_bench_run(db: str, key: str) -> PriorRun:
             return PriorRun()
         resuming = run["finished_at"] is None
         return PriorRun(run["id"], resuming, frozenset(results.done(run["id"])),
-                        frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset())
+                        frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset(),
+                        results.intents(run_id=run["id"]) if resuming else {})
     finally:
         conn.close()
 
 
-def drill_pool_guids(db: str) -> frozenset[str]:
-    """GUIDs of the pools earlier drills recorded in this database (read-only: nothing written)."""
+def drill_records(db: str) -> tuple[set[str], dict]:
+    """GUIDs of the pools earlier drills recorded in this database, and the creates they recorded
+    before running them ((name, mark) -> layout); read-only: nothing written."""
     if not os.path.exists(db):
-        return frozenset()
+        return set(), {}
     conn = open_readonly(db)
     try:
-        return frozenset(Results(conn).pool_guids(purpose="drill"))
+        results = Results(conn)
+        return set(results.pool_guids(purpose="drill")), results.intents(purpose="drill")
+    finally:
+        conn.close()
+
+
+def recorded_histories(db: str | None) -> dict[str, int]:
+    """serial -> SMART bytes written, as zfslab recorded them after its own wipes (read-only)."""
+    if not db or not os.path.exists(db):
+        return {}
+    conn = open_readonly(db)
+    try:
+        return Results(conn).disk_histories()
+    finally:
+        conn.close()
+
+
+def adopt_pool(db: str, guid: str, pool: str, purpose: str, layout: str, run_id: int | None = None) -> None:
+    """Record the GUID of a pool a run was creating when it was killed (system/pool_safety.py
+    destroy_own_pool proved it by its recorded create), so its disks' labels prove them ours."""
+    conn = connect(db)
+    try:
+        Results(conn).record_pool(guid, pool, purpose, layout, run_id)
     finally:
         conn.close()
 

@@ -117,6 +117,26 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE drills ADD COLUMN origin TEXT",
         "CREATE UNIQUE INDEX drills_uid ON drills(uid)",
     ],
+    [  # 6: a pool zfslab is about to create, recorded before `zpool create`: a run killed before
+       #    the pool's GUID reached `pools` finds its pool again by name and mark (the user property
+       #    the create sets), and records the GUID then
+        """CREATE TABLE pool_intents (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            purpose TEXT NOT NULL,          -- bench | drill
+            run_id INTEGER REFERENCES runs(id),
+            layout TEXT NOT NULL,
+            mark TEXT NOT NULL,             -- the value of zfslab:bench / zfslab:drill on the pool
+            created_at TEXT NOT NULL
+        )""",
+        # each disk's SMART writes counter as it was after zfslab's own wipe: more written since
+        # is someone else's (docs/safety.md#the-disks-own-history)
+        """CREATE TABLE disk_history (
+            serial TEXT PRIMARY KEY,
+            written_bytes INTEGER NOT NULL,
+            recorded_at TEXT NOT NULL
+        )""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -124,7 +144,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # 'zfsl' in ASCII: SQLite's header field for the application that owns the file
 APPLICATION_ID = 0x7A66736C
 KNOWN_TABLES = {"schema_version", "runs", "run_disks", "measurements", "layout_capacity", "drills", "pools",
-                "resilvers", "resilver_disks"}
+                "resilvers", "resilver_disks", "pool_intents", "disk_history"}
 
 
 class DatabaseTooNew(ZfslabError):

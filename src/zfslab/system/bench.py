@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout
 from zfslab.store.results import Measurement, Results
-from zfslab.system.bench_plan import (MOUNTPOINT, POOL, BenchOptions, Step, check_bench_layouts, format_steps,
+from zfslab.system.bench_plan import (MARK, MOUNTPOINT, POOL, BenchOptions, Step, check_bench_layouts, format_steps,
                                       plan_steps, run_key)
 from zfslab.system.bonnie import Bonnie, BonnieResult
 from zfslab.system.diskstats import Sampler, kernel_names
 from zfslab.system.fio import Fio, FioResult
-from zfslab.system.pool_ops import SYSTEM_CLOCK, Clock, Drivers
+from zfslab.system.pool_ops import SYSTEM_CLOCK, Clock, Drivers, run_wipes
 from zfslab.system.pool_safety import MixedReplication, destroy_own_pool
 from zfslab.system.runner import Runner
 from zfslab.system.suites import BONNIE_TESTS
@@ -56,6 +56,7 @@ class Bench:
     log: Callable[[str], None] = lambda text: None
     mountpoint: str = MOUNTPOINT  # where the pool mounts (ZFS's default for its name): the tests run there
     clock: Clock = SYSTEM_CLOCK
+    on_wiped: Callable[[list[str]], None] = lambda devices: None  # records the disks' SMART counters
     _sampler_disks: list[str] = field(default_factory=list)
 
     @property
@@ -65,7 +66,9 @@ class Bench:
     def destroy_leftovers(self) -> list[str]:
         """Destroy the pool an interrupted run of this same command left behind (see
         destroy_own_pool); returns its name if there was one."""
-        return destroy_own_pool(self.zfs, POOL, self.results.pool_guids(run_id=self.run_id), "bench", self.log)
+        return destroy_own_pool(self.zfs, POOL, self.results.pool_guids(run_id=self.run_id), "bench", self.log,
+                                self.results.intents(run_id=self.run_id), MARK,
+                                lambda guid, layout: self.results.record_pool(guid, POOL, "bench", layout, self.run_id))
 
     def plan(self) -> list[Step]:
         return plan_steps(self.layouts, self.devices, self.options, self.key, None,
@@ -76,10 +79,7 @@ class Bench:
         tests, then, whatever happened, its destroy and wipes."""
         self._sampler_disks = kernel_names(self.devices)
         steps = self.plan() if steps is None else steps
-        for step in steps:  # the disks that held data, before the first pool (plan_steps' dirty)
-            if step.kind != "wipe" or step.layout:
-                break
-            self.wipe(step)
+        self.wipe([s for s in steps if s.kind == "wipe" and not s.layout])  # plan_steps' dirty, before any pool
         steps = [s for s in steps if s.layout]
         per_test = len(BONNIE_TESTS) if self.options.bonnie else 1
         total = len(self.layouts) * self.options.repeats * len(self.options.test_names)
@@ -88,6 +88,9 @@ class Bench:
         runs = _layout_runs(steps)
         for i, run in enumerate(runs, 1):
             where = f"layout {i}/{len(runs)} {run.layout}"
+            # recorded first: a kill between the create and the GUID's record leaves a pool a resume knows
+            self.results.record_intent(run.create.op.pool, "bench", run.layout, run.create.op.fs_props[MARK],
+                                       self.run_id)
             run.create.op.run(self.drivers)
             try:
                 self._created(run.create)
@@ -97,12 +100,16 @@ class Bench:
                     finished += per_test
                     self.progress(f"{where}: {step.test}, repeat {step.repeat}", finished, total)
             finally:
-                for step in run.cleanup:
-                    self.wipe(step) if step.kind == "wipe" else step.op.run(self.drivers)
+                for step in run.cleanup:  # the destroy, then the wipes
+                    if step.kind != "wipe":
+                        step.op.run(self.drivers)
+                self.wipe([s for s in run.cleanup if s.kind == "wipe"])
         self.results.finish_run(self.run_id)
 
-    def wipe(self, step: Step) -> None:
-        step.op.run(self.drivers)
+    def wipe(self, steps: list[Step]) -> None:
+        """Planned wipes, all at once (pool_ops.run_wipes); then their SMART counters are recorded."""
+        if steps:
+            self.on_wiped(run_wipes([s.op for s in steps], self.drivers))
 
     def _created(self, create: Step) -> None:
         """Record the new pool's GUID and capacity, and check it mounted where the tests run."""

@@ -157,13 +157,15 @@ class BenchPlan:
 
     def execute(self, drivers: Drivers, results, clock: Clock = SYSTEM_CLOCK, *, run_id: int,
                 progress: Callable[[str, int, int], None] = lambda text, done, total: None,
-                log: Callable[[str], None] = lambda text: None) -> None:
-        """Run exactly these steps, each measurement stored in `results` (store/results.py) under run_id."""
+                log: Callable[[str], None] = lambda text: None,
+                on_wiped: Callable[[list[str]], None] = lambda devices: None) -> None:
+        """Run exactly these steps, each measurement stored in `results` (store/results.py) under run_id;
+        `on_wiped` hears the disks each wipe cleared (the command records their SMART counters)."""
         from zfslab.system.bench import Bench
         r = self.request
         bench = Bench(drivers.zfs, drivers.fio, results, drivers.runner, r.options, list(r.layouts),
                       list(r.devices), r.key, run_id, r.sandbox, drivers.bonnie, progress=progress, log=log,
-                      mountpoint=r.mountpoint, clock=clock)
+                      mountpoint=r.mountpoint, clock=clock, on_wiped=on_wiped)
         bench.run(list(self.steps))
 
 

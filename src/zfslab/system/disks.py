@@ -3,10 +3,11 @@
 A device is refused if it (or anything on it) holds a partition table, a filesystem / RAID /
 LVM / swap / ZFS signature, is mounted, is swap, is held by md/LVM/dm, cannot be opened
 exclusively (the kernel says someone has it), or simply does not read as empty: a header can
-be wiped while the data behind it stays, so 64 regions of 1 MiB spread over the whole disk are
-read, and any non-zero byte means "holds data of unknown kind". A /dev/disk/by-id name is
-resolved to its device first, so an alias of a busy disk is refused too. Every check reads
-only: lsblk, blkid -p and wipefs -n never write.
+be wiped while the data behind it stays, so pages of 4 KiB spread over the whole disk (one a MiB,
+up to 16,384) are read, and any non-zero byte means "holds data of unknown kind". A disk whose SMART
+history says it was used (system/smart.py) is refused too, even when every region reads zero.
+A /dev/disk/by-id name is resolved to its device first, so an alias of a busy disk is refused
+too. Every check reads only: lsblk, blkid -p, wipefs -n and smartctl -a never write.
 
 The one writer here, `zero_samples`, is what zfslab's own wipe does after its pools are gone:
 it zeroes exactly the regions the emptiness check reads, so a disk zfslab used reads as empty
@@ -16,18 +17,27 @@ zfslab's test data (fio's patterns), which no one needs.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import mmap
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 
 from zfslab.errors import ZfslabError, one_line
 from zfslab.system.runner import Runner
 
-SAMPLE_REGIONS = 64
-SAMPLE_BYTES = 1 << 20
+# The emptiness sample (docs/safety.md#how-much-the-sample-sees): many small regions rather than
+# a few large ones. On an HDD each region costs a seek and half a rotation (about 6 ms) whatever
+# its size up to about 1 MiB, so the count, not the bytes, sets the time; an SSD reads 4 KiB in
+# about 0.1 ms, 16,384 regions in under 2 s. Under qemu's software emulation the bytes cost too:
+# 2,049 pages of a 2 GiB test disk, not 256 MiB.
+SAMPLE_REGION_BYTES = 4 << 10  # one page: the smallest read O_DIRECT allows on any disk
+SAMPLE_SPACING_BYTES = 1 << 20  # up to 16 GiB, no unread MiB: an island of 1 MiB anywhere is read
+SAMPLE_REGIONS_MAX = 16384  # 64 MiB read (and zeroed by the wipe) at most, 1 GB apart on a 16 TB disk
+SAMPLE_BUDGET_S = 4.0  # what an HDD reads in a few seconds (~600 regions); a cut read says so
 _ALIGN = 4096  # O_DIRECT wants offsets and lengths aligned to the logical block size (<= 4 KiB)
 
 
@@ -69,6 +79,7 @@ class DiskInfo:
     model: str
     rotational: bool
     findings: tuple[Finding, ...] = field(default=())  # why it may not be wiped; empty = safe
+    notes: tuple[str, ...] = field(default=())  # where the evidence is weaker than usual (said, never refused)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -122,17 +133,62 @@ def _holders(name: str) -> list[str]:
         return []
 
 
-def sample_offsets(size_bytes: int) -> list[int]:
-    """Where the emptiness check reads: SAMPLE_REGIONS regions of SAMPLE_BYTES, from the first
-    MiB to the last, evenly spread (fewer on a disk too small for them all)."""
+def sample_plan(size_bytes: int) -> SamplePlan:
+    """Where the emptiness check reads on a disk of this size: a page of SAMPLE_REGION_BYTES at
+    the start of every MiB (SAMPLE_SPACING_BYTES), so that no unread stretch holds a whole MiB,
+    and the disk's last page; on a disk too large for that within SAMPLE_REGIONS_MAX pages, at
+    every step of the smallest 4 KiB multiple that keeps to it. A function of the size alone,
+    so zfslab's wipe zeroes exactly what every later inspection reads."""
     span = size_bytes // _ALIGN * _ALIGN
-    if span < SAMPLE_BYTES:
-        return [0] if span else []
-    count = min(SAMPLE_REGIONS, span // SAMPLE_BYTES)
-    if count == 1:
-        return [0]
-    last = span - SAMPLE_BYTES
-    return sorted({(last * i // (count - 1)) // _ALIGN * _ALIGN for i in range(count)})
+    if span <= 0:
+        return SamplePlan(())
+    last = span - SAMPLE_REGION_BYTES
+    wide = -(-last // (SAMPLE_REGIONS_MAX - 1))  # the spacing SAMPLE_REGIONS_MAX pages allow
+    step = max(SAMPLE_SPACING_BYTES, -(-wide // _ALIGN) * _ALIGN)
+    return SamplePlan((*range(0, last, step), last))
+
+
+def sample_offsets(size_bytes: int) -> list[int]:
+    """Every offset the emptiness check may read, in disk order (what the wipe zeroes)."""
+    return list(sample_plan(size_bytes).offsets)
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    """The sampled regions, and the order they are read in: passes, each a sweep in disk order,
+    the first pass a coarse grid and each next one halving the gaps. A read cut short by the
+    time budget has then still spread its reads over the whole disk."""
+
+    offsets: tuple[int, ...]  # in disk order
+
+    def passes(self) -> list[list[int]]:
+        n = len(self.offsets)
+        seen = {0, n - 1} if n else set()
+        out = [[self.offsets[i] for i in sorted(seen)]] if n else []
+        stride = 1 << max(n - 1, 1).bit_length() - 1  # the largest power of two below n
+        while n > 2 and stride >= 1:
+            this = [i for i in range(0, n, stride) if i not in seen]
+            seen.update(this)
+            out.append([self.offsets[i] for i in this])
+            stride //= 2
+        return [p for p in out if p]
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """What the emptiness check read: regions read (of how many planned), how many hold a
+    non-zero byte (the read stops at the first: one is proof enough), where, and the seconds
+    it took."""
+
+    sampled: int
+    planned: int
+    dirty: int
+    first_dirty: int | None
+    seconds: float
+
+    @property
+    def complete(self) -> bool:
+        return self.sampled == self.planned or self.dirty > 0
 
 
 def _open(path: str, flags: int) -> tuple[int, bool]:
@@ -147,26 +203,32 @@ def _open(path: str, flags: int) -> tuple[int, bool]:
         return os.open(path, flags), False
 
 
-def read_samples(path: str, *, exclusive: bool = True) -> tuple[int, int, int | None]:
-    """(regions sampled, how many hold a non-zero byte, the first such offset or None).
-    Raises OSError (EBUSY) when exclusive and the kernel has the device claimed."""
+def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_BUDGET_S,
+                 clock=time.monotonic) -> SampleResult:
+    """Read the sampled regions, pass by pass (SamplePlan.passes), until one is not zero, all
+    are read, or `budget_s` has passed. Raises OSError (EBUSY) when exclusive and the kernel
+    has the device claimed."""
     fd, direct = _open(path, os.O_RDONLY | (os.O_EXCL if exclusive else 0))
-    buf = mmap.mmap(-1, SAMPLE_BYTES)  # page-aligned, as O_DIRECT needs
-    zero = bytes(SAMPLE_BYTES)
-    dirty, first = 0, None
+    buf = mmap.mmap(-1, SAMPLE_REGION_BYTES)  # page-aligned, as O_DIRECT needs
+    zero = bytes(SAMPLE_REGION_BYTES)
+    first, read = None, 0
+    t0 = clock()
     try:
-        offsets = sample_offsets(os.lseek(fd, 0, os.SEEK_END))
+        plan = sample_plan(os.lseek(fd, 0, os.SEEK_END))
         if not direct:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        for offset in offsets:
+        for offset in (o for sweep in plan.passes() for o in sweep):
+            if read and clock() - t0 > budget_s:  # the sweeps done so far already span the disk
+                break
             n = os.preadv(fd, [buf], offset)
+            read += 1
             if buf[:n] != zero[:n]:
-                dirty += 1
-                first = offset if first is None else first
+                first = offset
+                break
     finally:
         os.close(fd)
         buf.close()
-    return len(offsets), dirty, first
+    return SampleResult(read, len(plan.offsets), int(first is not None), first, clock() - t0)
 
 
 def udev_settle(runner: Runner) -> None:
@@ -176,31 +238,86 @@ def udev_settle(runner: Runner) -> None:
 
 
 def zero_samples(path: str) -> None:
-    """Zero the regions the emptiness check reads (zfslab's wipe, after its own pool is gone).
-    Opened exclusively: a device someone holds is never written."""
-    fd, _ = _open(path, os.O_WRONLY | os.O_EXCL)
-    buf = mmap.mmap(-1, SAMPLE_BYTES)
+    """Zero every region the emptiness check may read (zfslab's wipe, after its own pool is
+    gone), whatever a budget cut short: 4 KiB pages written through the page cache, then one
+    fsync, so the kernel sends them in disk order and many at once (an HDD's queue sorts them)
+    rather than one synchronous write per region. Opened exclusively: a device someone holds
+    is never written."""
+    fd = os.open(path, os.O_WRONLY | os.O_EXCL)
+    zero = bytes(SAMPLE_REGION_BYTES)
     try:
-        for offset in sample_offsets(os.lseek(fd, 0, os.SEEK_END)):
-            os.pwritev(fd, [buf], offset)
+        size = os.lseek(fd, 0, os.SEEK_END) // _ALIGN * _ALIGN
+        for offset in sample_offsets(size):
+            os.pwrite(fd, zero, offset)
         os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # the next check reads the disk, not this cache
     finally:
         os.close(fd)
-        buf.close()
 
 
-def _content_findings(device: str) -> list[Finding]:
+def content_finding(sample: SampleResult) -> list[Finding]:
+    """The finding a sample makes: data of unknown kind when any region read is not zero."""
+    if not sample.dirty:
+        return []
+    return [Finding("content", f"holds data of unknown kind: the sampled {SAMPLE_REGION_BYTES >> 10} KiB at byte "
+                               f"{sample.first_dirty:,} is not zero ({sample.sampled:,} of {sample.planned:,} "
+                               f"regions read)")]
+
+
+def sample_note(sample: SampleResult) -> str:
+    """What the inspection says of the sample when it is weaker than planned."""
+    if sample.complete:
+        return ""
+    return (f"read {sample.sampled:,} of the {sample.planned:,} sampled regions in the {SAMPLE_BUDGET_S:.0f} s "
+            f"budget (a slow disk): data between them would not be seen")
+
+
+def _content_findings(device: str) -> tuple[list[Finding], str]:
     try:
-        sampled, dirty, first = read_samples(device)
+        sample = read_samples(device)
     except OSError as e:
         if e.errno == errno.EBUSY:
             return [Finding("busy", "is in use: the kernel refused an exclusive open (mounted, in an imported "
-                                    "pool, or held by md, LVM or device-mapper)")]
-        return [Finding("busy", f"cannot be read to check it is empty ({e.strerror})")]
-    if not dirty:
-        return []
-    return [Finding("content", f"holds data of unknown kind: {dirty} of {sampled} "
-                               f"sampled 1 MiB regions are not zero (the first at byte {first:,})")]
+                                    "pool, or held by md, LVM or device-mapper)")], ""
+        return [Finding("busy", f"cannot be read to check it is empty ({e.strerror})")], ""
+    return content_finding(sample), sample_note(sample)
+
+
+@dataclass(frozen=True)
+class HistoryEvidence:
+    findings: list[Finding]
+    note: str
+    written_bytes: int | None
+
+
+def disk_history(runner: Runner, device: str) -> HistoryEvidence:
+    """The disk's own history as gate evidence: a finding when SMART says it was used (more
+    than a new disk's factory tests); a note, never a refusal, when it cannot tell."""
+    from zfslab.system.smart import read_history
+    history, note = read_history(runner, device)
+    if history is None:
+        return HistoryEvidence([], note, None)
+    found = []
+    if history.used:
+        found.append(Finding("history", f"has been used ({history.text()}, SMART) though no sampled region holds "
+                                        f"data: its data may lie between them",
+                             str(history.written_bytes if history.written_bytes is not None else "")))
+    return HistoryEvidence(found, note, history.written_bytes)
+
+
+def waive_history(infos: list[DiskInfo], recorded: dict[str, int]) -> list[DiskInfo]:
+    """Drop the history finding of a disk zfslab itself used last: its serial's writes counter
+    as recorded after zfslab's own wipe (`recorded`: serial -> bytes) has not grown by more
+    than a trivial amount since. Anything more was written by someone else."""
+    from zfslab.system.smart import TRIVIAL_WRITTEN_BYTES
+    out = []
+    for info in infos:
+        base = recorded.get(info.serial) if info.serial else None
+        keep = tuple(f for f in info.findings if not (
+            f.kind == "history" and base is not None and f.detail.isdigit()
+            and int(f.detail) <= base + TRIVIAL_WRITTEN_BYTES))
+        out.append(info if keep == info.findings else dataclasses.replace(info, findings=keep))
+    return out
 
 
 def _node_findings(runner: Runner, node: dict, tree: dict, swaps: set[str]) -> list[Finding]:
@@ -256,10 +373,14 @@ def inspect_disk(given: str, runner: Runner | None = None) -> DiskInfo:
     swaps = _swaps()
     for node in [tree, *tree.get("children", [])]:
         findings += _node_findings(runner, node, tree, swaps)
-    findings += _content_findings(device)
+    content, note = _content_findings(device)
+    findings += content
+    history = disk_history(runner, device)
+    findings += history.findings
     unique = tuple({f.text: f for f in findings}.values())
+    notes = tuple(n for n in (note, history.note) if n)
     return DiskInfo(given, device, size, (tree.get("serial") or "").strip(), (tree.get("model") or "").strip(),
-                    str(tree.get("rota")) in ("1", "True", "true"), unique)
+                    str(tree.get("rota")) in ("1", "True", "true"), unique, notes)
 
 
 def inspect_file(path: str, runner: Runner | None = None) -> DiskInfo:
@@ -275,17 +396,19 @@ def inspect_file(path: str, runner: Runner | None = None) -> DiskInfo:
                                     sig, guid))
         else:
             findings.append(Finding("signature", f"holds a {sig} signature", sig))
-    sampled, dirty, first = read_samples(path, exclusive=False)
-    if dirty:
-        findings.append(Finding("content", f"holds data of unknown kind: {dirty} of {sampled} sampled 1 MiB "
-                                           f"regions are not zero (the first at byte {first:,})"))
-    return DiskInfo(path, path, size, "", "", False, tuple(findings))
+    sample = read_samples(path, exclusive=False)
+    findings += content_finding(sample)
+    note = sample_note(sample)
+    return DiskInfo(path, path, size, "", "", False, tuple(findings), (note,) if note else ())
 
 
 def inspect_disks(given: list[str], runner: Runner | None = None) -> list[DiskInfo]:
     """Inspect each disk; a disk named twice (even by two names) is an error before anything runs."""
     runner = runner or Runner()
-    infos = [inspect_disk(g, runner) for g in given]
+    # in parallel: each disk's sample is its own seeks, so the time is the slowest disk's, not the sum
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(given)))) as pool:
+        infos = list(pool.map(lambda g: inspect_disk(g, runner), given))
     seen: dict[str, str] = {}
     for info in infos:
         if info.device in seen:
@@ -295,8 +418,8 @@ def inspect_disks(given: list[str], runner: Runner | None = None) -> list[DiskIn
 
 
 # What a pool zfslab created leaves on a whole disk: its GPT (with the protective MBR), the
-# pool's labels, and the pool's data in the sampled regions.
-_LEFTOVER_KINDS = {"zfs-label", "content"}
+# pool's labels, the pool's data in the sampled regions, and the writes it made (SMART history).
+_LEFTOVER_KINDS = {"zfs-label", "content", "history"}
 _LEFTOVER_TABLES = {"gpt", "PMBR"}
 
 

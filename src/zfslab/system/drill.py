@@ -30,9 +30,9 @@ from zfslab.model.drill_results import (AcrossVdevs, BeyondParity, Corruption, D
                                         ScenarioResult, SequentialRebuild, Skipped)
 from zfslab.model.layouts import VdevKind
 from zfslab.system.diskstats import SECTOR, kernel_names, read_diskstats
-from zfslab.system.drill_plan import MOUNTPOINT, POOL, DrillPlan, Step, leaf_name
+from zfslab.system.drill_plan import MARK, MOUNTPOINT, POOL, DrillPlan, Step, leaf_name
 from zfslab.system.fio import FioFailed
-from zfslab.system.pool_ops import Clock, CreatePool, Drivers
+from zfslab.system.pool_ops import Clock, CreatePool, Drivers, run_wipes
 from zfslab.system.runner import CommandFailed
 from zfslab.system.zfs_output import PoolStatus
 
@@ -57,13 +57,17 @@ class Drill:
     """Runs one plan; `results` collects what each scenario found."""
 
     def __init__(self, plan: DrillPlan, drivers: Drivers, clock: Clock, *, log: Callable[[str], None] = lambda t: None,
-                 on_created: Callable[[str], None] = lambda guid: None) -> None:
+                 on_creating: Callable[[str], None] = lambda mark: None,
+                 on_created: Callable[[str], None] = lambda guid: None,
+                 on_wiped: Callable[[list[str]], None] = lambda devices: None) -> None:
         self.plan = plan
         self.d = drivers
         self.zfs = drivers.zfs
         self.clock = clock
         self.log = log
+        self.on_creating = on_creating  # told the pool's mark before the create
         self.on_created = on_created  # told the pool's GUID the moment it exists
+        self.on_wiped = on_wiped  # told the disks a wipe cleared (their SMART counters are recorded)
         self.results: list[ScenarioResult] = []
 
     def run(self) -> list[ScenarioResult]:
@@ -77,9 +81,13 @@ class Drill:
                 else:
                     self._run_scenario(scenario, block)
         finally:
-            for step in steps:
-                if step.scenario == "cleanup":
+            cleanup = [s for s in steps if s.scenario == "cleanup"]
+            for step in cleanup:  # the destroy, then every wipe at once
+                if step.kind != "wipe":
                     step.op.run(self.d)
+            wipes = [s.op for s in cleanup if s.kind == "wipe"]
+            if wipes:
+                self.on_wiped(run_wipes(wipes, self.d))
         return self.results
 
     def _run_scenario(self, scenario: str, steps: list[Step]) -> ScenarioResult:
@@ -99,9 +107,13 @@ class Drill:
             self._check_corrupt_targets(step.devices)
         if step.kind == "wipe" and step.scenario == "setup":
             self.log(f"wiping {step.devices[0]}")
+        if isinstance(step.op, CreatePool):  # recorded first: a drill killed after the create is known by it
+            self.on_creating(step.op.fs_props[MARK])
         t0 = self.clock.monotonic()
         out = step.op.run(self.d)
-        if isinstance(step.op, CreatePool):
+        if step.kind == "wipe":
+            self.on_wiped(list(step.devices))
+        elif isinstance(step.op, CreatePool):
             self.on_created(self.zfs.pool_guid(step.op.pool))
             self._check_pool(step.op)
         elif step.kind == "fill":

@@ -8,6 +8,8 @@ those steps (system/drill.py).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -25,10 +27,20 @@ POOL = "zfslab-drill"
 MARK = "zfslab:drill"
 FILL_JOB = "fill"
 MOUNTPOINT = f"/{POOL}"  # ZFS's default for the pool's name: where the plan's fio jobs run
-FS_PROPS = {"compression": "off", "primarycache": "metadata", "atime": "off", MARK: "1"}
+FS_PROPS = {"compression": "off", "primarycache": "metadata", "atime": "off"}
 MIB = 1 << 20
 MIN_FILL_BYTES = 16 * MIB
 SCENARIOS = ("degraded", "resilver", "corrupt")
+
+
+def drill_mark(layout: Layout, devices: Sequence[str]) -> str:
+    """The value of zfslab:drill on a drill's pool: its layout and disks, hashed. Recorded before
+    the create (pool_intents), it lets a drill killed before the GUID was saved find its pool."""
+    return hashlib.sha256(json.dumps([str(layout), list(devices)]).encode()).hexdigest()[:16]
+
+
+def fs_props(layout: Layout, devices: Sequence[str]) -> dict[str, str]:
+    return {**FS_PROPS, MARK: drill_mark(layout, devices)}
 
 
 @dataclass(frozen=True)
@@ -148,13 +160,18 @@ class DrillPlan:
                  "command": list(s.argv) or None, "line": s.line, "lines": _step_lines(s, shown)} for s in self.steps]
 
     def execute(self, drivers: Drivers, results=None, clock: Clock = SYSTEM_CLOCK, *,
-                log: Callable[[str], None] = lambda text: None) -> list[ScenarioResult]:
-        """Run exactly these steps; the pool's GUID is recorded in `results` (store/results.py) the
-        moment it exists. Returns what each scenario found."""
+                log: Callable[[str], None] = lambda text: None,
+                on_wiped: Callable[[list[str]], None] = lambda devices: None) -> list[ScenarioResult]:
+        """Run exactly these steps. In `results` (store/results.py), the create is recorded before
+        it runs (its mark) and the pool's GUID the moment it exists; `on_wiped` hears the disks each
+        wipe cleared. Returns what each scenario found."""
         from zfslab.system.drill import Drill
-        on_created = ((lambda guid: results.record_pool(guid, POOL, "drill", str(self.layout)))
-                      if results is not None else (lambda guid: None))
-        return Drill(self, drivers, clock, log=log, on_created=on_created).run()
+        layout = str(self.layout)
+        if results is None:
+            return Drill(self, drivers, clock, log=log, on_wiped=on_wiped).run()
+        return Drill(self, drivers, clock, log=log, on_wiped=on_wiped,
+                     on_creating=lambda mark: results.record_intent(POOL, "drill", layout, mark),
+                     on_created=lambda guid: results.record_pool(guid, POOL, "drill", layout)).run()
 
 
 def _step_lines(step: Step, shown: set[str]) -> list[str]:
@@ -205,7 +222,8 @@ def plan_drill(request: DrillRequest) -> DrillPlan:
     title = (f"create the pool and fill {fill_bytes // MIB:,} MiB ({r.fill:.0%} of its USED+AVAIL as "
              f"model/capacity.py predicts it) with data fio checksums")
     fill = fill_job("write", fill_bytes)
-    steps += [Step("create", CreatePool(POOL, r.layout, r.devices, r.ashift, FS_PROPS), title=title),
+    create = CreatePool(POOL, r.layout, r.devices, r.ashift, fs_props(r.layout, r.devices))
+    steps += [Step("create", create, title=title),
               # failmode=continue: a lost pool answers with errors instead of hanging
               Step("set", PoolSet(POOL, "failmode", "continue"), title=title),
               Step("fill", FioRun(fill, timeout_s=7200), title=title)]

@@ -52,8 +52,9 @@ class Drivers:
     bonnie: Bonnie | None = None
 
 
+_SAID = ", ".join(repr(w) for w in UDEV_RACES[:-1]) + f" or {UDEV_RACES[-1]!r}"
 CREATE_WRAPPER = (f"# zpool create runs with the disks' udev lock held, after udevadm settle; should it say "
-                  f"{' or '.join(repr(w) for w in UDEV_RACES)}, zfslab runs partx --delete on each disk, "
+                  f"{_SAID}, zfslab runs partx --delete on each disk, "
                   f"udevadm settle, and the same zpool create once more (docs/safety.md#a-busy-udev)")
 OFFLINE_WRAPPER = (f"# should zpool offline say {NO_REPLICAS!r} while the disk's partners still lack data, "
                    f"zfslab runs udevadm settle and zpool wait -t resilver, then the same zpool offline once more "
@@ -222,6 +223,16 @@ class Wipe:
 
     def run(self, d: Drivers) -> None:
         wipe_devices(d.runner, [self.device], sandbox=self.sandbox)
+
+
+def run_wipes(wipes: list[Wipe], d: Drivers) -> list[str]:
+    """Several planned wipes as one call, each kind together (wipe_devices zeroes every disk's sampled
+    pages at once, so the time is the slowest disk's); the devices wiped, in order."""
+    for sandbox in (False, True):
+        devices = [w.device for w in wipes if w.sandbox is sandbox]
+        if devices:
+            wipe_devices(d.runner, devices, sandbox=sandbox)
+    return [w.device for w in wipes]
 
 
 @dataclass(frozen=True)

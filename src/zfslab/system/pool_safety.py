@@ -33,17 +33,29 @@ def check_replication(layout: Layout, fix: str) -> None:
         raise MixedReplication(layout, why, fix)
 
 
-def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, log: Callable[[str], None]) -> list[str]:
+def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, log: Callable[[str], None],
+                     intents: dict[tuple[str, str], str] | None = None, mark_prop: str = "",
+                     adopt: Callable[[str, str], None] = lambda guid, layout: None) -> list[str]:
     """Destroy the imported pool `name` if its GUID is one zfslab recorded (a run killed in the
-    middle of a layout leaves it); first end the benchmark engines still working on it. A
-    pool of that name that zfslab did not record is someone else's: refused, never touched."""
+    middle of a layout leaves it); first end the benchmark engines still working on it. A pool
+    whose GUID was not recorded is zfslab's only when a create of that name and mark (the
+    user property `mark_prop`, which the create sets) was recorded before it ran (`intents`:
+    (name, mark) -> layout), i.e. the run was killed between the create and the GUID's
+    record: `adopt(guid, layout)` records the GUID before the pool is destroyed, so its labels
+    stay provably zfslab's. Any other pool of that name is someone else's: refused, never
+    touched."""
     if not zfs.pool_exists(name):
         return []
     guid = zfs.pool_guid(name)
     if guid not in guids:
-        raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
-                           f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
-                           f"or use the database of the run that made it")
+        mark = zfs.get(name, mark_prop)[mark_prop].value if intents and mark_prop else ""
+        if not mark or (name, mark) not in intents:
+            raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
+                               f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
+                               f"or use the database of the run that made it")
+        log(f"pool {name} (GUID {guid}) is the one this run was creating when it was interrupted "
+            f"({mark_prop}={mark}, recorded before the create): recording its GUID")
+        adopt(guid, intents[(name, mark)])
     mountpoint = zfs.get(name, "mountpoint")["mountpoint"].value
     if mountpoint.startswith("/"):
         for user in end_engines_on(mountpoint):
@@ -58,26 +70,31 @@ def wipe_line(device: str, *, sandbox: bool = False) -> str:
     if sandbox:
         return f"# wipe {device}: truncate the file to nothing and back to its size (sparse and empty again)"
     return (f"# wipe {device}: zpool labelclear -f and wipefs --all on each partition and the "
-            f"disk, zero the 64 sampled 1 MiB regions, and make the kernel forget partitions it still "
-            f"lists (docs/safety.md)")
+            f"disk, zero the sampled 4 KiB pages (one a MiB, up to 16,384), and make the kernel forget "
+            f"partitions it still lists (docs/safety.md)")
 
 
 def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -> None:
     """Clear the labels and partition table a destroyed pool leaves, and zero the regions the
     emptiness check samples (system/disks.py), so the disks read as empty again."""
-    for d in devices:
-        if sandbox:
+    if sandbox:
+        for d in devices:
             with open(d, "r+b") as f:
                 size = f.seek(0, os.SEEK_END)
                 f.truncate(0)
                 f.truncate(size)
-            continue
-        real = os.path.realpath(d)
+        return
+    reals = [os.path.realpath(d) for d in devices]
+    for real in reals:
         for part in partitions(runner, real):
             runner.run(["zpool", "labelclear", "-f", part], check=False)
             runner.run(["wipefs", "--all", "--quiet", part])
         runner.run(["wipefs", "--all", "--quiet", real])
-        zero_samples(real)
+    # every disk's pages at once: each fsync waits on its own disk, so the time is the slowest one's
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(reals)))) as pool:
+        list(pool.map(zero_samples, reals))
+    for real in reals:
         if partitions(runner, real):
             forget_partitions(runner, real)
 

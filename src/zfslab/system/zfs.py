@@ -99,7 +99,12 @@ class ZfsDriver(Protocol):
 # (libefi's efi_rescan() gives up after 10 tries of BLKRRPART in 0.5 s). Both pass once udev settles.
 UNAVAILABLE = "currently unavailable"
 RESCAN_FAILED = "failed to rescan the partition table"
-UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED)
+# The same race on a pool of one plain disk: no mirror or raidz above the leaf turns its ENOENT (the
+# -part1 link udev had just deleted) into ENXIO, so the create ioctl fails ENOENT, which libzfs's
+# zpool_standard_error() words so. A create's own pool name cannot be missing: only a device can be.
+# Seen once in the 2.4.4 guest (test_safety's `zpool create -f tank DISK` right after a destroy)
+VANISHED = "no such pool or dataset"
+UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED, VANISHED)
 # A create that fails this way twice, with udev held off by the disks' lock, met something else that
 # took a partition away while the module opened it; the module's log names the leaf and the error
 OPEN_FAILED_HINT = ("; a disk's partition was not there when the kernel module opened it (its log, "
@@ -255,7 +260,7 @@ class ZfsCli:
                 named = re.search(r"(/dev/\S+) (?:is|contains)", msg)
                 device = named.group(1) if named else "a device"
                 raise DeviceInUse(device, msg) from None
-            if UNAVAILABLE in msg:  # twice, with udev's re-reads held off (system/udev_lock.py)
+            if UNAVAILABLE in msg or VANISHED in msg:  # twice, with udev's re-reads held off (system/udev_lock.py)
                 raise CommandFailed(e.argv_text, e.returncode, msg.rstrip() + OPEN_FAILED_HINT) from None
             raise
 

@@ -4,6 +4,7 @@ SIGKILL of zfslab alone, and zpool create right after a wipe on a busy host."""
 
 import hashlib
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,8 +14,8 @@ import time
 import pytest
 
 from zfslab.model.layout_grammar import parse_layout
+from zfslab.system.disks import inspect_disk, read_samples
 from zfslab.system.pool_safety import wipe_devices
-from zfslab.system.disks import inspect_disk
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import ZfsCli
 
@@ -69,6 +70,59 @@ def test_a_wiped_header_with_data_behind_it_is_refused_and_left_unchanged(zfs, d
     fresh(victim)  # for the tests after this one
 
 
+def _size(dev):
+    with open(dev, "rb") as f:
+        return f.seek(0, os.SEEK_END)
+
+
+def zero_whole(dev):
+    """Every byte zero (not only the sampled regions, as fresh() makes them): BLKZEROOUT, which
+    qemu turns into holes in the disk's file (seconds), else written (minutes under TCG)."""
+    if subprocess.run(["blkdiscard", "--zeroout", os.path.realpath(dev)], capture_output=True).returncode == 0:
+        return
+    block = bytes(16 * MIB)
+    with open(dev, "r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(0)
+        for _ in range(size // len(block)):
+            f.write(block)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def test_one_mib_of_data_between_the_old_samples_is_refused_by_bench_and_drill(zfs, disks, tmp_path):
+    """Issue 26's audit: 1 MiB of random data at 768 MiB of a disk of zeros lay between the 64
+    regions of 1 MiB the gate sampled then, and bench wrote over it."""
+    victim, clean = disks[2], disks[3]
+    fresh(victim, clean)
+    zero_whole(victim)
+    with open(victim, "r+b") as f:
+        f.seek(768 * MIB)
+        f.write(os.urandom(MIB))
+        f.flush()
+        os.fsync(f.fileno())
+    # what a write would change: the island, and the first and last 8 MiB (a partition table, a
+    # pool's labels, wipefs). Not the whole disk: sha256 of 2 GiB takes minutes under TCG
+    size = _size(victim)
+    parts = lambda: [digest(victim, 0, 8 * MIB), digest(victim, 768 * MIB, MIB),  # noqa: E731
+                     digest(victim, size - 8 * MIB, 8 * MIB)]
+    before = parts()
+    sample = read_samples(victim)
+    print(f"sample of {victim}: {sample.sampled} of {sample.planned} regions of 4 KiB in {sample.seconds:.3f} s, "
+          f"{sample.dirty} not zero")
+    # its region is read in the fourth sweep (the 7th read): found even if a loaded host cuts the read
+    assert sample.dirty == 1 and 768 * MIB <= sample.first_dirty < 769 * MIB and sample.sampled <= 9
+    for args in (["bench", "--disks", f"{clean},{victim}", "--layouts", "mirror:2", *QUICK],
+                 ["drill", "--disks", f"{clean},{victim}", "--layout", "mirror:2", "--dry-run"]):
+        r = zfslab(*args, "--db", str(tmp_path / "i.sqlite"))
+        assert r.returncode == 10, (args[0], r.stderr)
+        refused = [line for line in r.stderr.splitlines() if line.startswith("  ")]
+        assert len(refused) == 1 and victim in refused[0] and "holds data of unknown kind" in refused[0], r.stderr
+        assert parts() == before
+    assert not zfs.pool_exists("zfslab-bench")
+    fresh(victim)  # for the tests after this one
+
+
 def test_resume_never_wipes_a_pool_the_user_made_on_a_disk_of_the_run(zfs, disks, tmp_path):
     a, b = disks[4], disks[5]
     fresh(a, b)
@@ -106,6 +160,40 @@ def test_resume_never_wipes_a_pool_the_user_made_on_a_disk_of_the_run(zfs, disks
     finally:
         zfs.destroy_pool("tank", force=True)
     fresh(a, b)  # for the tests after this one
+
+
+def test_a_kill_right_after_zpool_create_returned_is_resumed(zfs, disks, tmp_path):
+    """Issue 26's window: zfslab killed (SIGKILL) the moment `zpool create` returned, before the
+    pool's GUID was saved. A zpool on PATH runs the real one and, after a create, kills its
+    parent (zfslab). The resume knows the pool by the create it recorded first (name and mark),
+    records its GUID, destroys it and runs to the end."""
+    a, b = disks[6], disks[7]
+    fresh(a, b)
+    db = str(tmp_path / "k.sqlite")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "zpool").write_text(f'#!/bin/sh\n{shutil.which("zpool")} "$@"; rc=$?\n'
+                                   'if [ "$1" = create ] && [ $rc -eq 0 ]; then kill -KILL $PPID; fi\nexit $rc\n')
+    (bin_dir / "zpool").chmod(0o755)
+    args = ["bench", "--disks", f"{a},{b}", "--layouts", "mirror:2", *QUICK, "--db", db]
+    r = subprocess.run([sys.executable, "-m", "zfslab", *args], capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    guid = zfs.pool_guid("zfslab-bench")
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT guid FROM pools").fetchall() == []  # the window: made, not recorded
+    assert conn.execute("SELECT name, layout FROM pool_intents").fetchall() == [("zfslab-bench", "mirror:2")]
+    conn.close()
+    try:
+        r = zfslab(*args)  # the same command again: a resume
+        assert r.returncode == 0, r.stderr
+        assert f"(GUID {guid}) is the one this run was creating" in r.stderr
+        assert (guid,) in sqlite3.connect(db).execute("SELECT guid FROM pools").fetchall()
+        assert not zfs.pool_exists("zfslab-bench")
+    finally:
+        if zfs.pool_exists("zfslab-bench"):
+            zfs.destroy_pool("zfslab-bench", force=True)
+        fresh(a, b)  # for the tests after this one
 
 
 def test_zpool_create_right_after_a_wipe_on_a_busy_host(disks):
