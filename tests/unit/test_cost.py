@@ -10,7 +10,7 @@ import pytest
 from zfslab.errors import UsageError
 from zfslab.commands._prices import check_prices, parse_disk_prices
 from zfslab.model.cost import DiskPrices
-from zfslab.model.layouts import parse_layout
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import disk_set, mixed_disk_set, plan
 from zfslab.model.units import TB
 
