@@ -62,7 +62,7 @@ def db(tmp_path_factory):
 
 
 def test_the_table_marks_the_measured_layouts_and_says_what_the_speed_rests_on(run_cli, db):
-    r = run_cli("plan", "--db", db, "--all")
+    r = run_cli("plan", "--db", db, "--all", "--explain")
     assert r.exit_code == 0, r.stderr
     out = r.stdout
     assert out.startswith("6 × 4.00 TB disks (whole disks, Linux partitioning)")
@@ -137,7 +137,7 @@ def test_plan_db_takes_under_two_seconds(run_cli, db):
 
 
 def test_without_db_the_output_is_unchanged(run_cli):
-    r = run_cli("plan", "6x4TB", "--all")
+    r = run_cli("plan", "6x4TB", "--all", "--explain")
     assert "Speed figures" not in r.stdout and "preset, uncalibrated" in r.stdout
     assert "write_mb_s_low" not in run_cli("plan", "6x4TB", "--json").stdout
 
@@ -233,11 +233,11 @@ def test_ars_results_fit_the_iops_columns_with_ranges(run_cli, ars_db):
 
 
 def test_the_footer_says_what_the_iops_rest_on(run_cli, ars_db, db):
-    out = " ".join(run_cli("plan", "--db", ars_db).stdout.split())  # the footer wraps at the page's width
+    out = " ".join(run_cli("plan", "--db", ars_db, "--explain").stdout.split())  # the footer wraps at the page's width
     assert "IOPS: fitted on 6 layouts measured by the ars suite on these disks (run 2)" in out
     assert "IOPS fitted" in out and "IOPS from hdd)" not in out
     # streaming only: still fitted, the IOPS are the preset's
-    out = " ".join(run_cli("plan", "--db", db).stdout.split())
+    out = " ".join(run_cli("plan", "--db", db, "--explain").stdout.split())
     assert "Speed figures: fitted on 6 layouts" in out
     assert "IOPS: from the hdd preset, uncalibrated: no ars run on these disks" in out
     data = json.loads(run_cli("plan", "--db", db, "--json").stdout)
@@ -262,7 +262,7 @@ def test_the_iops_columns_are_marked_and_ranged(run_cli, ars_db):
 def test_an_ars_run_on_other_disks_is_not_used(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
     ars_run(path, devices="/dev/other")
-    out = " ".join(run_cli("plan", "--db", path).stdout.split())
+    out = " ".join(run_cli("plan", "--db", path, "--explain").stdout.split())
     assert "IOPS: from the hdd preset" in out
 
 

@@ -80,11 +80,11 @@ def test_the_measured_rates_replace_the_assumed_ones(run_cli, db):
 
 
 def test_the_footer_says_so(run_cli, db):
-    out = " ".join(run_cli("plan", "--db", db).stdout.split())
+    out = " ".join(run_cli("plan", "--db", db, "--explain").stdout.split())
     assert (f"resilver rate measured by drill on these disks: {mb_s(40.0):,.0f} MB/s (mirror, drill run 1); "
             f"{mb_s(80.0):,.0f} MB/s (raidz, drill run 2).") in out
     # the user's own rate wins, and nothing claims a measurement then
-    out = " ".join(run_cli("plan", "--db", db, "--resilver-mbps", "50").stdout.split())
+    out = " ".join(run_cli("plan", "--db", db, "--resilver-mbps", "50", "--explain").stdout.split())
     assert "measured by drill" not in out and "resilver 50 MB/s" in out
 
 
@@ -98,10 +98,8 @@ def test_drills_on_other_disks_or_files_are_not_used(run_cli, tmp_path):
 
 def test_a_database_from_before_the_migration_reads_and_migrates(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
-    # as zfslab before migration 4 left it (5's run and drill uids and 6's tables undone too)
-    with sqlite3.connect(path) as conn:
-        conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; DROP TABLE pool_intents; "
-                           "DROP TABLE disk_history; "
+    with sqlite3.connect(path) as conn:  # as zfslab before migration 4 left it (5's uids and 6's tables undone too)
+        conn.executescript("DROP TABLE resilver_disks; DROP TABLE resilvers; DROP TABLE pool_intents; DROP TABLE disk_history; "
                            "DROP INDEX runs_uid; DROP INDEX drills_uid; ALTER TABLE runs DROP COLUMN uid; "
                            "ALTER TABLE runs DROP COLUMN origin; ALTER TABLE drills DROP COLUMN uid; "
                            "ALTER TABLE drills DROP COLUMN origin; DELETE FROM schema_version WHERE version >= 4;")

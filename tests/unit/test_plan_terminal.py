@@ -110,3 +110,14 @@ def test_a_wide_terminal_shows_more_columns_and_a_narrow_one_says_what_it_left_o
     assert header.split()[-2:] == ["MB/s", "MB/s"]
     every = in_terminal(["plan", "24x4TB", "--wide"], 80)  # asked for: every column, wider than the terminal
     assert "Left out for width:" not in every and "(4 data + 2 parity)" in every
+
+
+@pytest.mark.parametrize("args", [["6x8TB", "--workload", "vm"], ["24x4TB"], ["4x4TB"], ["6x20TB", "--data", "media"]])
+def test_the_footer_is_at_most_a_third_of_what_plan_prints_at_80_columns(args):
+    """Issue 23: below the reason, what was left out and the inputs in one line; --explain has the rest."""
+    lines = in_terminal(["plan", *args], 80).rstrip("\n").splitlines()
+    footer = lines[next(i for i, line in enumerate(lines) if line.startswith("◆ worth considering.")):]
+    assert len(footer) <= len(lines) / 3, "\n".join(footer)
+    assert "--explain" in footer[-1] + footer[-2]
+    explained = in_terminal(["plan", *args, "--explain"], 80)
+    assert "usable: zfs list USED+AVAIL" in explained and "P(loss): pool lost" in explained

@@ -64,6 +64,8 @@ def add_parser(sub) -> None:
     shown_.add_argument("--all", action="store_true",
                         help="every layout, not only the recommended one and those worth considering")
     shown_.add_argument("--wide", action="store_true", help="every column, however wide the terminal")
+    shown_.add_argument("--explain", action="store_true",
+                        help="after the table, what each column means and every risk and speed input")
     shown_.add_argument("--columns", metavar="K,K", help="exactly these columns: " + ", ".join(column_keys(Goal())))
     add_output_options(p)
     p.set_defaults(func=run)
@@ -251,7 +253,21 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             + (" …" if len(draids) > 3 else "") + ".")
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
-    lines.append("usable: zfs list USED+AVAIL of the empty pool. can fail: disks, at once, whichever they are.")
+    legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers)
+    if args.explain:
+        return lines + legend
+    # the table's own words stay short: a third of the lines at most (issue 23), the rest behind --explain
+    basis = f"{disk.name} disks" + (f", {inputs_text(risk).split(', resilver')[0]}" if risk is not None else "")
+    how = (f"speed fitted on {len(calibration.measured)} measured layouts (run {calibration.run_id})"
+           if speed is not None and calibration is not None else "speed predicted, uncalibrated" if speed is not None
+           else "")
+    return lines + [f"Figures assume {basis}" + (f"; {how}" if how else "")
+                    + ". --explain says what each column means and every input."]
+
+
+def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resilvers) -> list[str]:
+    """What each column means and the inputs behind the figures (plan --explain)."""
+    lines = ["usable: zfs list USED+AVAIL of the empty pool. can fail: disks, at once, whichever they are."]
     lines.append(f"disks: {disk.name} ({disk.source}).")
     if args.disk_price:
         lines.append(f"price/TB: what the disks a layout uses cost (--disk-price {args.disk_price}, in its currency) "

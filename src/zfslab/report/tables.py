@@ -41,7 +41,9 @@ def render_table(rows: Sequence[Any], columns: Sequence[Column], *, title: str |
 
 
 # the space between a number and its unit ("2.12 MB", "66.0 %") never becomes a line break
-NUMBER_AND_UNIT = re.compile(r"(?<=\d) (?=(?:[KMGTPE]i?B|B)\b|%)")
+# the spaces that must not break a line: between a number and its unit, and inside odds ("1 in 2,800",
+# whose count alone on the next line reads as a stray number)
+NUMBER_AND_UNIT = re.compile(r"(?<=\d) (?=(?:[KMGTPE]i?B|B)\b|%)|(?<=\b1) (?=in \d)|(?<=\b1 in) (?=\d)")
 
 
 def wrapped_lines(text: str, width: int | None, *, indent: int = 2) -> list[str]:
