@@ -24,12 +24,17 @@ def p5(layout, params):
     return markov_risk(layout, params, usable_bytes=TB)
 
 
+# The Markov solve's relative error: a stiff chain (a replacement of 1e-16 h against a year's
+# failures) leaves ~1e-9 of float noise in P(loss), which a 1e-9 band flagged as a spare that
+# raised the risk (CI, 2026-11-26); a real monotonicity fault is many orders larger
+SOLVE_REL = 1e-6
+
 @given(params=params_st, width=st.integers(5, 20), count=st.integers(1, 4))
 def test_more_parity_never_raises_the_risk(params, width, count):
     risks = [p5(Layout((VdevGroup(VdevKind.RAIDZ, width, p, count),)), params) for p in (1, 2, 3)]
     for a, b in zip(risks, risks[1:]):
-        assert b.p_loss[1] <= a.p_loss[1] * (1 + 1e-9)
-        assert b.mttdl_hours >= a.mttdl_hours * (1 - 1e-9)
+        assert b.p_loss[1] <= a.p_loss[1] * (1 + SOLVE_REL)
+        assert b.mttdl_hours >= a.mttdl_hours * (1 - SOLVE_REL)
 
 
 @given(params=params_st, width=st.integers(3, 20), parity=st.integers(1, 3))
@@ -37,7 +42,7 @@ def test_a_wider_raidz_never_lowers_the_risk(params, width, parity):
     assume(width > parity)
     narrow = p5(Layout((VdevGroup(VdevKind.RAIDZ, width, parity),)), params)
     wide = p5(Layout((VdevGroup(VdevKind.RAIDZ, width + 1, parity),)), params)
-    assert wide.p_loss[1] >= narrow.p_loss[1] * (1 - 1e-9)
+    assert wide.p_loss[1] >= narrow.p_loss[1] * (1 - SOLVE_REL)
 
 
 @given(params=params_st, width=st.integers(3, 16), parity=st.integers(1, 3), spares=st.integers(1, 2))
@@ -46,7 +51,7 @@ def test_a_hot_spare_never_raises_the_risk(params, width, parity, spares):
     group = VdevGroup(VdevKind.RAIDZ, width, parity)
     plain = p5(Layout((group,)), params)
     spared = p5(Layout((group,), spares), params)
-    assert spared.p_loss[1] <= plain.p_loss[1] * (1 + 1e-9)
+    assert spared.p_loss[1] <= plain.p_loss[1] * (1 + SOLVE_REL)
 
 
 @given(params=params_st, ways=st.integers(2, 4), count=st.integers(1, 12))
