@@ -160,7 +160,11 @@ def boot(image: Path, payload: str, *, series: str, disks: list[Disk] = (), shar
         "qemu-system-x86_64", "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", str(os.cpu_count() or 2),
         "-m", str(memory_mib), "-nographic", "-no-reboot", "-monitor", "none", "-display", "none",
         "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
-        "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet zfslab.zfs={series}",
+        # tsc=reliable: under TCG the clocksource watchdog finds the TSC skewed and marks it unstable;
+        # that flips sched_clock's static key, and the kernel's int3 text patching then oopsed the other
+        # vCPU in sched_clock_cpu (CI, 2026-11-26, docs/test-guest.md#kernel-crashes)
+        "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet tsc=reliable "
+                   f"zfslab.zfs={series}",
         "-drive", f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on",
         "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
         "-virtfs", f"local,path={repo_to_mount()},mount_tag=repo,security_model=none,readonly=on,id=repo",
