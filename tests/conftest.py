@@ -73,3 +73,16 @@ def pytest_collection_modifyitems(config, items):
     from tests.e2e.test_guest import guest_can_run, start_guest_suites
     if guest_can_run():
         start_guest_suites()
+
+
+def imported_modules(tree) -> list[str]:
+    """Every module an ast imports (`import a.b` and `from a.b import c` both give 'a.b'): the
+    layering tests (test_model_is_pure, test_command_layer) read code, not run it."""
+    import ast
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names

@@ -9,6 +9,7 @@ import ast
 import pathlib
 
 import zfslab.commands
+from tests.conftest import imported_modules
 
 ROOT = pathlib.Path(zfslab.commands.__file__).parent
 FORBIDDEN_MODULES = ("subprocess", "sqlite3", "zfslab.store.schema")  # schema: connections and SQL
@@ -19,15 +20,9 @@ ALLOWED: set[str] = set()
 
 def offences(path: pathlib.Path) -> set[str]:
     tree = ast.parse(path.read_text())
-    found = set()
+    found = {f"{path.name}: imports {m}" for n in imported_modules(tree) for m in FORBIDDEN_MODULES
+             if n == m or n.startswith(m + ".")}
     for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
-        found |= {f"{path.name}: imports {m}" for n in names for m in FORBIDDEN_MODULES
-                  if n == m or n.startswith(m + ".")}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
             found.add(f"{path.name}: {node.name} is over {MAX_FUNCTION_LINES} lines")

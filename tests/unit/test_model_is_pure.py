@@ -7,6 +7,7 @@ import re
 import pytest
 
 import zfslab.model
+from tests.conftest import imported_modules
 
 FORBIDDEN = {"subprocess", "os", "sqlite3", "time", "shutil", "socket", "random"}
 
@@ -16,15 +17,7 @@ OUTER = ("zfslab.system", "zfslab.store", "zfslab.report", "zfslab.cli", "zfslab
 
 def forbidden_imports(tree: ast.AST) -> set[str]:
     """What a model module may not import: I/O modules, and any package that points outward."""
-    bad = set()
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
-        bad |= {n for n in names if n.split(".")[0] in FORBIDDEN or n.startswith(OUTER)}
-    return bad
+    return {n for n in imported_modules(tree) if n.split(".")[0] in FORBIDDEN or n.startswith(OUTER)}
 
 
 @pytest.mark.parametrize("source", ["import subprocess", "from os import path", "import zfslab.cli",
