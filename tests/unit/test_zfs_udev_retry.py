@@ -133,12 +133,22 @@ def test_an_offline_refused_until_the_partner_is_resilvered_is_tried_once_more_a
     assert len(notes) == 1 and "no valid replicas" in notes[0] and "retried after the resilver" in notes[0]
 
 
+def test_an_offline_refused_after_the_resilver_wait_is_tried_after_a_scrub():
+    notes = []
+    runner = Scripted([NO_REPLICAS, NO_REPLICAS, None], verb="offline")
+    ZfsCli(runner, log=notes.append).offline("tank", "/dev/sdb")
+    offlines = [i for i, a in enumerate(runner.argvs) if a[:2] == ("zpool", "offline")]
+    assert len(offlines) == 3
+    assert ("zpool", "scrub", "-w", "tank") in runner.argvs[offlines[1] + 1:offlines[2]]
+    assert len(notes) == 1 and "retried after a scrub" in notes[0]
+
+
 def test_an_offline_that_would_lose_the_last_copy_is_refused_as_zfs_said():
     notes = []
-    runner = Scripted([NO_REPLICAS, NO_REPLICAS], verb="offline")
+    runner = Scripted([NO_REPLICAS, NO_REPLICAS, NO_REPLICAS], verb="offline")
     with pytest.raises(CommandFailed, match="no valid replicas"):
         ZfsCli(runner, log=notes.append).offline("tank", "/dev/sdb")
-    assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 2 and notes == []
+    assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 3 and notes == []
 
 
 def test_other_offline_failures_are_not_retried():

@@ -57,8 +57,8 @@ CREATE_WRAPPER = (f"# zpool create runs with the disks' udev lock held, after ud
                   f"{_SAID}, zfslab runs partx --delete on each disk, "
                   f"udevadm settle, and the same zpool create once more (docs/safety.md#a-busy-udev)")
 OFFLINE_WRAPPER = (f"# should zpool offline say {NO_REPLICAS!r} while the disk's partners still lack data, "
-                   f"zfslab runs udevadm settle and zpool wait -t resilver, then the same zpool offline once more "
-                   f"(a refusal that stands is the result)")
+                   f"zfslab runs udevadm settle and zpool wait -t resilver, then the same zpool offline once more, "
+                   f"and if refused again zpool scrub -w and a last try (a refusal that stands is the result)")
 REPLACE_WRAPPER = "# zpool replace runs with the new disk's udev lock held, as zpool create does"
 
 

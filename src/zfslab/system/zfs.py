@@ -287,19 +287,29 @@ class ZfsCli:
     def offline(self, pool: str, device: str, *, temporary: bool = False) -> None:
         """zpool offline. ZFS refuses ("no valid replicas") while the disk's partners lack data it
         holds (a DTL), which a transient error on a just-created pool can leave until ZFS's own
-        resilver repairs it: once udev has settled and any resilver ended, try once more. A
-        refusal that stands (the last copy) is raised as ZFS worded it."""
+        resilver repairs it: once udev has settled and any resilver ended, try once more; refused
+        again, scrub (a scrub that ends without errors empties the DTLs, vdev_dtl_reassess()) and
+        try a last time. A refusal that stands (the last copy) is raised as ZFS worded it."""
         argv = offline_argv(pool, device, temporary=temporary)
         try:
             self._pool_cmd(pool, *argv)
+            return
         except CommandFailed as e:
             if NO_REPLICAS not in e.stderr_tail:
                 raise
-            self.settle()
-            self.wait(pool, "resilver")
+        self.settle()
+        self.wait(pool, "resilver")
+        try:
             self._pool_cmd(pool, *argv)
-            self.log(f"zpool offline {device} was refused ({NO_REPLICAS!r}) until its partners were "
-                     "resilvered; retried after the resilver")
+            how = "retried after the resilver"
+        except CommandFailed as e:
+            if NO_REPLICAS not in e.stderr_tail:
+                raise
+            # the 2.3.9 guest refused a fresh mirror's disk this way with no resilver to wait for
+            self.scrub(pool, wait=True)
+            self._pool_cmd(pool, *argv)
+            how = "retried after a scrub"
+        self.log(f"zpool offline {device} was refused ({NO_REPLICAS!r}) while its partners lacked data; {how}")
 
     def online(self, pool: str, device: str) -> None:
         self._pool_cmd(pool, *online_argv(pool, device))
