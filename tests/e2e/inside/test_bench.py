@@ -164,5 +164,7 @@ def test_calibration_layouts_then_plan_fits_on_them(zfs, disks, tmp_path):
     assert others and all(not r["measured"] and r["write_mb_s_low"] <= r["speed"]["write_mb_s"] <= r["write_mb_s_high"]
                           for r in others)
     table = zfslab("plan", "--db", db).stdout
-    assert f"fitted on {len(picked)} layouts measured on these disks" in table
+    assert f"speed fitted on {len(picked)} measured layouts" in " ".join(table.split())  # the short footer
+    table = zfslab("plan", "--db", db, "--explain").stdout
+    assert f"fitted on {len(picked)} layouts measured on these disks" in " ".join(table.split())
     assert not zfs.pool_exists("zfslab-bench")
