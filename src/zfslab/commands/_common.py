@@ -306,12 +306,17 @@ def mttdl_text(hours: float | None) -> str:
     return f"{years:.3g} y" if years < 100 else f"{float(f'{years:.3g}'):,.0f} y"
 
 
-def inputs_text(p: RiskParams) -> str:
+def failure_inputs_text(p: RiskParams) -> str:
+    """How often disks fail and are replaced: the inputs plan's short footer names."""
     rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
+    return f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h"
+
+
+def inputs_text(p: RiskParams) -> str:
     resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else ", ".join(
         f"{p.healing_mb_s(mirror):.0f} MB/s {kind}{' (measured by drill)' if p.resilver_measured(mirror) else ''}"
         for mirror, kind in ((True, "mirrors"), (False, "raidz")))
-    return (f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h, resilver {resilver}, "
+    return (f"{failure_inputs_text(p)}, resilver {resilver}, "
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 
 

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
-                                     add_zfs_options, console, goal_from_args, read_disks, inputs_text, int_arg, load_disk_type,
+                                     add_zfs_options, console, failure_inputs_text, goal_from_args, inputs_text, int_arg,
+                                     load_disk_type, read_disks,
                                      prices_from_args, risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
@@ -257,7 +258,7 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     if args.explain:
         return lines + legend
     # the table's own words stay short: a third of the lines at most (issue 23), the rest behind --explain
-    basis = f"{disk.name} disks" + (f", {inputs_text(risk).split(', resilver')[0]}" if risk is not None else "")
+    basis = f"{disk.name} disks" + (f", {failure_inputs_text(risk)}" if risk is not None else "")
     how = (f"speed fitted on {len(calibration.measured)} measured layouts (run {calibration.run_id})"
            if speed is not None and calibration is not None else "speed predicted, uncalibrated" if speed is not None
            else "")
