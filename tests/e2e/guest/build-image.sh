@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a bootable Debian guest with the real OpenZFS kernel module (zfs-dkms), zfsutils,
-# fio, bonnie++ and python3 with zfslab's dependencies: docs/test-guest.md#building-the-image.
+# fio, bonnie++, python3 with zfslab's dependencies, and sshd (the fleet tests reach guests over ssh
+# through a qemu forward on 127.0.0.1): docs/test-guest.md#building-the-image.
 #
 # usage: build-image.sh DIST OUTDIR
 #   bookworm  Debian 12, contrib's OpenZFS 2.1 (series 2.1)
@@ -77,7 +78,8 @@ if [ "$DIST" = trixie ]; then
 fi
 t3=$(date +%s)
 run "apt-get install -y -qq --no-install-recommends fio bonnie++ python3 python3-rich python3-numpy python3-scipy \
-     python3-pytest python3-hypothesis python3-mpmath gdisk && apt-get clean"
+     python3-pytest python3-hypothesis python3-mpmath gdisk \
+     openssh-server iproute2 && apt-get clean"
 ZFSV=$(chroot "$ROOT" dpkg-query -W -f='${Version}' zfs-dkms)
 MAIN=$(case "$DIST" in bookworm) echo 2.1;; trixie) echo 2.4;; esac)
 EXTRA=""
