@@ -3,7 +3,7 @@
 import pytest
 
 from zfslab.cli import _Parser
-from zfslab.commands._hosts import add_host_options, hosts_from_args, skip_hosts
+from zfslab.commands._hosts import add_host_options, hosts_from_args, skip_hosts, transport_from_args
 from zfslab.errors import UsageError
 from zfslab.model.inventory import Host, InventoryError
 
@@ -67,3 +67,16 @@ def test_skip_host():
         skip_hosts(["a", "b"], ["x"])
     with pytest.raises(UsageError, match="drops every host"):
         skip_hosts(["a"], ["a"])
+
+
+def test_ssh_config_names_the_file_ssh_reads(tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n  User root\n")
+    transport = transport_from_args(_args("--hosts", "a", "--ssh-config", str(config)))
+    try:
+        argv = transport.argv(Host("a", "a"), ["true"])
+        assert argv[:3] == ["ssh", "-F", str(config)]
+    finally:
+        transport.close()
+    with pytest.raises(UsageError, match=r"^--ssh-config /nonexistent/cfg: no such file"):
+        transport_from_args(_args("--hosts", "a", "--ssh-config", "/nonexistent/cfg"))

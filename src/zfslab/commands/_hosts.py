@@ -1,10 +1,11 @@
 """The options that name the hosts of a fleet run, declared once for bench, profile-disk and drill
 (docs/fleet.md#inventory): `--hosts`, or `--inventory FILE` and `--group`; `--skip-host`;
-`--parallel`. Not on any command yet: the wiring comes with issue 24's plan/execute objects."""
+`--parallel`; `--ssh-config`, and the transport they make."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 from zfslab.commands._common import int_arg, read_text_file
@@ -25,6 +26,8 @@ def add_host_options(p: argparse.ArgumentParser) -> None:
                    help="leave this host out (repeat for more), e.g. one preflight refused")
     g.add_argument("--parallel", type=int_arg("--parallel", 1, 1024), default=DEFAULT_LIMIT,
                    help=f"hosts worked on at once (default {DEFAULT_LIMIT}: sshd's MaxStartups on a bastion)")
+    g.add_argument("--ssh-config", metavar="FILE",
+                   help="an ssh_config(5) file to use instead of ~/.ssh/config (ssh -F FILE)")
 
 
 def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
@@ -44,6 +47,15 @@ def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
         return None
     left = set(skip_hosts([h.name for h in hosts], args.skip_host))
     return tuple(h for h in hosts if h.name in left)
+
+
+def transport_from_args(args: argparse.Namespace):
+    """The system's ssh, with the user's own configuration or the one --ssh-config names."""
+    from zfslab.system.transport import SshTransport
+
+    if args.ssh_config is not None and not os.path.isfile(args.ssh_config):
+        raise UsageError(f"--ssh-config {shown(args.ssh_config, 200)}: no such file; give an ssh_config(5) file")
+    return SshTransport(config_file=args.ssh_config)
 
 
 def skip_hosts(hosts: Sequence[str], skip: Sequence[str]) -> list[str]:
