@@ -76,10 +76,10 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
 CONTRACT = ("test_drivers.py", "test_zfs_contract.py")
 SUITES = {"2.4": (), "2.3": (*CONTRACT, "test_expansion.py", "test_create_race.py")}  # (): the whole folder
 BY_HAND = {"2.1": CONTRACT}
-# Files of the folder CI leaves out, run by hand: test_footprint.py needs python3-lz4 and
-# python3-zstandard, which the image lacks, and takes some 15 minutes of TCG time
+# Files of the folder CI leaves out, run by hand: test_footprint.py (lz4 and zstd from the image's
+# python3-lz4 and python3-zstandard) takes some 15 minutes of TCG time
 # (docs/footprint.md#judged-on-real-zfs). test_footprint_ci.py is its small case for CI (one pool,
-# off and gzip, no module the image lacks): out until one guest run has shown it green and its time
+# off and gzip): out until one guest run has shown it green and its time
 NOT_IN_CI = ("test_footprint.py", "test_footprint_ci.py")
 MIN_TESTS = {"2.4": 40, "2.3": 25, "2.1": 15}
 # pytest imports this file as e2e.test_guest, tests/conftest.py as tests.e2e.test_guest: two module

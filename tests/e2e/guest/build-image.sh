@@ -79,7 +79,7 @@ fi
 t3=$(date +%s)
 run "apt-get install -y -qq --no-install-recommends fio bonnie++ python3 python3-rich python3-numpy python3-scipy \
      python3-pytest python3-hypothesis python3-mpmath gdisk \
-     openssh-server iproute2 && apt-get clean"
+     python3-lz4 python3-zstandard openssh-server iproute2 && apt-get clean"
 ZFSV=$(chroot "$ROOT" dpkg-query -W -f='${Version}' zfs-dkms)
 MAIN=$(case "$DIST" in bookworm) echo 2.1;; trixie) echo 2.4;; esac)
 EXTRA=""
