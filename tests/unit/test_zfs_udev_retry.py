@@ -156,3 +156,51 @@ def test_other_offline_failures_are_not_retried():
     with pytest.raises(CommandFailed, match="no such device"):
         ZfsCli(runner).offline("tank", "/dev/sdc")
     assert len([a for a in runner.argvs if a[:2] == ("zpool", "offline")]) == 1
+
+
+# the 2.4.4 guest, drill mirror:2 --sequential-rebuild (CI, 2026-11-26): `zpool replace -s` back onto
+# the disk replaced out raced udev like a create, and libzfs worded the leaf's ENOENT so
+REPLACE_VANISHED = "cannot replace /dev/sdc with /dev/sda: no such pool or dataset\n"
+
+
+def test_a_replace_that_raced_udev_is_retried_not_called_a_missing_pool():
+    runner, notes = Scripted([REPLACE_VANISHED, None], verb="replace"), []
+    ZfsCli(runner, log=notes.append).replace("tank", "/dev/sdc", "/dev/sda", sequential=True, wait=True)
+    replaces = [i for i, a in enumerate(runner.argvs) if a[:2] == ("zpool", "replace")]
+    assert len(replaces) == 2 and runner.argvs[replaces[0]] == runner.argvs[replaces[1]]
+    dropped = [i for i, a in enumerate(runner.argvs) if a[:2] == ("partx", "--delete")]
+    assert [runner.argvs[i][2] for i in dropped] == ["/dev/sda"] and replaces[0] < dropped[0] < replaces[1]
+    assert [i for i in settles(runner) if dropped[0] < i < replaces[1]]
+    assert len(notes) == 1 and notes[0].startswith("zpool replace failed while udev was handling the disks")
+
+
+def test_a_replace_that_raced_twice_names_the_disk_not_the_pool():
+    runner = Scripted([REPLACE_VANISHED, REPLACE_VANISHED], verb="replace")
+    with pytest.raises(CommandFailed) as e:
+        ZfsCli(runner).replace("tank", "/dev/sdc", "/dev/sda")
+    assert "no such pool or dataset" in e.value.stderr_tail and "/proc/spl/kstat/zfs/dbgmsg" in e.value.stderr_tail
+
+
+def test_a_replace_on_a_missing_pool_is_still_said_so():
+    from zfslab.system.zfs import NoSuchPool
+    runner = Scripted(["cannot open 'tank': no such pool\n"], verb="replace")
+    with pytest.raises(NoSuchPool):
+        ZfsCli(runner).replace("tank", "/dev/sdc", "/dev/sda")
+
+
+def test_an_offline_retry_waits_for_a_scrub_zfs_already_runs():
+    """dRAID, 2.4.4 guest (CI, 2026-11-26): the scrub ZFS starts itself was running when the
+    offline fallback asked for one, and `zpool scrub` refused; that scrub ends the same way."""
+    class ScrubRunning(Scripted):
+        def run(self, argv, **kw):
+            if tuple(argv[:2]) == ("zpool", "scrub"):
+                self.argvs.append(tuple(argv))
+                raise CommandFailed(" ".join(argv), 1, _tail("cannot scrub tank: currently scrubbing; "
+                                                               "use 'zpool scrub -s' to cancel scrub\n"))
+            return super().run(argv, **kw)
+    runner = ScrubRunning([NO_REPLICAS, NO_REPLICAS, NO_REPLICAS], verb="offline")
+    with pytest.raises(CommandFailed, match="no valid replicas"):   # the last copy: refused as ZFS said
+        ZfsCli(runner).offline("tank", "/dev/sdb")
+    offlines = [i for i, a in enumerate(runner.argvs) if a[:2] == ("zpool", "offline")]
+    assert len(offlines) == 3
+    assert ("zpool", "wait", "-t", "scrub", "tank") in runner.argvs[offlines[1] + 1:offlines[2]]

@@ -237,23 +237,7 @@ class ZfsCli:
             # (system/udev_lock.py); the lock comes first, so the settle waits for events that
             # cannot start another re-read
             with held_against_rescan(devices) as disks:
-                self.settle()
-                try:
-                    self._run(*argv)
-                except CommandFailed as e:
-                    said = next((words for words in UDEV_RACES if words in e.stderr_tail), None)
-                    if said is None:
-                        raise
-                    # udev was still handling the disks (a busy host, many disks, a wipe or a destroy
-                    # just before). zpool had passed its checks and written its labels: the
-                    # partitions the kernel lists are its own, and udev may still hold records
-                    # of the ones they replaced, which zpool would trust again. Drop them from
-                    # the kernel's view (nothing on the disks changes), let udev settle, try once more
-                    self.log(f"zpool create failed while udev was handling the disks ({said!r}); "
-                             f"retried after dropping the partitions zpool had made and letting udev settle")
-                    self.forget_partitions(disks)
-                    self.settle()
-                    self._run(*argv)
+                self._labelling(argv, disks, "zpool create")
         except CommandFailed as e:
             msg = e.stderr_tail
             if "is in use" in msg or "contains a" in msg or "is part of" in msg or "busy" in msg:
@@ -263,6 +247,27 @@ class ZfsCli:
             if UNAVAILABLE in msg or VANISHED in msg:  # twice, with udev's re-reads held off (system/udev_lock.py)
                 raise CommandFailed(e.argv_text, e.returncode, msg.rstrip() + OPEN_FAILED_HINT) from None
             raise
+
+    def _labelling(self, argv: Sequence[str], disks: Sequence[str], what: str, *, timeout_s: float | None = None) -> None:
+        """Run a zpool command that labels whole disks (create, replace, attach), with udev held
+        off them by the caller; once more if it raced udev anyway."""
+        self.settle()
+        try:
+            self._run(*argv, timeout_s=timeout_s)
+        except CommandFailed as e:
+            said = next((words for words in UDEV_RACES if words in e.stderr_tail), None)
+            if said is None:
+                raise
+            # udev was still handling the disks (a busy host, many disks, a wipe or a destroy
+            # just before). zpool had passed its checks and written its labels: the
+            # partitions the kernel lists are its own, and udev may still hold records
+            # of the ones they replaced, which zpool would trust again. Drop them from
+            # the kernel's view (nothing on the disks changes), let udev settle, try once more
+            self.log(f"{what} failed while udev was handling the disks ({said!r}); "
+                     f"retried after dropping the partitions zpool had made and letting udev settle")
+            self.forget_partitions(disks)
+            self.settle()
+            self._run(*argv, timeout_s=timeout_s)
 
     def forget_partitions(self, disks: Sequence[str]) -> None:
         """Remove the kernel's partition devices of these whole disks (partx --delete: BLKPG, which
@@ -306,10 +311,20 @@ class ZfsCli:
             if NO_REPLICAS not in e.stderr_tail:
                 raise
             # the 2.3.9 guest refused a fresh mirror's disk this way with no resilver to wait for
-            self.scrub(pool, wait=True)
+            self._scrubbed(pool)
             self._pool_cmd(pool, *argv)
             how = "retried after a scrub"
         self.log(f"zpool offline {device} was refused ({NO_REPLICAS!r}) while its partners lacked data; {how}")
+
+    def _scrubbed(self, pool: str) -> None:
+        """A scrub to its end: ours, or one already running (ZFS starts one itself after a
+        sequential rebuild; a 2.4.4 dRAID drill met one here), which ends the same way."""
+        try:
+            self.scrub(pool, wait=True)
+        except CommandFailed as e:
+            if "currently scrubbing" not in e.stderr_tail:
+                raise
+            self.wait(pool, "scrub")
 
     def online(self, pool: str, device: str) -> None:
         self._pool_cmd(pool, *online_argv(pool, device))
@@ -317,9 +332,20 @@ class ZfsCli:
     def replace(self, pool: str, old: str, new: str | None = None, *, sequential: bool = False,
                 wait: bool = False, timeout_s: float | None = None) -> None:
         argv = replace_argv(pool, old, new, sequential=sequential, wait=wait)
-        # zpool labels a new whole disk as create does: udev must not re-read it meanwhile
-        with held_against_rescan([new or old]):
-            self._pool_cmd(pool, *argv, timeout_s=timeout_s)
+        # zpool labels a new whole disk as create does: udev must not re-read it meanwhile, and the
+        # same race gets the same retry. Its ENOENT reads "no such pool or dataset" here too (libzfs's
+        # zpool_vdev_attach words errors it does not know through zpool_standard_error): a 2.4.4 drill
+        # stopped on it as "pool does not exist" (docs/safety.md#a-busy-udev), so a race is checked
+        # for before the pool is called missing
+        try:
+            with held_against_rescan([new or old]) as disks:
+                self._labelling(argv, disks, "zpool replace", timeout_s=timeout_s)
+        except CommandFailed as e:
+            if UNAVAILABLE in e.stderr_tail or VANISHED in e.stderr_tail:
+                raise CommandFailed(e.argv_text, e.returncode, e.stderr_tail.rstrip() + OPEN_FAILED_HINT) from None
+            if "no such pool" in e.stderr_tail:
+                raise NoSuchPool(pool) from None
+            raise
 
     def detach(self, pool: str, device: str) -> None:
         self._pool_cmd(pool, *detach_argv(pool, device))
