@@ -165,3 +165,10 @@ def _difference(have: tuple, want: tuple) -> str:
             fmt = (lambda v: f"{v:,} bytes") if name == "size" else (lambda v: str(v))
             parts.append(f"{name} {fmt(h)}, not {fmt(w)}")
     return "; ".join(parts)
+
+
+class PreflightRefused(ZfslabError):
+    """{}"""
+
+    exit_code = 2
+    one_line_each = True   # one refusal a line, each naming its host (cli.py prints them so)
