@@ -161,3 +161,32 @@ def test_bad_combinations_are_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1, err
+
+
+def test_the_command_prints_the_table_writes_json_and_exits_4_for_an_unreachable_host(monkeypatch, tmp_path, capsys):
+    import zfslab.commands._hosts as hosts_module
+    t = SimTransport(fleet({("st01", "/dev/sdb"): (150.0, 150.0)}), down=["st04"])
+    monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
+    out_file = tmp_path / "fleet.json"
+    code = main(["profile-disk", "--hosts", "st01,st02,st03,st04", "--disks", "/dev/sdb,/dev/sdc", "--seconds", "2",
+                 "--output", str(out_file)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 4   # a host gave no figures; outliers alone leave it 0 (next test)
+    assert out[0] == "ST4000NM0035, 4.00 TB (6 disks)" and len(out) > 8
+    assert "  st01 /dev/sdb: sequential 150 MB/s, 26% below the median 204 MB/s of 6 identical peers" in out
+    assert out[-1].startswith("not measured: host st04: cannot connect (Connection timed out); check")
+    data = json.loads(out_file.read_text())
+    assert [o["line"] for o in data["outliers"]] == [
+        "st01 /dev/sdb: sequential 150 MB/s, 26% below the median 204 MB/s of 6 identical peers"]
+    assert len(data["disks"]) == 6 and len(data["failures"]) == 1
+
+
+def test_outliers_alone_exit_0_and_json_lists_them(monkeypatch, capsys):
+    import zfslab.commands._hosts as hosts_module
+    t = SimTransport(fleet({("st02", "/dev/sdc"): (200.0, 90.0)}))
+    monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
+    code = main(["profile-disk", "--hosts", "st01,st02,st03", "--disks", "/dev/sdb,/dev/sdc", "--seconds", "2",
+                 "--json", "--threshold", "20%"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["threshold"] == 0.2
+    assert [(o["host"], o["disk"], o["metric"]) for o in data["outliers"]] == [("st02", "/dev/sdc", "rand_iops")]

@@ -97,7 +97,7 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
     if args.json:
         print(to_json(data))
     else:
-        print("\n".join(profile_lines(found, threshold, width=_width())))
+        print("\n".join(profile_lines(found, threshold, width=_width(), wrap=sys.stdout.isatty())))
     for line in found.failures if args.json else ():   # the text answer lists them; JSON's reader sees them here
         print(f"zfslab: not measured: {line}", file=sys.stderr)
     return 4 if found.failures else 0
