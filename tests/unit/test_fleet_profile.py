@@ -190,3 +190,10 @@ def test_outliers_alone_exit_0_and_json_lists_them(monkeypatch, capsys):
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["threshold"] == 0.2
     assert [(o["host"], o["disk"], o["metric"]) for o in data["outliers"]] == [("st02", "/dev/sdc", "rand_iops")]
+
+
+def test_a_burn_in_needs_no_openzfs_on_the_hosts():
+    base = fleet()
+    t = SimTransport(lambda h, argv: (127, "", "zpool: command not found") if argv[0] == "zpool" else base(h, argv))
+    found = profile_fleet(t, HOSTS[:2], DISKS[:1], seconds=2, controller_version=__version__)
+    assert len(found.results) == 2 and found.failures == ()

@@ -28,12 +28,12 @@ def profile_timeout_s(seconds: int) -> float:
 
 
 def checked_hosts(transport: Transport, hosts: Sequence[Host], disks: Sequence[str], *, controller_version: str,
-                  limit: int = DEFAULT_LIMIT) -> tuple[list[HostFacts], list[str]]:
+                  limit: int = DEFAULT_LIMIT, need_zfs: bool = True) -> tuple[list[HostFacts], list[str]]:
     """Preflight: the facts of the hosts that answered, and one line for each host that did not.
     PreflightRefused (nothing is measured) when the hosts that answered differ."""
     outcomes = fan_out(hosts, lambda h: host_facts(transport, h, disks), limit=limit, on_interrupt=transport.close)
     facts = [o.value for o in outcomes if o.ok]
-    refused = refusals(facts, controller_version=controller_version)
+    refused = refusals(facts, controller_version=controller_version, need_zfs=need_zfs)
     if refused:
         raise PreflightRefused("\n".join([*refused, "nothing was run; make the hosts alike, or leave one out "
                                                        "with --skip-host HOST"]))
@@ -43,7 +43,8 @@ def checked_hosts(transport: Transport, hosts: Sequence[Host], disks: Sequence[s
 def profile_fleet(transport: Transport, hosts: Sequence[Host], disks: Sequence[str], *, seconds: int,
                   controller_version: str, limit: int = DEFAULT_LIMIT) -> FleetProfile:
     """Every disk of every host that passes preflight, profiled read-only."""
-    facts, failures = checked_hosts(transport, hosts, disks, controller_version=controller_version, limit=limit)
+    facts, failures = checked_hosts(transport, hosts, disks, controller_version=controller_version, limit=limit,
+                                    need_zfs=False)
     by_name = {f.host: f for f in facts}
     ready = [h for h in hosts if h.name in by_name]
     outcomes = fan_out(ready, lambda h: _profile_host(transport, h, disks, by_name[h.name], seconds), limit=limit,
