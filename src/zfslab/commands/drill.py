@@ -28,7 +28,9 @@ def add_parser(sub) -> None:
                        description="Build a pool of one layout (same safety rules as bench), fill it with "
                                    "checksummed data, then take disks away, resilver, and corrupt members behind "
                                    "ZFS's back; every byte is verified. --dry-run prints every step first. "
-                                   "--pool NAME --read-only only reports an existing pool's health.")
+                                   "--pool NAME --read-only only reports an existing pool's health. With --hosts (or "
+                                   "--inventory): the same drill on every host at once, each on its own disks under "
+                                   "its own safety gate (docs/fleet.md).")
     src = add_disk_options(p, disks_help="whole disks for the pool", sandbox_help="sparse files in DIR as vdevs")
     src.add_argument("--pool", metavar="NAME", help="an existing pool (with --read-only)")
     p.add_argument("--read-only", action="store_true", help="with --pool: status, scrub age and error counters only")

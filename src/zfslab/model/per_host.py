@@ -1,7 +1,7 @@
 """Per-host figures beside the merged ones, for a results database that holds runs of more than
 one host (zfslab merge sets each run's origin): for each layout and test, each host's median, the
 median of every run, and each host more than a threshold below its peers' median (the rule of
-model/outliers.py). Pure: report reads the rows, this groups them (docs/fleet.md#one-answer)."""
+model/outliers.py). Pure: report reads the rows, this groups them (docs/fleet.md#one-answer-per-host-figures-in-the-report)."""
 
 from __future__ import annotations
 
