@@ -10,11 +10,11 @@ import pytest
 from tests.fleet_fakes import SimTransport
 from zfslab import __version__
 from zfslab.cli import main
-from zfslab.errors import FleetError
+from zfslab.errors import UsageError
 from zfslab.model.fleet_profile import BadRemoteProfile, FleetProfile, parse_remote_profile
 from zfslab.report.fleet_text import profile_lines
 from zfslab.model.inventory import Host
-from zfslab.model.outliers import parse_threshold
+from zfslab.commands.profile_disk import parse_threshold
 from zfslab.model.preflight import PreflightRefused
 from zfslab.system.fleet_profile import profile_fleet
 
@@ -139,7 +139,7 @@ def test_threshold_forms(text, share):
 
 @pytest.mark.parametrize("text", ["0", "100%", "-5%", "fast", "nan", ""])
 def test_bad_thresholds_are_one_line(text):
-    with pytest.raises(FleetError, match="give a share below the peers' median, e.g. 15% or 0.15"):
+    with pytest.raises(UsageError, match="give a share below the peers' median, e.g. 15% or 0.15"):
         parse_threshold(text)
 
 
@@ -153,7 +153,7 @@ def test_bad_thresholds_are_one_line(text):
     (["profile-disk", "--hosts", "a", "--disks", "/dev/sdb", "--write-tests"], "zfslab: error: --write-tests is not "
                                                                               "for --hosts"),
     (["profile-disk", "--hosts", "a", "--disks", "/dev/sdb", "--threshold", "150%"], "zfslab: error: --threshold "
-                                                                                     "'150%': give a share"),
+                                                                                     "150%: give a share"),
     (["profile-disk", "--hosts", "a", "--disks", "/dev/sdb", "--ssh-config", "/nonexistent"],
      "zfslab: error: --ssh-config /nonexistent: no such file"),
 ])

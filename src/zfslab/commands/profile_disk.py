@@ -8,7 +8,7 @@ import sys
 
 from zfslab.commands._common import int_arg
 from zfslab.commands._hosts import add_host_options, hosts_from_args
-from zfslab.errors import UsageError
+from zfslab.errors import UsageError, shown
 from zfslab.report.tables import to_json
 
 
@@ -70,7 +70,6 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
     from zfslab.commands._disks import device_list
     from zfslab.commands._hosts import transport_from_args
     from zfslab.report.fleet_text import profile_lines
-    from zfslab.model.outliers import parse_threshold
     from zfslab.report.files import check_output_path, write_atomically
     from zfslab.system.fleet_profile import profile_fleet
 
@@ -106,3 +105,16 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
 def _width() -> int:
     import shutil
     return max(80, min(120, shutil.get_terminal_size((100, 24)).columns))
+
+
+def parse_threshold(text: str) -> float:
+    """--threshold as a user gives it: '15%' or '15' (per cent), or '0.15' (a share)."""
+    raw = text.strip().removesuffix("%").strip()
+    try:
+        number = float(raw)
+    except ValueError:
+        number = float("nan")
+    share = number / 100 if text.strip().endswith("%") or number >= 1 else number
+    if not 0 < share < 1:   # NaN fails this too
+        raise UsageError(f"--threshold {shown(text, 40)}: give a share below the peers' median, e.g. 15% or 0.15")
+    return share

@@ -82,19 +82,6 @@ def below_median(values: Sequence[tuple[str, float]], *, threshold: float = DEFA
             if len(groups[g]) >= 2 and medians[g] > 0 and value < medians[g] * (1 - threshold)]
 
 
-def parse_threshold(text: str) -> float:
-    """--threshold as a user gives it: '15%' or '15' (per cent), or '0.15' (a share)."""
-    raw = text.strip().removesuffix("%").strip()
-    try:
-        number = float(raw)
-    except ValueError:
-        number = float("nan")
-    share = number / 100 if text.strip().endswith("%") or number >= 1 else number
-    if not 0 < share < 1:   # NaN fails this too
-        raise FleetError(f"--threshold {clip(text)}: give a share below the peers' median, e.g. 15% or 0.15")
-    return share
-
-
 def host_figures(disks: Sequence[Figures]) -> list[Figures]:
     """One figure per (host, peer group): the median of its disks, so a host with slow disks, a
     slow controller or a slow link stands out from the other hosts as a whole."""

@@ -169,7 +169,7 @@ def _difference(have: tuple, want: tuple) -> str:
 
 
 class PreflightRefused(ZfslabError):
-    """{}"""
+    """Hosts that differ from each other, refused before anything ran: one line a problem, naming the host."""
 
     exit_code = 2
     one_line_each = True   # one refusal a line, each naming its host (cli.py prints them so)
