@@ -68,3 +68,23 @@ def skip_hosts(hosts: Sequence[str], skip: Sequence[str]) -> list[str]:
     if not left:
         raise UsageError("--skip-host drops every host; leave at least one")
     return left
+
+
+def host_serials(values: Sequence[str] | None, hosts: Sequence[str]) -> dict[str, str]:
+    """--confirm-serials with --hosts: HOST=S,S,... (repeatable), the typed consent of each host's
+    disks, as its own zfslab takes it (`--confirm-serials S,S,...`); shared by bench and drill."""
+    out: dict[str, list[str]] = {}
+    for value in values or ():
+        host, sep, serials = value.partition("=")
+        host = host.strip()
+        if not sep or not host:
+            raise UsageError(f"--confirm-serials {shown(value, 60)}: with --hosts, name the host: HOST=S1,S2 "
+                             "(repeat for each host whose disks hold data)")
+        if host not in hosts:
+            raise UsageError(f"--confirm-serials {shown(value, 60)}: {shown(host, 60)} is not one of the hosts "
+                             f"({shown(', '.join(hosts), 200)})")
+        found = [s.strip() for s in serials.split(",") if s.strip()]
+        if not found:
+            raise UsageError(f"--confirm-serials {shown(value, 60)}: no serial numbers after {shown(host, 60)}=")
+        out.setdefault(host, []).extend(found)
+    return {h: ",".join(s) for h, s in out.items()}

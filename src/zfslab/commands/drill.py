@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from zfslab.commands._common import float_arg, int_arg
 from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect
+from zfslab.commands._hosts import add_host_options, hosts_from_args
 from zfslab.errors import UsageError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
@@ -27,7 +28,9 @@ def add_parser(sub) -> None:
                        description="Build a pool of one layout (same safety rules as bench), fill it with "
                                    "checksummed data, then take disks away, resilver, and corrupt members behind "
                                    "ZFS's back; every byte is verified. --dry-run prints every step first. "
-                                   "--pool NAME --read-only only reports an existing pool's health.")
+                                   "--pool NAME --read-only only reports an existing pool's health. With --hosts (or "
+                                   "--inventory): the same drill on every host at once, each on its own disks under "
+                                   "its own safety gate (docs/fleet.md).")
     src = add_disk_options(p, disks_help="whole disks for the pool", sandbox_help="sparse files in DIR as vdevs")
     src.add_argument("--pool", metavar="NAME", help="an existing pool (with --read-only)")
     p.add_argument("--read-only", action="store_true", help="with --pool: status, scrub age and error counters only")
@@ -46,6 +49,7 @@ def add_parser(sub) -> None:
                    help="print every step in order (zpool, fio, and what zfslab writes itself) and stop; "
                         "nothing is written")
     p.add_argument("--json", action="store_true", help="print one JSON object (with --dry-run: the steps)")
+    add_host_options(p)
     p.set_defaults(func=run)
 
 
@@ -53,6 +57,13 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.system.runner import Runner
     from zfslab.system.zfs import ZfsCli
 
+    hosts = hosts_from_args(args)
+    if hosts is not None:
+        return _fleet(args, hosts)
+    if args.ssh_config is not None:
+        raise UsageError("--ssh-config goes with --hosts or --inventory")
+    if any("=" in v for v in args.confirm_serials or ()):
+        raise UsageError("--confirm-serials HOST=S,S goes with --hosts; for this machine give the serials alone")
     runner = Runner()
     zfs = ZfsCli(runner)
     if args.pool is not None:
@@ -67,11 +78,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--read-only goes with --pool NAME")
     if args.sandbox and args.spare_disk:
         raise UsageError("--spare-disk goes with --disks; with --sandbox, zfslab makes the spare file itself")
-    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
-    bad = [s for s in scenarios if s not in SCENARIOS]
-    if bad:
-        raise UsageError(f"--scenarios {bad[0]}: use {', '.join(SCENARIOS)}")
-    return _run(zfs, runner, args, scenarios)
+    return _run(zfs, runner, args, _scenarios(args.scenarios))
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,76 @@ def _execute(zfs, runner, args, disks: _Disks, scenarios, guids: set[str], inten
     else:
         print(line + (" (sandbox: file vdevs)" if sandbox else ""))
     return 0
+
+
+def _fleet(args: argparse.Namespace, hosts) -> int:
+    """The same drill on every host at once, each by its own zfslab on its own disks, under its own
+    safety gate; exit 4 if a host gave no answer, 10 if a dry run's gate would refuse on a host."""
+    from zfslab import __version__
+    from zfslab.commands._hosts import host_serials, transport_from_args
+    from zfslab.report.fleet_text import drill_lines, plan_lines
+    from zfslab.system.fleet_drill import fleet_drill
+
+    if args.pool is not None or args.read_only:
+        raise UsageError("--pool and --read-only are for this machine's pools; drop --hosts, or drill with --disks")
+    scenarios = _scenarios(args.scenarios)
+    serials = host_serials(args.confirm_serials, [h.name for h in hosts])
+    disks = [*device_list(args.disks), *([args.spare_disk] if args.spare_disk else [])] if args.disks else []
+    transport = transport_from_args(args)
+    try:
+        found = fleet_drill(transport, hosts, disks, lambda h: _remote_argv(args, serials.get(h.name)),
+                            dry_run=args.dry_run, controller_version=__version__, limit=args.parallel)
+    finally:
+        transport.close()
+    if args.json:
+        print(to_json({"dry_run": args.dry_run, "failures": list(found.failures),
+                       "hosts": [{"host": p.host, "exit_code": p.exit_code, "notes": list(p.notes),
+                                  "plan": _json_or_text(p.text)} for p in found.plans] if args.dry_run else
+                       [{"host": d.host, **d.data} for d in found.drills]}))
+    else:
+        width = _terminal_width()
+        print("\n".join(plan_lines(found.plans, found.failures, width=width) if args.dry_run
+                        else drill_lines(found.drills, found.failures, scenarios, width=width)))
+    if found.failures:
+        return 4
+    return 10 if any(p.exit_code for p in found.plans) else 0
+
+
+def _terminal_width() -> int | None:
+    """The terminal's columns for prose (80 to 120); None in a pipe: each line whole, for grep."""
+    import shutil
+    return max(80, min(120, shutil.get_terminal_size().columns)) if sys.stdout.isatty() else None
+
+
+def _scenarios(text: str) -> list[str]:
+    scenarios = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [s for s in scenarios if s not in SCENARIOS]
+    if bad:
+        raise UsageError(f"--scenarios {bad[0]}: use {', '.join(SCENARIOS)}")
+    return scenarios
+
+
+def _remote_argv(args: argparse.Namespace, serials: str | None) -> list[str]:
+    """The host's own `zfslab drill`: this drill's options, and the host's consent (--wipe and its serials)."""
+    argv = ["zfslab", "drill", *(["--disks", args.disks] if args.disks else ["--sandbox", args.sandbox,
+                                                                              "--sandbox-size", args.sandbox_size])]
+    for flag, value in (("--layout", args.layout), ("--spare-disk", args.spare_disk), ("--db", args.db)):
+        if value is not None:
+            argv += [flag, value]
+    argv += ["--fill", repr(args.fill), "--scenarios", args.scenarios, "--corrupt-mb", str(args.corrupt_mb),
+             "--ashift", str(args.ashift)]
+    argv += ["--sequential-rebuild"] * args.sequential_rebuild + ["--wipe"] * args.wipe
+    argv += ["--confirm-serials", serials] if serials else []
+    # the answer as data, except a dry run's plan, which is shown as the host printed it
+    return argv + (["--dry-run"] + ["--json"] * args.json if args.dry_run else ["--json"])
+
+
+def _json_or_text(text: str):
+    import json
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _log(text: str) -> None:

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
 
     from zfslab.model.bench_fit import measured_vs_predicted
     from zfslab.model.capacity import rules_for
+    from zfslab.model.outliers import DEFAULT_THRESHOLD
+    from zfslab.model.per_host import per_host, per_host_dict
     from zfslab.commands._common import prices_from_args
     from zfslab.model.plan import plan
     from zfslab.model.recommend import budget_text, recommend
@@ -67,17 +69,18 @@ def run(args: argparse.Namespace) -> int:
     rec = recommend(rows, goal)
     rates = measured_rates(bench_history(runs, bench), streaming_rate, args.db or "")
     pairs = measured_vs_predicted(rates, profile, ashift=args.ashift)
+    hosts = per_host(runs, bench)   # runs merged from several hosts: each host beside the merged figure
     # "frontier": the short list's name before issue 16, kept for scripts that read it
     recommendation = rec.as_dict() | {"budget": budget_text(goal), "frontier": list(rec.shortlist)}
     if args.json:
         data = {"disks": disks.label, "disk_model": profile.name, "recommendation": recommendation,
                 "layouts": [r.as_dict() for r in rows], "bench": bench, "drills": drills, "runs": runs,
-                "measured_vs_predicted": [asdict(p) for p in pairs]}
+                "measured_vs_predicted": [asdict(p) for p in pairs], "per_host": per_host_dict(*hosts, DEFAULT_THRESHOLD)}
         print(to_json(json.loads(json.dumps(data, default=str))))
     elif args.csv:  # the same flat rows as plan --csv
         print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}), end="")
     else:
-        _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, (runs, bench, drills))
+        _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, (runs, bench, drills, hosts))
         print(f"report written: {args.html or args.charts}")
     return 0
 
@@ -112,7 +115,7 @@ def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, st
     from zfslab.report.files import write_atomically
     from zfslab.report.html import render
 
-    runs, bench, drills = stored
+    runs, bench, drills, hosts = stored
     records = [r.as_dict() for r in rows]
     shortlist = set(rec.shortlist)
     horizon = next(k for k in records[0]["p_loss"] if math.isclose(float(k), goal.horizon_years, rel_tol=1e-9))
@@ -131,7 +134,7 @@ def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, st
         notes.append("Some bench results were measured on sandbox file vdevs: functional only, not a benchmark of disks.")
     if args.html:
         page = render(title=f"zfslab report: {disks.label} disks", plan_rows=records, recommendation=recommendation,
-                      charts=made, bench=bench, drills=drills, runs=runs, notes=notes)
+                      charts=made, bench=bench, drills=drills, runs=runs, notes=notes, per_host=hosts)
         write_atomically(args.html, page)
     if args.charts:
         if not os.path.isdir(args.charts):

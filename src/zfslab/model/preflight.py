@@ -94,8 +94,9 @@ def first_line(text: str) -> str | None:
     return line or None
 
 
-def refusals(facts: Sequence[HostFacts], *, controller_version: str) -> list[str]:
-    """One line per problem, naming the host and the difference; [] when every host may start."""
+def refusals(facts: Sequence[HostFacts], *, controller_version: str, need_zfs: bool = True) -> list[str]:
+    """One line per problem, naming the host and the difference; [] when every host may start.
+    need_zfs False: profile-disk only reads disks with fio, so a burn-in may come before OpenZFS."""
     lines = []
     for f in facts:
         if f.zfslab_version is None:
@@ -104,14 +105,14 @@ def refusals(facts: Sequence[HostFacts], *, controller_version: str) -> list[str
         elif f.zfslab_version != controller_version:
             lines.append(f"{f.host}: zfslab {f.zfslab_version}, the controller runs {controller_version}; install "
                          f"zfslab {controller_version} on it (pip install zfslab=={controller_version})")
-        if f.zfs_version is None:
+        if f.zfs_version is None and need_zfs:
             lines.append(f"{f.host}: OpenZFS is not installed (zpool version failed); "
                          "apt-get install zfsutils-linux zfs-dkms")
         if f.fio_version is None:
             lines.append(f"{f.host}: fio is not installed; apt-get install fio")
         for path in f.missing_disks:
             lines.append(f"{f.host}: no disk {path}")
-    lines += _version_differences(facts, "zfs_version", "OpenZFS")
+    lines += _version_differences(facts, "zfs_version", "OpenZFS") if need_zfs else []
     lines += _version_differences(facts, "fio_version", "fio")
     lines += _disk_differences(facts)
     return lines
@@ -165,3 +166,10 @@ def _difference(have: tuple, want: tuple) -> str:
             fmt = (lambda v: f"{v:,} bytes") if name == "size" else (lambda v: str(v))
             parts.append(f"{name} {fmt(h)}, not {fmt(w)}")
     return "; ".join(parts)
+
+
+class PreflightRefused(ZfslabError):
+    """Hosts that differ from each other, refused before anything ran: one line a problem, naming the host."""
+
+    exit_code = 2
+    one_line_each = True   # one refusal a line, each naming its host (cli.py prints them so)

@@ -226,8 +226,27 @@ def _num(v: float | None) -> tuple[str, float]:
     return (f"{v:,.0f}", v) if v else ("", 0)
 
 
+def _per_host(hosts: list[str], rows: list) -> str:
+    """Each host's median beside the merged figure; a host more than 15 % below its peers' median
+    is marked, and said in words under the table."""
+    cells = []
+    for r in rows:
+        flagged = {f.host: f for f in r.flags}
+        cells.append([(r.layout, r.layout), (r.test, r.test), (r.unit, r.unit), (f"{r.merged:,.0f}", r.merged)]
+                     + [(f"{v:,.0f}" + (f" ▼{flagged[h].below:.0%}" if h in flagged else ""), v)
+                        if (v := dict(r.by_host).get(h)) is not None else ("", 0) for h in hosts])
+    lines = [line for r in rows for line in r.lines()]
+    table = _table([("layout", "l"), ("test", "l"), ("unit", "l"), ("merged", "")] + [(h, "") for h in hosts],
+                   cells, table_id="per-host")
+    said = "".join(f'<li class="slow-host">{e(line)}</li>' for line in lines)
+    return (f"<h2>Per host: each host's median beside the merged figure ({len(hosts)} hosts)</h2>{table}"
+            + (f"<p>More than 15% below the median of the other hosts:</p><ul>{said}</ul>" if lines
+               else "<p>No host more than 15% below the median of its peers.</p>"))
+
+
 def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, charts: dict[str, bytes],
-           bench: list[dict], drills: list[dict], runs: list[dict], notes: list[str]) -> str:
+           bench: list[dict], drills: list[dict], runs: list[dict], notes: list[str],
+           per_host: tuple[list[str], list] = ([], [])) -> str:
     rec = recommendation
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
              f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
@@ -255,6 +274,8 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
         parts.append("<h2>Bench results (medians of the repeats)</h2>" + _table(
             [("layout", "l"), ("test", "l"), ("n", ""), ("read MB/s", ""), ("write MB/s", ""), ("read IOPS", ""),
              ("write IOPS", ""), ("note", "l")], rows, table_id="bench"))
+    if per_host[1]:
+        parts.append(_per_host(*per_host))
     if drills:
         rows = [[(d["layout"], d["layout"]), (d["scenario"], d["scenario"]), (d["outcome"], d["outcome"]),
                  (f"{d['seconds']:.0f} s" if d["seconds"] is not None else "", d["seconds"] or 0),

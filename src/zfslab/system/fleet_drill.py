@@ -1,0 +1,63 @@
+"""`drill --hosts`: preflight, then the same drill on every host at once, each on its own disks,
+by the host's own `zfslab drill` under its own safety gate (docs/fleet.md#drills). A host that
+cannot be reached, refuses or fails is one line; the others still report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from zfslab.errors import one_line
+from zfslab.model.fleet_drill import HostDrill, parse_remote_drill
+from zfslab.model.inventory import Host
+from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
+from zfslab.system.fleet_profile import checked_hosts
+from zfslab.system.transport import Transport
+
+# A drill fills a pool and resilvers it: hours on large disks. The remote command's own steps
+# have their timeouts; this one only ends a host that stopped answering altogether
+DRILL_TIMEOUT_S = 24 * 3600
+DRY_RUN_TIMEOUT_S = 600      # reads the disks and prints the plan
+
+
+@dataclass(frozen=True, slots=True)
+class HostPlan:
+    """A host's --dry-run: its plan as it printed it, and whether its gate would let it go (0) or refuse (10)."""
+
+    host: str
+    exit_code: int
+    text: str                 # the remote's stdout: the steps (or their JSON)
+    notes: tuple[str, ...]    # the remote's stderr lines: the gate's verdict, notes on the disks
+
+
+@dataclass(frozen=True, slots=True)
+class FleetDrill:
+    drills: tuple[HostDrill, ...]
+    plans: tuple[HostPlan, ...]
+    failures: tuple[str, ...]
+
+
+def fleet_drill(transport: Transport, hosts: Sequence[Host], disks: Sequence[str],
+                argv_for: Callable[[Host], list[str]], *, dry_run: bool, controller_version: str,
+                limit: int = DEFAULT_LIMIT) -> FleetDrill:
+    """argv_for(host): the host's `zfslab drill ...` (its consent included). --dry-run: each host's
+    plan, nothing written anywhere (the remote dry run reads only)."""
+    facts, failures = checked_hosts(transport, hosts, disks, controller_version=controller_version, limit=limit)
+    passed = {f.host for f in facts}
+    ready = [h for h in hosts if h.name in passed]
+
+    def one(host: Host):
+        argv = argv_for(host)
+        done = transport.run(host, argv, timeout_s=DRY_RUN_TIMEOUT_S if dry_run else DRILL_TIMEOUT_S, check=False)
+        notes = tuple(one_line(x) for x in done.stderr.splitlines() if x.strip())
+        if dry_run and done.returncode in (0, 10):
+            return HostPlan(host.name, done.returncode, done.stdout, notes)
+        if done.returncode != 0:
+            said = " | ".join(n.removeprefix("zfslab: error: ") for n in notes if not n.startswith("zfslab: ") or
+                              n.startswith("zfslab: error: ")) or "(no message)"
+            return f"host {host.name}: drill exited {done.returncode}: {said}"
+        return parse_remote_drill(done.stdout, host.name)
+    outcomes = fan_out(ready, one, limit=limit, on_interrupt=transport.close)
+    failures += [str(o.error) if not o.ok else o.value for o in outcomes if not o.ok or isinstance(o.value, str)]
+    return FleetDrill(tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostDrill)),
+                      tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostPlan)), tuple(failures))

@@ -1,0 +1,87 @@
+"""`profile-disk --hosts`: preflight, then every disk of every host profiled read-only by the host's
+own `zfslab profile-disk DISK --json` (docs/fleet.md#fleet-acceptance). A host that cannot be
+reached, or a disk whose profile fails, is one line; the others are still measured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from zfslab.model.fleet_profile import DiskResult, FleetProfile, parse_remote_profile
+from zfslab.model.inventory import Host
+from zfslab.model.preflight import HostFacts, PreflightRefused, refusals
+from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
+from zfslab.system.preflight import host_facts
+from zfslab.system.transport import Transport
+
+# The disks of one host are profiled at once, as the issue asks: 24 disks take one disk's time,
+# not 24 times it, and every disk of every host runs under the same load, so peers stay
+# comparable; a controller or backplane that cannot carry all its disks at once shows as a slow
+# host. At most 8 sessions at a time ride the host's one ssh connection: sshd's MaxSessions
+# defaults to 10 a connection (sshd_config(5)).
+DISKS_AT_ONCE = 8
+
+
+def profile_timeout_s(seconds: int) -> float:
+    """How long one remote profile may take: its four fio jobs, each with profile.py's own timeout."""
+    return 4 * (seconds * 4 + 120) + 60
+
+
+def checked_hosts(transport: Transport, hosts: Sequence[Host], disks: Sequence[str], *, controller_version: str,
+                  limit: int = DEFAULT_LIMIT, need_zfs: bool = True) -> tuple[list[HostFacts], list[str]]:
+    """Preflight: the facts of the hosts that answered, and one line for each host that did not.
+    PreflightRefused (nothing is measured) when the hosts that answered differ."""
+    outcomes = fan_out(hosts, lambda h: host_facts(transport, h, disks), limit=limit, on_interrupt=transport.close)
+    facts = [o.value for o in outcomes if o.ok]
+    refused = refusals(facts, controller_version=controller_version, need_zfs=need_zfs)
+    if refused:
+        raise PreflightRefused("\n".join([*refused, "nothing was run; make the hosts alike, or leave one out "
+                                                       "with --skip-host HOST"]))
+    return facts, [str(o.error) for o in outcomes if not o.ok]
+
+
+def profile_fleet(transport: Transport, hosts: Sequence[Host], disks: Sequence[str], *, seconds: int,
+                  controller_version: str, limit: int = DEFAULT_LIMIT) -> FleetProfile:
+    """Every disk of every host that passes preflight, profiled read-only."""
+    facts, failures = checked_hosts(transport, hosts, disks, controller_version=controller_version, limit=limit,
+                                    need_zfs=False)
+    by_name = {f.host: f for f in facts}
+    ready = [h for h in hosts if h.name in by_name]
+    outcomes = fan_out(ready, lambda h: _profile_host(transport, h, disks, by_name[h.name], seconds), limit=limit,
+                       on_interrupt=transport.close)
+    results: list[DiskResult] = []
+    for o in outcomes:
+        if not o.ok:
+            failures.append(str(o.error))
+            continue
+        found, lines = o.value
+        results += found
+        failures += lines
+    return FleetProfile(tuple(results), tuple(failures))
+
+
+def _profile_host(transport: Transport, host: Host, disks: Sequence[str], facts: HostFacts,
+                  seconds: int) -> tuple[list[DiskResult], list[str]]:
+    """One host's disks, at most DISKS_AT_ONCE at a time; a failed disk is a line, a lost host one line."""
+    # preflight ran one lsblk per disk, in the order given, and every disk was there
+    known = dict(zip(disks, facts.disks))
+
+    def one(disk: str) -> DiskResult:
+        done = transport.run(host, ["zfslab", "profile-disk", disk, "--json", "--seconds", str(seconds)],
+                             timeout_s=profile_timeout_s(seconds))
+        return parse_remote_profile(done.stdout, host=host.name, disk=disk, model=known[disk].model,
+                                    size_bytes=known[disk].size_bytes)
+
+    def caught(disk: str):
+        try:
+            return one(disk)
+        except Exception as e:  # noqa: BLE001 - one disk's failure is its line, the others go on
+            return e
+    with ThreadPoolExecutor(max_workers=max(1, min(DISKS_AT_ONCE, len(disks))), thread_name_prefix="zfslab-disk") as pool:
+        answers = list(pool.map(caught, disks))
+    from zfslab.system.transport import HostUnreachable
+    lost = next((a for a in answers if isinstance(a, HostUnreachable)), None)
+    if lost is not None and all(isinstance(a, Exception) for a in answers):
+        raise lost   # the host went away: one line, not one per disk
+    lines = list(dict.fromkeys(str(a) for a in answers if isinstance(a, Exception)))
+    return [a for a in answers if isinstance(a, DiskResult)], lines

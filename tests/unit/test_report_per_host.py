@@ -1,0 +1,75 @@
+"""report on a database merged from several hosts: each host's median beside the merged figure,
+and a host more than 15 % below its peers' median flagged (model/per_host.py)."""
+
+import json
+import sqlite3
+
+import pytest
+
+from tests.fleet_data import RunSpec, write_db
+from zfslab.model.per_host import per_host
+from zfslab.store.merge import merge
+
+M = (("raidz2:6", "seqread", 0), ("raidz2:6", "seqread", 1), ("mirror:2", "randread-4k-t1q1", 0))
+
+
+def _host_db(path, host, scale, started="2026-11-01T10:00:00+00:00"):
+    """One host's results: 200 MB/s and 1,000 IOPS, times `scale`."""
+    write_db(path, [RunSpec(f"u-{host}", host, started, M)])
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE measurements SET read_mb_s = ?, write_mb_s = NULL, read_iops = ?, write_iops = NULL",
+                 (200.0 * scale, 1000.0 * scale))
+    conn.commit()
+    conn.close()
+
+
+@pytest.fixture
+def merged(tmp_path):
+    paths = []
+    for host, scale in (("st01", 1.0), ("st02", 1.02), ("st03", 0.7)):
+        paths.append(str(tmp_path / f"{host}.sqlite"))
+        _host_db(paths[-1], host, scale)
+    out = str(tmp_path / "all.sqlite")
+    assert merge(paths, out).origins == ("st01", "st02", "st03")
+    return out
+
+
+def test_report_json_sets_each_host_beside_the_merged_figure_and_flags_the_slow_one(merged, run_cli):
+    r = run_cli("report", "--db", merged, "--json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)["per_host"]
+    assert data["hosts"] == ["st01", "st02", "st03"]
+    seq = next(row for row in data["rows"] if row["test"] == "seqread")
+    assert seq["unit"] == "MB/s" and seq["by_host"] == {"st01": 200.0, "st02": 204.0, "st03": 140.0}
+    assert seq["merged"] == 200.0   # the median of all six measurements, every host's runs together
+    assert [f["line"] for f in seq["flagged"]] == [
+        "st03: raidz2:6 seqread 140 MB/s, 30% below the median 200 MB/s of 3 hosts"]
+    rand = next(row for row in data["rows"] if row["test"] == "randread-4k-t1q1")
+    assert rand["unit"] == "IOPS" and rand["by_host"]["st03"] == 700.0 and len(rand["flagged"]) == 1
+
+
+def test_the_html_report_has_the_per_host_table(merged, run_cli, tmp_path):
+    page = tmp_path / "r.html"
+    r = run_cli("report", "--db", merged, "--html", str(page))
+    assert r.exit_code == 0, r.stderr
+    text = page.read_text()
+    assert 'id="per-host"' in text and "each host's median beside the merged figure (3 hosts)" in text
+    assert "140 ▼30%" in text and "st03: raidz2:6 seqread 140 MB/s, 30% below the median 200 MB/s of 3 hosts" in text
+
+
+def test_one_host_has_no_per_host_section(tmp_path, run_cli):
+    db = str(tmp_path / "one.sqlite")
+    _host_db(db, "st01", 1.0)
+    r = run_cli("report", "--db", db, "--json")
+    assert json.loads(r.stdout)["per_host"] == {"hosts": [], "threshold": 0.15, "rows": []}
+
+
+def test_hosts_within_the_threshold_are_not_flagged():
+    runs = [{"id": i, "origin": f"h{i}"} for i in range(1, 5)]
+    bench = [{"run_id": i, "layout": "mirror:2", "test": "seqwrite", "read_mb_s": None, "write_mb_s": v}
+             for i, v in zip(range(1, 5), (100.0, 90.0, 86.0, 84.0))]
+    hosts, rows = per_host(runs, bench)
+    assert hosts == ["h1", "h2", "h3", "h4"] and rows[0].merged == 88.0
+    assert [f.host for f in rows[0].flags] == []   # 84 is 4.5 % below the median 88
+    _, rows = per_host(runs, bench[:3] + [bench[3] | {"write_mb_s": 70.0}])
+    assert [(f.host, round(f.below, 3)) for f in rows[0].flags] == [("h4", 0.205)]
