@@ -42,7 +42,8 @@ def sshd(tmp_path_factory):
     (d / "sshd_config").write_text(
         f"ListenAddress 127.0.0.1:{port}\nHostKey {d / 'host_key'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
         f"PidFile {d / 'sshd.pid'}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-        "StrictModes no\nMaxStartups 100:30:200\nMaxSessions 64\n")
+        "StrictModes no\nMaxStartups 100:30:200\nMaxSessions 64\n"
+        "Subsystem sftp internal-sftp\n")   # scp (OpenSSH 9 speaks SFTP) fetches the hosts' databases
     if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
         os.makedirs("/run/sshd", mode=0o755)   # sshd's privilege separation folder (Debian's service makes it)
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")], stderr=subprocess.PIPE, text=True)

@@ -71,8 +71,11 @@ def same_size(infos) -> None:
 def consent(args: argparse.Namespace, foreign, *, ask: bool) -> Consent:
     """What the user allowed, from --wipe and --confirm-serials, or else typed at a prompt
     (`ask`: a real run; a dry run only notes that the prompt would come)."""
-    if args.confirm_serials is not None or not args.wipe:
-        return Consent(args.wipe, parse_serials(args.confirm_serials))
+    typed = args.confirm_serials
+    if isinstance(typed, list):   # --confirm-serials may be repeated (bench --hosts: once per host)
+        typed = ",".join(typed)
+    if typed is not None or not args.wipe:
+        return Consent(args.wipe, parse_serials(typed))
     if not foreign:
         return Consent(True)
     if not ask:
@@ -96,7 +99,9 @@ def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_hel
     add_ashift_option(p, "pool ashift, 9 to 16 (default 12)")
     p.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=f"results database (default {DEFAULT_DB})")
     p.add_argument("--wipe", action="store_true", help="allow disks that hold data (needs their serial numbers)")
-    p.add_argument("--confirm-serials", metavar="S,S,...", help="the serial numbers of the disks to wipe, for scripts")
+    p.add_argument("--confirm-serials", metavar="S,S,...", action="append",
+                   help="the serial numbers of the disks to wipe, for scripts (with --hosts: HOST=S,S,... "
+                        "for each host, repeated)")
     return src
 
 
