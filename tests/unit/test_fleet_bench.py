@@ -108,6 +108,8 @@ def test_split_over_two_hosts_merges_with_provenance_and_plan_counts_the_hosts(m
     assert main(["plan", "--db", db, "--explain"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "fitted on 4 layouts measured on these disks from 2 hosts (4 runs)" in out
+    assert main(["plan", "--db", db]) == 0
+    assert "speed fitted on 4 measured layouts from 2 hosts (4 runs)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_dry_run_prints_each_hosts_plan_and_writes_nothing(monkeypatch, fleet, tmp_path, capsys):
@@ -223,3 +225,35 @@ def test_version_is_checked(monkeypatch, fleet, tmp_path, capsys):
     monkeypatch.setattr("zfslab.__version__", "0.0.1")
     assert _bench(monkeypatch, fleet, tmp_path) == 2
     assert f"zfslab: h1: zfslab {__version__}, the controller runs 0.0.1" in capsys.readouterr().err
+
+
+def test_lost_host_reassigned_then_back_destroys_its_pool_and_its_result_never_counts(monkeypatch, fleet, tmp_path,
+                                                                                    capsys):
+    first = _first_layout(monkeypatch, fleet, tmp_path, "h1")
+    (tmp_path / "bin" / f"die-h1-{first}").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path, "--reassign") == 0
+    assert os.path.exists(tmp_path / "bin" / "pool-h1")
+    os.unlink(tmp_path / "bin" / f"die-h1-{first}")
+    fleet.down.clear()
+    fleet.commands.clear()
+    assert _bench(monkeypatch, fleet, tmp_path, "--resume") == 0
+    ran = [(h, a[a.index("--layouts") + 1]) for h, a in fleet.commands if a[:2] == ["zfslab", "bench"]
+           and "--dry-run" not in a]
+    assert ran == [("h1", first)]   # only to adopt and destroy its pool: every layout was done
+    assert not os.path.exists(tmp_path / "bin" / "pool-h1")
+    db = str(tmp_path / "all.sqlite")
+    m = _rows(db, "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m)
+    assert _rows(db, f"SELECT COUNT(*) FROM measurements JOIN runs r ON r.id = run_id WHERE r.origin = 'h1'") == [(0,)]
+
+
+def test_ctrl_c_closes_every_host(monkeypatch, fleet, tmp_path, capsys):
+    real = fleet.run
+
+    def interrupted(host, argv, **kw):
+        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
+            raise KeyboardInterrupt
+        return real(host, argv, **kw)
+    monkeypatch.setattr(fleet, "run", interrupted)
+    assert _bench(monkeypatch, fleet, tmp_path) == 130
+    assert fleet.closed >= 1

@@ -145,3 +145,14 @@ def test_a_refused_key_is_unreachable_not_a_prompt(sshd, tmp_path):
             t.run(Host("node1", "zfslab-test-node"), ["true"], timeout_s=30)
     finally:
         t.close()
+
+
+def test_scp_goes_over_the_hosts_master_with_its_port_and_user():
+    t = SshTransport(config_file="/cfg")
+    try:
+        argv = t.scp_argv(Host("st01", "st01.example", port=2222, user="ops"), "db dir/x.sqlite", "/tmp/out")
+    finally:
+        t.close()
+    assert argv[:4] == ["scp", "-q", "-F", "/cfg"] and f"ControlPath={t.control_dir}/%C" in argv
+    assert argv[argv.index("-P") + 1] == "2222" and "User=ops" in argv and "-l" not in argv and "-p" not in argv
+    assert argv[-3:] == ["--", "st01.example:db dir/x.sqlite", "/tmp/out"]

@@ -69,9 +69,11 @@ def run_fleet(args, request) -> int:
             print("zfslab: nothing was started; fix these hosts, or leave them out with --skip-host H",
                   file=sys.stderr)
             return 2
-        if request.resume and not args.dry_run:
-            _pull_first(transport, request)
-        plan = fb.plan_fleet(request, *fb.finished_before(request))
+        late = _pull_first(transport, request) if request.resume and not args.dry_run else frozenset()
+        finished, unfinished = fb.finished_before(request)
+        for host, layout in late:   # its partial run, left out of --db: its pool is still to be destroyed
+            unfinished.setdefault(host, set()).add(layout)
+        plan = fb.plan_fleet(request, finished, unfinished)
         if args.dry_run:
             return _dry_run(transport, plan)
         refused = [d for d in fb.host_dry_runs(transport, plan, first_only=True) if d.exit_code]
@@ -84,14 +86,14 @@ def run_fleet(args, request) -> int:
         transport.close()
 
 
-def _pull_first(transport, request) -> None:
-    """--resume: what each host measured since the last pull reaches --db before the plan is made."""
+def _pull_first(transport, request) -> frozenset:
+    """--resume: what each host measured since the last pull reaches --db before the plan is made;
+    returns the (host, layout) results left out (partial, and finished elsewhere)."""
     from zfslab.system import fleet_bench as fb
-    finished, _ = fb.finished_before(request)
-    pulled = fb.pull(transport, request, request.hosts,
-                     lambda origin, layout: layout not in finished or finished[layout] == origin)
+    pulled = fb.pull(transport, request, request.hosts, fb.late_rule(request))
     for host, why in pulled.failed:
         print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
+    return pulled.left_out
 
 
 def _dry_run(transport, plan) -> int:
@@ -120,7 +122,7 @@ def _execute(transport, plan) -> int:
     with FleetDisplay(plan) as display:
         fb.execute_fleet(transport, plan, on_start=display.started, on_event=display.event)
     live = [h for h in plan.request.hosts if h.name not in plan.ledger.lost]
-    pulled = fb.pull(transport, plan.request, live, fb.accept_for(plan))
+    pulled = fb.pull(transport, plan.request, live, fb.late_rule(plan.request, plan.cleanup))
     return _report(plan, pulled)
 
 

@@ -69,10 +69,17 @@ def alike_runs(history: BenchHistory, latest: RunRecord, candidates: set[int]) -
     def alike(r: RunRecord) -> bool:
         if r.id == latest.id:
             return True
-        same_disks = r.disk_ids == latest.disk_ids or (r.origin != latest.origin and r.disk_bytes is not None)
-        return (r.id in candidates and same_disks and r.sandbox == latest.sandbox and r.options_key == latest.options_key
-                and r.disk_count == latest.disk_count and r.disk_bytes == latest.disk_bytes)
+        return (r.id in candidates and _same_disks(r, latest) and r.sandbox == latest.sandbox
+                and r.options_key == latest.options_key)
     return {r.id: r for r in history.runs if alike(r)}
+
+
+def _same_disks(r: RunRecord, other: RunRecord) -> bool:
+    """The same disks, or (another host of a fleet, preflight having checked them alike) as many of one size."""
+    if r.disk_ids == other.disk_ids:
+        return True
+    return (r.origin != other.origin and r.disk_bytes is not None and r.disk_count == other.disk_count
+            and r.disk_bytes == other.disk_bytes)
 
 
 def latest_per_layout(rates: list[MeasuredRate], runs: dict[int, RunRecord]) -> list[MeasuredRate]:
@@ -90,12 +97,13 @@ def _fit_iops(history: BenchHistory, streaming_run: RunRecord, streaming: DiskPr
     tests (often a run of its own: `bench --suite ars`); (None, None, None) when there is none."""
     from zfslab.model.iops_fit import IopsMeasurement, fit_iops
 
-    same = {r.id for r in history.runs if r.disk_ids == streaming_run.disk_ids and r.sandbox == streaming_run.sandbox}
+    same = {r.id for r in history.runs if _same_disks(r, streaming_run) and r.sandbox == streaming_run.sandbox}
     with_iops = [r for r in measured_rates(history, iops_rate, path) if r.run_id in same]
     if not with_iops:
         return None, None, None
     run = history.run(max(r.run_id for r in with_iops))
-    rows, measured = _run_rows(with_iops, {run.id}, IopsMeasurement, "IOPS", shown(path, 200))
+    with_iops = latest_per_layout(with_iops, alike_runs(history, run, {r.run_id for r in with_iops}))
+    rows, measured = _run_rows(with_iops, {r.run_id for r in with_iops}, IopsMeasurement, "IOPS", shown(path, 200))
     if not rows:
         return None, None, None
     return run.id, fit_iops(rows, streaming=streaming, ashift=run.ashift, recordsize=run.recordsize_bytes), measured

@@ -225,15 +225,17 @@ def on_event_lost(on_event: Callable, host: str, error: Exception) -> None:
     on_event(Event(host, "", "lost", str(error)))
 
 
-def accept_for(plan: FleetPlan) -> Callable[[str | None, str], bool]:
-    """Which measurements of a host's database count: a layout's result from the host the ledger
-    credits (a lost host's late result for a layout run again elsewhere is left out)."""
-    done = dict(plan.ledger.done)
+def late_rule(request: FleetBenchRequest, cleanup: Mapping[str, Sequence[str]] | None = None):
+    """What a pull leaves out, given the files pulled: a host's partial result for a layout another
+    host finished (it was lost mid-layout, the layout ran again elsewhere), and the result of a
+    cleanup run (run again only to destroy its pool). Everything else, older runs included, counts."""
+    from zfslab.store.fleet import late_results
 
-    def accept(origin: str | None, layout: str) -> bool:
-        who = done.get(layout)
-        return who is None or who == origin or (who == EARLIER and origin not in plan.cleanup_hosts(layout))
-    return accept
+    def make(files: Sequence[str]) -> set[tuple[str, str]]:
+        paths = [*files, request.db] if os.path.exists(request.db) else list(files)
+        late = late_results(paths, request.options.as_dict(), len(request.devices), {h.name for h in request.hosts})
+        return late | {(h, layout) for h, layouts in (cleanup or {}).items() for layout in layouts}
+    return make
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,10 +245,11 @@ class Pulled:
     runs: int
     measurements: int
     origins: tuple[str, ...]
+    left_out: frozenset[tuple[str, str]] = frozenset()   # (host, layout) whose results did not count
 
 
 def pull(transport: Transport, request: FleetBenchRequest, hosts: Sequence[Host],
-         accept: Callable[[str | None, str], bool] | None) -> Pulled:
+         rule: Callable[[Sequence[str]], set[tuple[str, str]]]) -> Pulled:
     """Each host's database, copied consistently on the host (`zfslab merge DB -o SNAPSHOT`: SQLite's
     own reader, whatever a running bench is writing), fetched, and merged into --db."""
     from zfslab.store.merge import merge
@@ -268,6 +271,7 @@ def pull(transport: Transport, request: FleetBenchRequest, hosts: Sequence[Host]
         failed = tuple((o.host.name, str(o.error)) for o in outcomes if not o.ok)
         if not files:
             return Pulled((), failed, 0, 0, ())
-        summary = merge(files, request.db, accept=accept)
+        late = rule(files)
+        summary = merge(files, request.db, accept=lambda origin, layout: (origin, layout) not in late)
     return Pulled(tuple(o.host.name for o in outcomes if o.ok and o.value), failed, summary.runs,
-                  summary.measurements, summary.origins)
+                  summary.measurements, summary.origins, frozenset(late))
