@@ -64,6 +64,9 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the results (with --dry-run: the steps) as JSON")
     p.add_argument("--origin", metavar="NAME", help="the host's name in merged results (default: this machine's "
                                                    "hostname; bench --hosts passes each host's name)")
+    p.add_argument("--stop-with-session", action="store_true",
+                   help="stop, as on Ctrl-C, when the program that started this bench ends (bench --hosts passes "
+                        "it: the controller's Ctrl-C closes the ssh session, and so stops the host)")
     add_host_options(p)
     add_fleet_bench_options(p)
     p.set_defaults(func=run)
@@ -128,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.store.runs import prior_bench_run
     from zfslab.system.runner import Runner
 
+    if args.stop_with_session:
+        from zfslab.system.processes import stop_with_parent
+        stop_with_parent()
     options = _options(args)
     hosts = hosts_from_args(args)
     if hosts is not None:

@@ -67,7 +67,7 @@ class FleetBenchRequest:
                 "--db", self.remote_db_for(host), "--origin", host.name, "--suite", o.suite,
                 "--repeats", str(o.repeats), "--ashift", str(o.ashift), "--recordsize", o.recordsize,
                 "--compression", o.compression, "--size", o.size, "--runtime", str(o.runtime_s),
-                "--ramp", str(o.ramp_s)]
+                "--ramp", str(o.ramp_s), "--stop-with-session"]
         if host.name in self.serials:
             argv += ["--wipe", "--confirm-serials", self.serials[host.name]]
         return argv + (["--dry-run"] if dry_run else [])

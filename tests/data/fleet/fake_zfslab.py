@@ -23,6 +23,7 @@ for opt in ("--disks", "--layouts", "--db", "--origin", "--suite", "--repeats", 
     p.add_argument(opt)
 p.add_argument("--wipe", action="store_true")
 p.add_argument("--dry-run", action="store_true")
+p.add_argument("--stop-with-session", action="store_true")
 a = p.parse_args(args[1:])
 host, folder = os.environ["FAKE_HOST"], os.environ["FAKE_DIR"]
 serial = f"SER-{host}"
