@@ -13,7 +13,8 @@ from zfslab.system.transport import HostUnreachable, RemoteFailed, RemoteTimeout
 __all__ = ["test_contract_argv_arrives_verbatim", "test_contract_exit_codes_and_errors_name_the_host",
            "test_contract_a_programs_own_255_is_not_a_dead_host", "test_contract_timeout",
            "test_contract_unreachable_host_is_named", "test_contract_parallel_commands_on_one_host",
-           "test_contract_missing_program"]
+           "test_contract_missing_program", "test_contract_fetch_copies_bytes",
+           "test_contract_fetch_missing_file_and_dead_host"]
 
 AWKWARD = ["a b", "it's", "$HOME", "`id`", ";", "*", "\\", "line\nbreak", "--", "-n", ""]
 
@@ -58,3 +59,23 @@ def test_contract_parallel_commands_on_one_host(transport, host):
 def test_contract_missing_program(transport, host):
     with pytest.raises(RemoteFailed, match=rf"^host {host.name}: `no-such-program-zfslab` failed with exit code 127"):
         transport.run(host, ["no-such-program-zfslab"], timeout_s=30)
+
+
+def test_contract_fetch_copies_bytes(transport, host, tmp_path):
+    # every byte value, NUL and newlines included, under a name with a space and a quote
+    data = bytes(range(256)) * 64 + b"\r\n\0end"
+    remote = tmp_path / "remote dir" / "it's.sqlite"
+    remote.parent.mkdir()
+    remote.write_bytes(data)
+    local = tmp_path / "local.sqlite"
+    transport.fetch(host, str(remote), str(local), timeout_s=30)
+    assert local.read_bytes() == data and remote.read_bytes() == data
+
+
+def test_contract_fetch_missing_file_and_dead_host(transport, host, dead_host, tmp_path):
+    with pytest.raises(RemoteFailed) as e:
+        transport.fetch(host, str(tmp_path / "none.sqlite"), str(tmp_path / "out"), timeout_s=30)
+    assert str(e.value).startswith(f"host {host.name}: `scp {tmp_path / 'none.sqlite'}` failed")
+    assert not (tmp_path / "out").exists() or (tmp_path / "out").stat().st_size == 0
+    with pytest.raises(HostUnreachable):
+        transport.fetch(dead_host, str(tmp_path / "none.sqlite"), str(tmp_path / "out2"), timeout_s=30)

@@ -2,6 +2,7 @@
 host key, a throw-away client key, known_hosts and config in a temp folder; never any other address."""
 
 import os
+import signal
 import shutil
 import socket
 import stat
@@ -42,7 +43,8 @@ def sshd(tmp_path_factory):
     (d / "sshd_config").write_text(
         f"ListenAddress 127.0.0.1:{port}\nHostKey {d / 'host_key'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
         f"PidFile {d / 'sshd.pid'}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-        "StrictModes no\nMaxStartups 100:30:200\nMaxSessions 64\n")
+        "StrictModes no\nMaxStartups 100:30:200\nMaxSessions 64\n"
+        "Subsystem sftp internal-sftp\n")   # scp (OpenSSH 9 speaks SFTP) fetches the hosts' databases
     if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
         os.makedirs("/run/sshd", mode=0o755)   # sshd's privilege separation folder (Debian's service makes it)
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")], stderr=subprocess.PIPE, text=True)
@@ -144,3 +146,63 @@ def test_a_refused_key_is_unreachable_not_a_prompt(sshd, tmp_path):
             t.run(Host("node1", "zfslab-test-node"), ["true"], timeout_s=30)
     finally:
         t.close()
+
+
+def test_scp_goes_over_the_hosts_master_with_its_port_and_user():
+    t = SshTransport(config_file="/cfg")
+    try:
+        argv = t.scp_argv(Host("st01", "st01.example", port=2222, user="ops"), "db dir/x.sqlite", "/tmp/out")
+    finally:
+        t.close()
+    assert argv[:4] == ["scp", "-q", "-F", "/cfg"] and f"ControlPath={t.control_dir}/%C" in argv
+    assert argv[argv.index("-P") + 1] == "2222" and "User=ops" in argv and "-l" not in argv and "-p" not in argv
+    assert argv[-3:] == ["--", "st01.example:db dir/x.sqlite", "/tmp/out"]
+
+
+def test_closing_the_transport_stops_a_remote_command_that_asked(sshd, tmp_path):
+    """Ctrl-C of a fleet bench: transport.close() ends the session; the remote command, started
+    with --stop-with-session (stop_with_parent), ends with it, though sshd sends it no hangup."""
+    import sys
+    import threading
+
+    from zfslab.system.transport import HostUnreachable, RemoteFailed
+    d, _ = sshd
+    fifo = tmp_path / "alive"
+    os.mkfifo(fifo)
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
+    code = (f"import os, signal, sys; sys.path.insert(0, {src!r}); from zfslab.system.processes import stop_with_parent; "
+            f"stop_with_parent(); f = open({str(fifo)!r}, 'w'); f.write(str(os.getpid())); f.flush(); signal.pause()")
+    t = SshTransport(config_file=str(d / "ssh_config"))
+    outcome = []
+
+    def run():
+        try:
+            t.run(Host("node1", "zfslab-test-node"), [sys.executable, "-c", code], timeout_s=120)
+        except (HostUnreachable, RemoteFailed) as e:
+            outcome.append(e)
+        finally:   # a command that failed before it opened the FIFO: the reader below is not left waiting
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+    worker = threading.Thread(target=run)
+    worker.start()
+    import select
+    alive = os.open(fifo, os.O_RDONLY)   # returns once the remote command has asked and is running
+    pid = 0
+    try:
+        pid = int(os.read(alive, 20) or 0)
+        assert pid > 0
+        t.close()
+        # EOF once the remote process ended (its write end closed); nothing within 60 s if it lives on
+        assert select.select([alive], [], [], 60)[0] and os.read(alive, 20) == b""
+    finally:
+        os.close(alive)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        t.close()
+    worker.join(timeout=60)
+    assert not worker.is_alive() and outcome

@@ -49,6 +49,20 @@ def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
     return tuple(h for h in hosts if h.name in left)
 
 
+def add_stop_with_session(p: argparse.ArgumentParser, command: str) -> None:
+    """What a fleet controller passes to each host's own command: sshd sends a command without a
+    terminal no hangup, so closing the session (the controller's Ctrl-C) would not stop it."""
+    p.add_argument("--stop-with-session", action="store_true",
+                   help=f"stop, as on Ctrl-C, when the program that started this {command} ends ({command} --hosts "
+                        "passes it: the controller's Ctrl-C closes the ssh session, and so stops the host)")
+
+
+def stop_with_session(args: argparse.Namespace) -> None:
+    if args.stop_with_session:
+        from zfslab.system.processes import stop_with_parent
+        stop_with_parent()
+
+
 def transport_from_args(args: argparse.Namespace):
     """The system's ssh, with the user's own configuration or the one --ssh-config names."""
     from zfslab.system.transport import SshTransport

@@ -8,6 +8,8 @@ import os
 import sys
 
 from zfslab.commands._common import int_arg
+from zfslab.commands._fleet_bench import add_fleet_bench_options, fleet_request, run_fleet
+from zfslab.commands._hosts import add_host_options, add_stop_with_session, hosts_from_args, stop_with_session
 from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect,
                                     same_size)
 from zfslab.system.sandbox import make_sandbox, sandbox_paths
@@ -25,14 +27,20 @@ MAX_FIO_BYTES = 1 << 50
 
 
 EXAMPLE = "zfslab bench --disks /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B --layouts mirror:2 --dry-run"
+FLEET_EXAMPLE = ("zfslab bench --hosts root@st01,root@st02 --disks /dev/sdb,/dev/sdc,/dev/sdd --layouts calibration "
+                 "--db all.sqlite --dry-run")
+FLEET_EXITS = ("with --hosts: 2 a host refused at preflight (nothing started); 10 a host's disks refused by its "
+               "gate (nothing started); 4 a host lost or a layout failed: what is left runs with --resume")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("bench", epilog=f"example: {EXAMPLE}", help="build each layout on your disks, run fio, store every result",
+    p = sub.add_parser("bench", epilog=f"example: {EXAMPLE}\nexample: {FLEET_EXAMPLE}\n{FLEET_EXITS}", help="build each layout on your disks, run fio, store every result",
                        description="For each layout: create the pool on the given disks, run the suite, repeat, "
                                    "destroy, next. Refuses disks that hold data unless --wipe and their serial "
                                    "numbers are given. Results go to SQLite, one transaction per measurement; the "
-                                   "same command run again resumes where it stopped.")
+                                   "same command run again resumes where it stopped. With --hosts the layouts are "
+                                   "split across identical hosts, each running its part under its own safety gate, "
+                                   "and their results merged into --db.")
     add_disk_options(p, disks_help="whole disks, e.g. /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B",
                      sandbox_help="sparse files in DIR as vdevs (results not representative of disks)")
     p.add_argument("--sandbox-disks", type=int_arg("--sandbox-disks", 1, MAX_SANDBOX_DISKS), default=6, metavar="N",
@@ -54,6 +62,11 @@ def add_parser(sub) -> None:
                    help="ramp-up seconds not counted (default by suite)")
     p.add_argument("--dry-run", action="store_true", help="print every zpool/zfs/fio command in order and stop")
     p.add_argument("--json", action="store_true", help="print the results (with --dry-run: the steps) as JSON")
+    p.add_argument("--origin", metavar="NAME", help="the host's name in merged results (default: this machine's "
+                                                   "hostname; bench --hosts passes each host's name)")
+    add_stop_with_session(p, "bench")
+    add_host_options(p)
+    add_fleet_bench_options(p)
     p.set_defaults(func=run)
 
 
@@ -116,7 +129,13 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.store.runs import prior_bench_run
     from zfslab.system.runner import Runner
 
+    stop_with_session(args)
     options = _options(args)
+    hosts = hosts_from_args(args)
+    if hosts is not None:
+        return _fleet(args, hosts, options)
+    if args.reassign or args.resume or args.remote_db:
+        raise UsageError("--reassign, --resume and --remote-db go with --hosts or --inventory")
     runner = Runner()
     sandbox = bool(args.sandbox)
     devices, sandbox_bytes = (sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size) if sandbox
@@ -128,6 +147,17 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
         return _dry_run(args, request, prior, picks, infos)
     return _run(args, runner, request, prior, infos, sandbox_bytes)
+
+
+def _fleet(args, hosts, options) -> int:
+    """bench --hosts: the same disks on every host, the layouts split across them (commands/_fleet_bench.py)."""
+    if args.json:
+        raise UsageError("--json goes with a bench on this machine, not with --hosts")
+    devices = device_list(args.disks) if args.disks else []
+    layouts, picks = _layouts(args, len(devices))
+    if picks and args.dry_run:
+        print("\n".join(_calibration_lines(picks, len(devices))))
+    return run_fleet(args, fleet_request(args, hosts, devices, layouts, options))
 
 
 def _request(layouts, devices, infos, options, sandbox: bool):
@@ -182,7 +212,7 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
     results = open_results(args.db)
     if request.sandbox:
         make_sandbox(list(request.devices), sandbox_bytes)
-    facts, run_id = _start(results, zfs, request, prior, infos)
+    facts, run_id = _start(args, results, zfs, request, prior, infos)
     dirty = tuple(i.given for i in infos if i.reasons)  # the gate let them through: ours, or confirmed
     if dirty:
         _log(f"wiping {', '.join(dirty)}")
@@ -199,11 +229,13 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
     return 0
 
 
-def _start(results, zfs, request, prior, infos) -> tuple[dict, int]:
+def _start(args, results, zfs, request, prior, infos) -> tuple[dict, int]:
     """The host's facts, and the run's id: the interrupted run's, or a new run's."""
     from zfslab.system.facts import host_facts
 
     facts = host_facts() | {"zfs_version": zfs.version().kernel}
+    if args.origin:   # the fleet's name for this host, so the merged results say who measured what
+        facts["origin"] = args.origin
     if prior.resuming:
         return facts, prior.run_id
     disk_rows = [{"device": i.given, "serial": i.serial, "model": i.model, "size_bytes": i.size_bytes,

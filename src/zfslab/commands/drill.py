@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from zfslab.commands._common import float_arg, int_arg
 from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect
-from zfslab.commands._hosts import add_host_options, hosts_from_args
+from zfslab.commands._hosts import add_host_options, add_stop_with_session, hosts_from_args, stop_with_session
 from zfslab.errors import UsageError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
@@ -50,6 +50,7 @@ def add_parser(sub) -> None:
                         "nothing is written")
     p.add_argument("--json", action="store_true", help="print one JSON object (with --dry-run: the steps)")
     add_host_options(p)
+    add_stop_with_session(p, "drill")
     p.set_defaults(func=run)
 
 
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.system.runner import Runner
     from zfslab.system.zfs import ZfsCli
 
+    stop_with_session(args)
     hosts = hosts_from_args(args)
     if hosts is not None:
         return _fleet(args, hosts)
@@ -239,6 +241,7 @@ def _remote_argv(args: argparse.Namespace, serials: str | None) -> list[str]:
              "--ashift", str(args.ashift)]
     argv += ["--sequential-rebuild"] * args.sequential_rebuild + ["--wipe"] * args.wipe
     argv += ["--confirm-serials", serials] if serials else []
+    argv += [] if args.dry_run else ["--stop-with-session"]   # the controller's Ctrl-C stops the host's drill
     # the answer as data, except a dry run's plan, which is shown as the host printed it
     return argv + (["--dry-run"] + ["--json"] * args.json if args.dry_run else ["--json"])
 

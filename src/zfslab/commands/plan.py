@@ -259,11 +259,18 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         return lines + legend
     # the table's own words stay short: a third of the lines at most (issue 23), the rest behind --explain
     basis = f"{disk.name} disks" + (f", {failure_inputs_text(risk)}" if risk is not None else "")
-    how = (f"speed fitted on {len(calibration.measured)} measured layouts (run {calibration.run_id})"
+    how = (f"speed fitted on {len(calibration.measured)} measured layouts {_fit_source(calibration)}"
            if speed is not None and calibration is not None else "speed predicted, uncalibrated" if speed is not None
            else "")
     return lines + [f"Figures assume {basis}" + (f"; {how}" if how else "")
                     + ". --explain says what each column means and every input."]
+
+
+def _fit_source(calibration, note: str = "") -> str:
+    """Where the fitted layouts came from: one run, or the runs of several hosts (a fleet's merged --db)."""
+    if calibration.hosts > 1:
+        return f"from {calibration.hosts} hosts ({len(calibration.run_ids)} runs{note})"
+    return f"(run {calibration.run_id}{note})"
 
 
 def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resilvers) -> list[str]:
@@ -284,7 +291,7 @@ def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resi
         lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "
                      f"{one_disk_figures(rows, goal.metrics)} (MB/s fitted, IOPS {iops}).")
         lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
-                     f"(run {calibration.run_id}{', SANDBOX file vdevs' if calibration.sandbox else ''}); "
+                     f"{_fit_source(calibration, ', SANDBOX file vdevs' if calibration.sandbox else '')}; "
                      "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
         lines.append(iops_line(calibration, disk.name))
     elif speed is not None:

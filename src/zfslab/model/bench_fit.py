@@ -46,6 +46,8 @@ class BenchFit:
     iops_run_id: int | None = None
     iops_measured: dict[str, dict[str, float]] | None = None  # layout: metric: median IOPS
     disk_ids: tuple[str, ...] = ()  # the run's disks: serials, or the paths bench was given
+    run_ids: tuple[int, ...] = ()  # every run the fit took layouts from (a fleet: one or more per host)
+    hosts: int = 1  # the hosts those runs were measured on (their origins)
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` with the fitted streaming rates and, when measured, the fitted random path."""

@@ -49,14 +49,47 @@ def fit_bench_run(path: str, base: DiskProfile) -> BenchFit:
         raise UsageError(f"--db {db}: no bench run measured streaming rates (seqwrite, rewrite, seqread); "
                          "`zfslab bench --layouts calibration --suite seq` does")
     run = history.run(max(r.run_id for r in streaming))
-    rows, measured = _run_rows(streaming, run.id, Measurement, "MB/s", db)
+    runs = alike_runs(history, run, {r.run_id for r in streaming})
+    streaming = latest_per_layout(streaming, runs)
+    rows, measured = _run_rows(streaming, set(runs), Measurement, "MB/s", db)
     if len(measured) < MIN_FIT_LAYOUTS:
         raise FitError(f"--db {db}: run {run.id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
                        f"the fit needs at least {MIN_FIT_LAYOUTS}: `zfslab bench --layouts calibration` measures enough")
     fit = fit_speed(rows, ashift=run.ashift, recordsize=run.recordsize_bytes, host=base.host)
     iops_run, iops_fit, iops_measured = _fit_iops(history, run, fit.profile(base), path)
+    used = tuple(sorted({r.run_id for r in streaming}))
+    hosts = len({history.run(i).origin for i in used})
     return BenchFit(run.id, fit, measured, run.disk_count, run.disk_bytes, run.sandbox,
-                    iops_fit, iops_run, iops_measured, run.disk_ids)
+                    iops_fit, iops_run, iops_measured, run.disk_ids, used, hosts)
+
+
+def alike_runs(history: BenchHistory, latest: RunRecord, candidates: set[int]) -> dict[int, RunRecord]:
+    """The runs whose layouts one fit may take together: the latest, and those on disks alike (its
+    disks themselves, or as many of the same size on another host of a fleet) with the same options."""
+    def alike(r: RunRecord) -> bool:
+        if r.id == latest.id:
+            return True
+        return (r.id in candidates and _same_disks(r, latest) and r.sandbox == latest.sandbox
+                and r.options_key == latest.options_key)
+    return {r.id: r for r in history.runs if alike(r)}
+
+
+def _same_disks(r: RunRecord, other: RunRecord) -> bool:
+    """The same disks, or (another host of a fleet, preflight having checked them alike) as many of one size."""
+    if r.disk_ids == other.disk_ids:
+        return True
+    return (r.origin != other.origin and r.disk_bytes is not None and r.disk_count == other.disk_count
+            and r.disk_bytes == other.disk_bytes)
+
+
+def latest_per_layout(rates: list[MeasuredRate], runs: dict[int, RunRecord]) -> list[MeasuredRate]:
+    """Each layout's rates from the latest of `runs` that measured it: a layout measured again
+    counts once, and a fleet's layouts (one run each, on several hosts) all count."""
+    latest: dict[str, int] = {}
+    for r in rates:
+        if r.run_id in runs:
+            latest[r.stored_layout] = max(latest.get(r.stored_layout, r.run_id), r.run_id)
+    return [r for r in rates if r.run_id in runs and latest.get(r.stored_layout) == r.run_id]
 
 
 def _fit_iops(history: BenchHistory, streaming_run: RunRecord, streaming: DiskProfile, path: str):
@@ -64,28 +97,29 @@ def _fit_iops(history: BenchHistory, streaming_run: RunRecord, streaming: DiskPr
     tests (often a run of its own: `bench --suite ars`); (None, None, None) when there is none."""
     from zfslab.model.iops_fit import IopsMeasurement, fit_iops
 
-    same = {r.id for r in history.runs if r.disk_ids == streaming_run.disk_ids and r.sandbox == streaming_run.sandbox}
+    same = {r.id for r in history.runs if _same_disks(r, streaming_run) and r.sandbox == streaming_run.sandbox}
     with_iops = [r for r in measured_rates(history, iops_rate, path) if r.run_id in same]
     if not with_iops:
         return None, None, None
     run = history.run(max(r.run_id for r in with_iops))
-    rows, measured = _run_rows(with_iops, run.id, IopsMeasurement, "IOPS", shown(path, 200))
+    with_iops = latest_per_layout(with_iops, alike_runs(history, run, {r.run_id for r in with_iops}))
+    rows, measured = _run_rows(with_iops, {r.run_id for r in with_iops}, IopsMeasurement, "IOPS", shown(path, 200))
     if not rows:
         return None, None, None
     return run.id, fit_iops(rows, streaming=streaming, ashift=run.ashift, recordsize=run.recordsize_bytes), measured
 
 
-def _run_rows(rates: list[MeasuredRate], run_id: int, make, unit: str, db: str):
-    """Run `run_id`'s rates as fit rows made by `make`, and {layout: {metric: value}}; a rate no fit
-    may take is refused."""
+def _run_rows(rates: list[MeasuredRate], run_ids: set[int], make, unit: str, db: str):
+    """The rates of runs `run_ids` as fit rows made by `make`, and {layout: {metric: value}}; a rate no
+    fit may take is refused."""
     from zfslab.model.speed_fit import FitError
 
     rows, measured = [], {}
     for r in rates:
-        if r.run_id != run_id or r.value is None:
+        if r.run_id not in run_ids or r.value is None:
             continue
         if r.value <= 0:
-            raise FitError(f"--db {db}: run {run_id}, {r.layout} {r.test}: {r.value!r} {unit}; "
+            raise FitError(f"--db {db}: run {r.run_id}, {r.layout} {r.test}: {r.value!r} {unit}; "
                            "a measured rate must be above 0")
         rows.append(make(r.layout, r.metric, float(r.value)))
         measured.setdefault(str(r.layout), {})[r.metric] = float(r.value)

@@ -186,6 +186,8 @@ class RunRecord:
     disk_bytes: int | None  # None: sandbox files, or disks whose size bench could not read
     ashift: int
     recordsize_bytes: int
+    origin: str | None = None  # the host that measured it (migration 5); None before
+    options_key: str = ""      # its options, canonical JSON: runs alike in all but layouts and host
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +232,10 @@ class BenchHistory:
 
 def _run_record(run: dict) -> RunRecord:
     options = json.loads(run.get("options_json") or "{}")  # _checked_options vetted it
+    origin = run.get("origin") or run.get("hostname")
     return RunRecord(run["id"], bool(run["sandbox"]), run["disk_ids"], run["disk_count"], run["disk_bytes"],
-                     int(options.get("ashift", 12)), parse_blocksize(str(options.get("recordsize", "128K"))))
+                     int(options.get("ashift", 12)), parse_blocksize(str(options.get("recordsize", "128K"))),
+                     origin if isinstance(origin, str) else None, json.dumps(options, sort_keys=True))
 
 
 def bench_history(runs: list[dict], bench: list[dict]) -> BenchHistory:

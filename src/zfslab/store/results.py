@@ -57,7 +57,8 @@ class Results:
                 "kernel, cpu, ram_bytes, hostname, uid, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, now(), command, suite, repeats, json.dumps(options, sort_keys=True), int(sandbox),
                  facts.get("zfs_version"), facts.get("kernel"), facts.get("cpu"), facts.get("ram_bytes"),
-                 facts.get("hostname"), uuid.uuid4().hex, facts.get("hostname") or platform.node() or None))
+                 facts.get("hostname"), uuid.uuid4().hex,
+                 facts.get("origin") or facts.get("hostname") or platform.node() or None))
             run_id = cur.lastrowid
             for i, d in enumerate(disks):
                 self.conn.execute(

@@ -95,3 +95,20 @@ def end_engines_on(mountpoint: str, *, timeout_s: float = 30.0, proc: str = "/pr
                                         f"{timeout_s:g} s of SIGKILL: " + ", ".join(str(u.pid) for u in users))
         time.sleep(0.05)  # a killed process is reaped by its parent (init, for an orphan): poll its /proc entry
     return users
+
+
+PR_SET_PDEATHSIG = 1   # linux/prctl.h
+
+
+def stop_with_parent(sig: int = signal.SIGTERM) -> None:
+    """Have the kernel send `sig` to this process when its parent ends (prctl PR_SET_PDEATHSIG).
+    A bench that `bench --hosts` started over ssh then stops, cleaning up as on Ctrl-C, when its
+    session closes (the controller's Ctrl-C closes every session): sshd sends a command without a
+    terminal no hangup, and the shell it runs execs a lone command, so the parent is sshd's session."""
+    import ctypes
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:   # it ended before the request took effect: no signal would come
+        os.kill(os.getpid(), sig)

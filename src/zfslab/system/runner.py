@@ -25,7 +25,7 @@ log = logging.getLogger("zfslab.run")
 PACKAGES = {"zpool": "zfsutils-linux", "zfs": "zfsutils-linux", "fio": "fio", "zdb": "zfsutils-linux",
             "blkid": "util-linux", "lsblk": "util-linux", "partx": "util-linux", "wipefs": "util-linux",
             "blockdev": "util-linux",
-            "bonnie++": "bonnie++", "ssh": "openssh-client"}
+            "bonnie++": "bonnie++", "ssh": "openssh-client", "scp": "openssh-client"}
 
 
 class ToolMissing(ZfslabError):

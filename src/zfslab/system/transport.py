@@ -52,6 +52,10 @@ class Transport(Protocol):
     def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
         """Run argv on host; RemoteFailed (check=True), RemoteTimeout or HostUnreachable."""
 
+    def fetch(self, host: Host, remote_path: str, local_path: str, *, timeout_s: float) -> None:
+        """Copy one file of host, as bytes, to local_path; RemoteFailed (no such file), RemoteTimeout
+        or HostUnreachable."""
+
     def close(self) -> None:
         """Let go of every connection opened."""
 
@@ -116,6 +120,34 @@ class SshTransport:
         if check and done.returncode != 0:
             raise RemoteFailed(host.name, shown(command, 200), done.returncode, _tail(done.stderr or done.stdout))
         return Completed(tuple(str(a) for a in argv), done.returncode, done.stdout, done.stderr, done.seconds)
+
+    def scp_argv(self, host: Host, remote_path: str, local_path: str) -> list[str]:
+        """scp over the host's master (the same ControlPath): one connection, no second login.
+        OpenSSH 9 scp speaks SFTP, so the remote path reaches no shell and is taken as it is."""
+        ssh = self.argv(host, ["true"])
+        options = ssh[1:ssh.index("--")]
+        options = [("-P" if o == "-p" else o) for o in options]   # scp's port option is -P
+        at = options.index("-l") if "-l" in options else None
+        if at is not None:   # scp has no -l for the user (its -l limits bandwidth): -o User= instead
+            options[at:at + 2] = ["-o", f"User={options[at + 1]}"]
+        target = f"[{host.destination}]" if ":" in host.destination else host.destination
+        return ["scp", "-q", *options, "--", f"{target}:{remote_path}", local_path]
+
+    def fetch(self, host: Host, remote_path: str, local_path: str, *, timeout_s: float) -> None:
+        from zfslab.system.runner import CommandTimeout
+        with self._lock:
+            self._used[host.name] = host
+        what = f"scp {shown(remote_path, 200)}"
+        try:
+            done = self.runner.run(self.scp_argv(host, remote_path, local_path), timeout_s=timeout_s, check=False)
+        except CommandTimeout:
+            raise RemoteTimeout(host.name, what, timeout_s) from None
+        if done.returncode == 0:
+            return
+        # scp's own words for a missing file start "scp: "; ssh's for a dead link as in run()
+        if _is_ssh_error(done.stderr) or not self._master_running(host):
+            raise HostUnreachable(host.name, _ssh_reason(done.stderr), _login(host))
+        raise RemoteFailed(host.name, what, done.returncode, _tail(done.stderr or done.stdout))
 
     def _control(self, host: Host, command: str) -> int:
         """`ssh -O command` to the host's master: its exit status (0: done, or running for check)."""
@@ -188,6 +220,15 @@ class LocalTransport:
         if check and done.returncode != 0:
             raise RemoteFailed(host.name, shown(command, 200), done.returncode, _tail(done.stderr or done.stdout))
         return done
+
+    def fetch(self, host: Host, remote_path: str, local_path: str, *, timeout_s: float) -> None:
+        if host.name in self.down:
+            raise HostUnreachable(host.name, "marked down", _login(host))
+        try:
+            shutil.copyfile(remote_path, local_path)
+        except OSError as e:
+            raise RemoteFailed(host.name, f"scp {shown(remote_path, 200)}", 1,
+                               f"scp: {remote_path}: {e.strerror}") from None
 
     def close(self) -> None:
         pass

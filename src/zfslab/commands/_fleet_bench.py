@@ -1,0 +1,173 @@
+"""`bench --hosts`: the command side of a fleet bench (system/fleet_bench.py does the work):
+options read, preflight refusals and the plan printed, one live display of every host."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from zfslab.commands._hosts import host_serials, transport_from_args
+from zfslab.errors import UsageError, shown
+
+
+def add_fleet_bench_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("bench --hosts (docs/fleet.md#bench---hosts)")
+    which = g.add_mutually_exclusive_group()
+    which.add_argument("--reassign", action="store_true",
+                       help="a host lost mid-run: give its layouts to the hosts still alive")
+    which.add_argument("--resume", action="store_true",
+                       help="the same fleet run again: skip what --db or a host's database holds finished; "
+                            "each host first takes back its own unfinished layouts")
+    g.add_argument("--remote-db", metavar="PATH",
+                   help="each host's own results database ({host}, {key} filled in; default "
+                        "~/.local/share/zfslab/fleet-{key}.sqlite)")
+
+
+def fleet_request(args, hosts, devices, layouts, options):
+    from zfslab.system.fleet_bench import FleetBenchRequest
+
+    if args.sandbox:
+        raise UsageError("--sandbox is this machine's files; with --hosts name each host's disks with --disks")
+    if options.job_file:
+        raise UsageError(f"--suite {shown(args.suite, 100)}: a job file is on this machine; with --hosts use ars, "
+                         "seq, quick or bonnie")
+    serials = host_serials(args.confirm_serials, [h.name for h in hosts])
+    if serials and not args.wipe:
+        raise UsageError("--confirm-serials HOST=S,S goes with --wipe: the disks holding data are wiped")
+    if args.wipe and not serials:
+        raise UsageError("--wipe with --hosts needs each host's serials, as no host can prompt: "
+                         "--confirm-serials HOST=S1,S2 (repeat for each host)")
+    return FleetBenchRequest(tuple(hosts), tuple(devices), tuple(layouts), options, args.db, args.remote_db,
+                             serials, args.reassign, args.resume, args.parallel)
+
+
+def run_fleet(args, request) -> int:
+    """Preflight, plan, then dry run or execute and pull; the transport closed whatever happens."""
+    from zfslab import __version__
+    from zfslab.system import fleet_bench as fb
+
+    transport = transport_from_args(args)
+    try:
+        refusals = fb.preflight_refusals(transport, request, __version__)
+        if refusals:
+            for line in refusals:
+                print(f"zfslab: {line}", file=sys.stderr)
+            print("zfslab: nothing was started; fix these hosts, or leave them out with --skip-host H",
+                  file=sys.stderr)
+            return 2
+        late = _pull_first(transport, request) if request.resume and not args.dry_run else frozenset()
+        finished, unfinished = fb.finished_before(request)
+        for host, layout in late:   # its partial run, left out of --db: its pool is still to be destroyed
+            unfinished.setdefault(host, set()).add(layout)
+        plan = fb.plan_fleet(request, finished, unfinished)
+        if args.dry_run:
+            return _dry_run(transport, plan)
+        refused = [d for d in fb.host_dry_runs(transport, plan, first_only=True) if d.exit_code]
+        if refused:
+            for d in refused:
+                print(f"zfslab: host {d.host}: {d.verdict or 'its dry run failed'}", file=sys.stderr)
+            return max(d.exit_code for d in refused)
+        return _execute(transport, plan)
+    finally:
+        transport.close()
+
+
+def _pull_first(transport, request) -> frozenset:
+    """--resume: what each host measured since the last pull reaches --db before the plan is made;
+    returns the (host, layout) results left out (partial, and finished elsewhere)."""
+    from zfslab.system import fleet_bench as fb
+    pulled = fb.pull(transport, request, request.hosts, fb.late_rule(request))
+    for host, why in pulled.failed:
+        print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
+    return pulled.left_out
+
+
+def _dry_run(transport, plan) -> int:
+    from zfslab.system.fleet_bench import host_dry_runs
+
+    print("\n".join(plan.render()))
+    code = 0
+    for d in host_dry_runs(transport, plan, first_only=False):
+        queue = plan.cleanup.get(d.host, []) + plan.queue(d.host)
+        predicted = sum(plan.ledger.jobs[n].predicted_s for n in plan.queue(d.host))
+        print(f"\n## host {d.host}: {len(plan.queue(d.host))} layouts, predicted {predicted:,.0f} s"
+              + (f": {', '.join(queue)}" if queue else ""))
+        for line in d.commands:
+            print(f"$ {line}")
+        if d.output:
+            print(d.output)
+        if d.verdict:
+            print(f"# {d.host}: " + d.verdict.replace("\n", f"\n# {d.host}: "))
+        code = max(code, d.exit_code)
+    return code
+
+
+def _execute(transport, plan) -> int:
+    from zfslab.system import fleet_bench as fb
+
+    with FleetDisplay(plan) as display:
+        fb.execute_fleet(transport, plan, on_start=display.started, on_event=display.event)
+    live = [h for h in plan.request.hosts if h.name not in plan.ledger.lost]
+    pulled = fb.pull(transport, plan.request, live, fb.late_rule(plan.request, plan.cleanup))
+    return _report(plan, pulled)
+
+
+def _report(plan, pulled) -> int:
+    ledger, req = plan.ledger, plan.request
+    for host, why in pulled.failed:
+        print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
+    print(f"{len(ledger.done)} of {len(ledger.jobs)} layouts done on {len(req.hosts) - len(ledger.lost)} hosts; "
+          f"{pulled.measurements} measurements of {pulled.runs} runs from {len(pulled.origins)} hosts in {req.db}")
+    pending = ledger.pending()
+    for job, why in sorted(ledger.failed.items()):
+        print(f"zfslab: {job} failed on {why}", file=sys.stderr)
+    if pending:
+        lost = ", ".join(sorted(ledger.lost)) or "no host"
+        print(f"zfslab: {len(pending)} layouts left ({', '.join(pending)}), lost with {lost}: run the same command "
+              "with --resume once the host is back (or --skip-host it), or with --reassign", file=sys.stderr)
+    return 4 if pending or ledger.failed or pulled.failed else 0
+
+
+class FleetDisplay:
+    """Every host on one live display (rich, on stderr); plain lines when stderr is not a terminal."""
+
+    def __init__(self, plan) -> None:
+        from rich.console import Console
+        self.plan, self.console = plan, Console(stderr=True)
+        self.lock, self.tasks, self.progress = threading.Lock(), {}, None
+        self.done = {h.name: 0 for h in plan.request.hosts}
+
+    def __enter__(self) -> "FleetDisplay":
+        if self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            self.progress = Progress(TextColumn("{task.fields[host]:<24}"), TextColumn("{task.description}"),
+                                     BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console)
+            self.progress.__enter__()
+            for h in self.plan.request.hosts:
+                self.tasks[h.name] = self.progress.add_task("waiting", host=h.name,
+                                                            total=len(self.plan.queue(h.name)) or None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+    def _say(self, host: str, text: str) -> None:
+        with self.lock:
+            if self.progress is None:
+                print(f"zfslab: {host}: {text}", file=sys.stderr, flush=True)
+            else:
+                total = len([n for n in self.plan.ledger.queues.get(host, [])
+                             if self.plan.ledger.assigned.get(n) == host or self.plan.ledger.done.get(n) == host])
+                self.progress.update(self.tasks[host], description=text, completed=self.done[host],
+                                     total=total or None)
+
+    def started(self, host: str, layout: str) -> None:
+        self._say(host, f"{layout} running")
+
+    def event(self, e) -> None:
+        if e.what == "done":
+            self.done[e.host] += 1
+        detail = f" ({e.detail})" if e.detail and e.what != "done" else ""
+        self._say(e.host, f"{e.job + ' ' if e.job else ''}{e.what}{detail}")

@@ -1,0 +1,277 @@
+"""`bench --hosts`: one bench split across a fleet of identical hosts (docs/fleet.md#bench---hosts).
+
+The controller never touches a remote disk itself: every host runs its own `zfslab bench` for one
+layout at a time, under the same safety gate as a local run (its own serials, typed by the user),
+into its own results database. The controller preflights every host, shards the layouts by
+predicted time (model/bench_time.py, model/sharding.py), runs the jobs through system/fleet.py
+(a lost host's layouts are reassigned or wait for --resume), then pulls each host's database (a
+consistent copy taken remotely by `zfslab merge`) and merges them into --db with host provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from zfslab.model.bench_time import TestShape, predicted_bench_s
+from zfslab.model.inventory import Host
+from zfslab.model.layouts import Layout
+from zfslab.model.ledger import Ledger
+from zfslab.model.sharding import Job
+from zfslab.model.units import parse_fio_size
+from zfslab.system.bench_plan import BenchOptions
+from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
+from zfslab.system.transport import Transport
+
+# relative to the remote user's home, where ssh starts the remote command; {key}: disks and options
+REMOTE_DB_DEFAULT = ".local/share/zfslab/fleet-{key}.sqlite"
+MIN_JOB_TIMEOUT_S = 3600.0   # a job's ssh session may last this long at least ...
+JOB_TIMEOUT_FACTOR = 20.0    # ... or this many times its predicted time: a hung host, not a slow one
+SHORT_TIMEOUT_S = 600.0      # a dry run, a mkdir, a remote merge, a copy
+EARLIER = "--db"             # the ledger's "done by" for a layout --db already held finished
+
+
+@dataclass(frozen=True)
+class FleetBenchRequest:
+    """A bench to split across hosts: the same disks (by path), layouts and options on each."""
+
+    hosts: tuple[Host, ...]
+    devices: tuple[str, ...]
+    layouts: tuple[Layout, ...]
+    options: BenchOptions
+    db: str
+    remote_db: str | None = None          # may hold {host} and {key}; default REMOTE_DB_DEFAULT
+    serials: Mapping[str, str] = field(default_factory=dict)   # host -> the serials the user typed for it
+    reassign: bool = False
+    resume: bool = False
+    limit: int = DEFAULT_LIMIT
+
+    @property
+    def key(self) -> str:
+        """The disks and options, not the layouts or hosts: a resume with other hosts finds the same files."""
+        text = json.dumps({"disks": list(self.devices), **self.options.as_dict()}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def remote_db_for(self, host: Host) -> str:
+        return (self.remote_db or REMOTE_DB_DEFAULT).replace("{host}", host.name).replace("{key}", self.key)
+
+    def bench_argv(self, host: Host, layouts: Sequence[str], *, dry_run: bool = False) -> list[str]:
+        """The remote `zfslab bench` of these layouts on host, with that host's consent only."""
+        o = self.options
+        argv = ["zfslab", "bench", "--disks", ",".join(self.devices), "--layouts", ",".join(layouts),
+                "--db", self.remote_db_for(host), "--origin", host.name, "--suite", o.suite,
+                "--repeats", str(o.repeats), "--ashift", str(o.ashift), "--recordsize", o.recordsize,
+                "--compression", o.compression, "--size", o.size, "--runtime", str(o.runtime_s),
+                "--ramp", str(o.ramp_s), "--stop-with-session"]
+        if host.name in self.serials:
+            argv += ["--wipe", "--confirm-serials", self.serials[host.name]]
+        return argv + (["--dry-run"] if dry_run else [])
+
+    def jobs(self) -> list[Job]:
+        from zfslab.system.suites import suite_tests
+        shapes = [TestShape(t.time_based, t.numjobs) for t in suite_tests(self.options.suite)] or [TestShape(False)]
+        size = parse_fio_size(self.options.size)
+        return [Job(str(x), predicted_bench_s(x, shapes, size_bytes=size, runtime_s=self.options.runtime_s,
+                                              ramp_s=self.options.ramp_s, repeats=self.options.repeats))
+                for x in self.layouts]
+
+
+@dataclass
+class FleetPlan:
+    """Who runs which layout; `cleanup`: layouts a host's own unfinished run left (its pool may still
+    be there) that another host finished meanwhile: run again there only to adopt and destroy it."""
+
+    request: FleetBenchRequest
+    ledger: Ledger
+    cleanup: dict[str, list[str]] = field(default_factory=dict)
+
+    def cleanup_hosts(self, layout: str) -> set[str]:
+        return {h for h, layouts in self.cleanup.items() if layout in layouts}
+
+    def queue(self, host: str) -> list[str]:
+        return [n for n in self.ledger.queues.get(host, []) if self.ledger.assigned.get(n) == host]
+
+    def render(self) -> list[str]:
+        """The plan per host, as --dry-run prints it before each host's own dry run."""
+        from zfslab.model.sharding import Shard, makespan_s
+        shards = [Shard(h.name, tuple(self.ledger.jobs[n] for n in self.queue(h.name))) for h in self.request.hosts]
+        done = sorted(n for n, who in self.ledger.done.items() if who == EARLIER)
+        lines = [f"# fleet: {len(self.ledger.jobs)} layouts on {len(shards)} hosts, predicted "
+                 f"{makespan_s(shards):,.0f} s until the last host ends (one host alone: "
+                 f"{sum(j.predicted_s for j in self.ledger.jobs.values()):,.0f} s; docs/fleet.md#sharding)"]
+        if done:
+            lines.append(f"# already in {self.request.db}, not run again: {', '.join(done)}")
+        return lines
+
+
+def finished_before(request: FleetBenchRequest) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """What --db holds of this bench: layout -> host that finished it, and host -> layouts its runs
+    left unfinished (read-only)."""
+    from zfslab.store.fleet import bench_progress
+    origins = {h.name for h in request.hosts}
+    return bench_progress(request.db, request.options.as_dict(), len(request.devices), origins)
+
+
+def plan_fleet(request: FleetBenchRequest, finished: Mapping[str, str] | None = None,
+               unfinished: Mapping[str, set[str]] | None = None) -> FleetPlan:
+    """Shard the layouts. With --resume: layouts --db holds finished are left out, and each host
+    first takes back its own unfinished ones."""
+    jobs = request.jobs()
+    names = [h.name for h in request.hosts]
+    if not request.resume:
+        return FleetPlan(request, Ledger.plan(jobs, names))
+    finished, unfinished = dict(finished or {}), unfinished or {}
+    ledger = Ledger({j.name: j for j in jobs})
+    cleanup: dict[str, list[str]] = {}
+    for h in names:
+        for layout in sorted(unfinished.get(h, ())):
+            if layout not in ledger.jobs:
+                continue
+            if layout in finished and finished[layout] != h:
+                cleanup.setdefault(h, []).append(layout)
+            elif layout not in finished and layout not in ledger.assigned:
+                ledger.assigned[layout] = h
+                ledger.queues.setdefault(h, []).append(layout)
+    for layout in finished:
+        if layout in ledger.jobs:
+            ledger.done[layout] = EARLIER
+    ledger.reassign(names)
+    return FleetPlan(request, ledger, cleanup)
+
+
+def preflight_refusals(transport: Transport, request: FleetBenchRequest, controller_version: str) -> list[str]:
+    """Every host's refusal, one line each ([]: every host may start); reads only."""
+    from zfslab.system.preflight import preflight
+    _, lines = preflight(transport, request.hosts, request.devices, controller_version=controller_version,
+                         limit=request.limit)
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class HostDryRun:
+    host: str
+    commands: tuple[str, ...]    # the remote command lines, one per layout
+    output: str                  # the remote dry runs' own plans
+    verdict: str                 # their gate's words (stderr)
+    exit_code: int               # 0: the run would go ahead; 10: its disks would be refused
+
+
+def host_dry_runs(transport: Transport, plan: FleetPlan, *, first_only: bool) -> list[HostDryRun]:
+    """Each host's own `bench --dry-run` of its queue (or of its first layout: the gate is the same
+    for every layout of a host, its disks being the same), in parallel; writes nothing anywhere."""
+    req = plan.request
+
+    def one(host: Host) -> HostDryRun:
+        queue = plan.cleanup.get(host.name, []) + plan.queue(host.name)
+        commands, outputs, verdicts, code = [], [], [], 0
+        for layout in queue[:1] if first_only else queue:
+            argv = req.bench_argv(host, [layout], dry_run=True)
+            done = transport.run(host, argv, timeout_s=SHORT_TIMEOUT_S, check=False)
+            commands.append(shlex.join(argv))
+            outputs.append(done.stdout.rstrip())
+            if done.stderr.strip() and done.stderr.strip() not in verdicts:
+                verdicts.append(done.stderr.strip())
+            code = code or done.returncode
+        return HostDryRun(host.name, tuple(commands), "\n".join(outputs), "\n".join(verdicts), code)
+    outcomes = fan_out(list(req.hosts), one, limit=req.limit)
+    out = []
+    for o in outcomes:
+        if not o.ok:
+            raise o.error
+        out.append(o.value)
+    return out
+
+
+def job_timeout_s(job: Job) -> float:
+    return max(MIN_JOB_TIMEOUT_S, JOB_TIMEOUT_FACTOR * job.predicted_s)
+
+
+def execute_fleet(transport: Transport, plan: FleetPlan, *, on_start: Callable[[str, str], None],
+                  on_event: Callable) -> list:
+    """Make each host's database folder, run every cleanup and job (system/fleet.py), return the events."""
+    from zfslab.system.fleet import execute
+    req = plan.request
+    hosts = {h.name: h for h in req.hosts}
+
+    def prepare(host: Host) -> None:
+        folder = os.path.dirname(req.remote_db_for(host))
+        if folder:
+            transport.run(host, ["mkdir", "-p", "--", folder], timeout_s=SHORT_TIMEOUT_S)
+        for layout in plan.cleanup.get(host.name, []):   # adopts and destroys its leftover pool; result refused
+            on_start(host.name, f"{layout} (cleanup)")
+            transport.run(host, req.bench_argv(host, [layout]), timeout_s=MIN_JOB_TIMEOUT_S)
+    for o in fan_out(list(req.hosts), prepare, limit=req.limit, on_interrupt=transport.close):
+        if not o.ok:
+            plan.ledger.lose(o.host.name)
+            on_event_lost(on_event, o.host.name, o.error)
+
+    def run_job(t: Transport, host: Host, job: Job) -> None:
+        on_start(host.name, job.name)
+        t.run(host, req.bench_argv(host, [job.name]), timeout_s=job_timeout_s(job))
+    if req.reassign and plan.ledger.lost and set(hosts) - plan.ledger.lost:
+        plan.ledger.reassign(list(hosts))
+    live = {n: h for n, h in hosts.items() if n not in plan.ledger.lost}
+    return execute(plan.ledger, live, transport, run_job, limit=req.limit, reassign=req.reassign,
+                   on_event=on_event)
+
+
+def on_event_lost(on_event: Callable, host: str, error: Exception) -> None:
+    from zfslab.system.fleet import Event
+    on_event(Event(host, "", "lost", str(error)))
+
+
+def late_rule(request: FleetBenchRequest, cleanup: Mapping[str, Sequence[str]] | None = None):
+    """What a pull leaves out, given the files pulled: a host's partial result for a layout another
+    host finished (it was lost mid-layout, the layout ran again elsewhere), and the result of a
+    cleanup run (run again only to destroy its pool). Everything else, older runs included, counts."""
+    from zfslab.store.fleet import late_results
+
+    def make(files: Sequence[str]) -> set[tuple[str, str]]:
+        paths = [*files, request.db] if os.path.exists(request.db) else list(files)
+        late = late_results(paths, request.options.as_dict(), len(request.devices), {h.name for h in request.hosts})
+        return late | {(h, layout) for h, layouts in (cleanup or {}).items() for layout in layouts}
+    return make
+
+
+@dataclass(frozen=True, slots=True)
+class Pulled:
+    hosts: tuple[str, ...]               # whose databases reached --db
+    failed: tuple[tuple[str, str], ...]  # (host, why) whose could not be pulled
+    runs: int
+    measurements: int
+    origins: tuple[str, ...]
+    left_out: frozenset[tuple[str, str]] = frozenset()   # (host, layout) whose results did not count
+
+
+def pull(transport: Transport, request: FleetBenchRequest, hosts: Sequence[Host],
+         rule: Callable[[Sequence[str]], set[tuple[str, str]]]) -> Pulled:
+    """Each host's database, copied consistently on the host (`zfslab merge DB -o SNAPSHOT`: SQLite's
+    own reader, whatever a running bench is writing), fetched, and merged into --db."""
+    from zfslab.store.merge import merge
+
+    index = {h.name: i for i, h in enumerate(hosts)}
+
+    def one(host: Host, folder: str) -> str | None:
+        remote = request.remote_db_for(host)
+        if transport.run(host, ["test", "-e", remote], timeout_s=SHORT_TIMEOUT_S, check=False).returncode != 0:
+            return None   # it ran nothing yet
+        snapshot = remote + ".pull.sqlite"
+        transport.run(host, ["zfslab", "merge", remote, "-o", snapshot], timeout_s=SHORT_TIMEOUT_S)
+        local = os.path.join(folder, f"host-{index[host.name]}.sqlite")
+        transport.fetch(host, snapshot, local, timeout_s=SHORT_TIMEOUT_S)
+        return local
+    with tempfile.TemporaryDirectory(prefix="zfslab-pull-") as folder:
+        outcomes = fan_out(list(hosts), lambda h: one(h, folder), limit=request.limit)
+        files = [o.value for o in outcomes if o.ok and o.value]
+        failed = tuple((o.host.name, str(o.error)) for o in outcomes if not o.ok)
+        if not files:
+            return Pulled((), failed, 0, 0, ())
+        late = rule(files)
+        summary = merge(files, request.db, accept=lambda origin, layout: (origin, layout) not in late)
+    return Pulled(tuple(o.host.name for o in outcomes if o.ok and o.value), failed, summary.runs,
+                  summary.measurements, summary.origins, frozenset(late))

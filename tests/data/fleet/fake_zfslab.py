@@ -1,0 +1,78 @@
+"""A fake remote `zfslab` for tests/unit/test_fleet_bench.py: the real zfslab for every command but
+bench, which it imitates without ZFS (this machine has no ZFS module): its key and resume, its
+gate (a host whose disks hold data needs its serials), a pool file made at a layout's start and
+removed at its end (a leftover one is adopted and removed, as the real bench destroys its own
+pool), and measurements written through zfslab's store. FAKE_HOST names the host it plays;
+FAKE_DIR holds the markers: dirty-HOST (its disks hold data), die-HOST-LAYOUT (it dies mid-layout)."""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+from zfslab.cli import main
+
+args = sys.argv[1:]
+if args[:1] != ["bench"]:
+    sys.exit(main(args))
+
+p = argparse.ArgumentParser()
+for opt in ("--disks", "--layouts", "--db", "--origin", "--suite", "--repeats", "--ashift", "--recordsize",
+            "--compression", "--size", "--runtime", "--ramp", "--confirm-serials"):
+    p.add_argument(opt)
+p.add_argument("--wipe", action="store_true")
+p.add_argument("--dry-run", action="store_true")
+p.add_argument("--stop-with-session", action="store_true")
+a = p.parse_args(args[1:])
+host, folder = os.environ["FAKE_HOST"], os.environ["FAKE_DIR"]
+serial = f"SER-{host}"
+if os.path.exists(os.path.join(folder, f"dirty-{host}")) and not (a.wipe and a.confirm_serials == serial):
+    print(f"these disks would be refused (nothing was written):\n  {a.disks}: holds data, serial {serial}",
+          file=sys.stderr)
+    sys.exit(10)
+if a.dry_run:
+    print(f"zpool create zfslab-bench {a.layouts} {a.disks}  # fake plan of {host}")
+    sys.exit(0)
+
+from zfslab.store.results import Measurement, Results  # noqa: E402
+from zfslab.store.schema import connect  # noqa: E402
+
+from zfslab.system.suites import suite_tests  # noqa: E402
+
+options = {"suite": a.suite, "tests": [t.name for t in suite_tests(a.suite)], "repeats": int(a.repeats), "ashift": int(a.ashift),
+           "recordsize": a.recordsize, "compression": a.compression, "size": a.size, "runtime_s": int(a.runtime),
+           "ramp_s": int(a.ramp)}
+key = hashlib.sha256(json.dumps([a.layouts, a.disks, host, options]).encode()).hexdigest()[:16]
+results = Results(connect(a.db))
+run = results.find_run(key)
+if run is None or run["finished_at"] is not None:
+    run_id = results.start_run(key=key, command="fake", suite=a.suite, repeats=int(a.repeats), options=options,
+                               sandbox=False, facts={"origin": a.origin, "hostname": "fake"},
+                               disks=[{"device": d, "serial": f"{serial}-{i}", "size_bytes": 1 << 30}
+                                      for i, d in enumerate(a.disks.split(","))])
+else:
+    run_id = run["id"]
+pool = os.path.join(folder, f"pool-{host}")
+if os.path.exists(pool):
+    print(f"zfslab: destroyed leftover pool of {open(pool).read()}", file=sys.stderr)
+    os.unlink(pool)
+with open(pool, "w") as f:
+    f.write(a.layouts)
+from zfslab.model.bench_time import data_disks  # noqa: E402
+from zfslab.model.layout_grammar import parse_layout  # noqa: E402
+
+data = data_disks(parse_layout(a.layouts))
+done = results.done(run_id)
+for repeat in range(int(a.repeats)):
+    for test, read in (("seqwrite", False), ("seqread", True)):
+        if (a.layouts, test, repeat) in done:
+            continue
+        rate = 100.0 * data * (1.5 if read else 1.0)
+        results.add(run_id, Measurement(a.layouts, test, repeat, 1.0, rate if read else None,
+                                        None if read else rate, 0.0, 0.0, None, None, None, None, None,
+                                        0.0, 0.0, 0.0, False, "{}", "{}", ""))
+        if os.path.exists(os.path.join(folder, f"die-{host}-{a.layouts}")):
+            sys.exit(1)   # the host dies here: the pool stays, the run unfinished
+os.unlink(pool)
+results.finish_run(run_id)

@@ -1,0 +1,259 @@
+"""bench --hosts end to end on this machine: LocalTransport runs each host's commands here, with a
+fake remote `zfslab bench` (tests/data/fleet/fake_zfslab.py: no ZFS module here) and fake zpool,
+fio and lsblk; the real zfslab does the rest (preflight, split, merge, plan --db). The two-guest
+tests in tests/e2e run the same over ssh with real ZFS."""
+
+import json
+import os
+import sqlite3
+import stat
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+from zfslab import __version__
+from zfslab.cli import main
+from zfslab.model.inventory import Host
+from zfslab.system.runner import Runner
+from zfslab.system.transport import HostUnreachable, LocalTransport
+
+LAYOUTS = "mirror:2,raidz1:3,mirror:3,raidz1:2"
+FAKE = os.path.join(REPO, "tests", "data", "fleet", "fake_zfslab.py")
+
+
+def _script(path, text):
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    src = os.path.join(REPO, "src")
+    _script(bindir / "zfslab", f"#!/bin/sh\nPYTHONPATH={src} exec {sys.executable} {FAKE} \"$@\"\n")
+    _script(bindir / "zpool", "#!/bin/sh\necho zfs-2.2.2-1\necho zfs-kmod-2.2.2-1\n")
+    _script(bindir / "fio", "#!/bin/sh\necho fio-3.36\n")
+    # lsblk: the disk's facts; a host may be given other ones (disks-HOST.json)
+    _script(bindir / "lsblk", '#!/bin/sh\nf="$FAKE_DIR/disks-$FAKE_HOST.json"\n[ -e "$f" ] || f="$FAKE_DIR/disks.json"\n'
+                              'for last; do :; done\nsed "s#DISK#$last#; s#SERIAL#SER-$FAKE_HOST#" "$f"\n')
+    (bindir / "disks.json").write_text(json.dumps({"blockdevices": [{
+        "name": "x", "path": "DISK", "type": "disk", "size": 4000787030016, "model": "HGST", "serial": "SERIAL",
+        "rota": True, "log-sec": 512, "phy-sec": 4096}]}))
+    return FakeFleet(str(bindir))
+
+
+class FakeFleet:
+    """Each host is this machine with FAKE_HOST set; a host marked to die mid-layout vanishes there."""
+
+    def __init__(self, bindir: str):
+        self.bindir, self.down, self.closed, self.commands = bindir, set(), 0, []
+
+    def _local(self, host: Host) -> LocalTransport:
+        env = {"FAKE_HOST": host.name, "FAKE_DIR": self.bindir}
+        return LocalTransport(Runner(env=env, path=f"{self.bindir}:{os.environ['PATH']}"), down=self.down)
+
+    def run(self, host, argv, *, timeout_s, check=True):
+        self.commands.append((host.name, list(argv)))
+        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
+            layout = argv[argv.index("--layouts") + 1]
+            if os.path.exists(os.path.join(self.bindir, f"die-{host.name}-{layout}")):
+                self._local(host).run(host, argv, timeout_s=timeout_s, check=False)
+                self.down.add(host.name)   # it wrote part of the layout, then its network went
+                raise HostUnreachable(host.name, "the connection closed during the command", host.name)
+        return self._local(host).run(host, argv, timeout_s=timeout_s, check=check)
+
+    def fetch(self, host, remote_path, local_path, *, timeout_s):
+        return self._local(host).fetch(host, remote_path, local_path, timeout_s=timeout_s)
+
+    def close(self):
+        self.closed += 1
+
+
+def _bench(monkeypatch, fleet, tmp_path, *extra):
+    monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
+    return main(["bench", "--hosts", "h1,h2", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
+                 "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
+                 "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", *extra])
+
+
+def _rows(db, sql):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def _listing(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def test_split_over_two_hosts_merges_with_provenance_and_plan_counts_the_hosts(monkeypatch, fleet, tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path) == 0
+    db = str(tmp_path / "all.sqlite")
+    runs = _rows(db, "SELECT origin, finished_at IS NOT NULL FROM runs")
+    assert sorted({o for o, _ in runs}) == ["h1", "h2"] and all(f for _, f in runs)
+    # every layout once, each test once: nothing lost, nothing twice
+    m = _rows(db, "SELECT layout, test, repeat, COUNT(*) FROM measurements GROUP BY layout, test, repeat")
+    assert len(m) == 4 * 2 and all(n == 1 for *_, n in m)
+    # both hosts worked, each on its own database, each bench told its host's name
+    benches = [(h, a) for h, a in fleet.commands if a[:2] == ["zfslab", "bench"] and "--dry-run" not in a]
+    assert {h for h, _ in benches} == {"h1", "h2"}
+    assert all(a[a.index("--origin") + 1] == h and a[a.index("--db") + 1].endswith(f"{h}.sqlite") for h, a in benches)
+    assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
+    assert fleet.closed == 1
+    assert "4 of 4 layouts done on 2 hosts; 8 measurements of 4 runs from 2 hosts" in capsys.readouterr().out
+    assert main(["plan", "--db", db, "--explain"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "fitted on 4 layouts measured on these disks from 2 hosts (4 runs)" in out
+    assert main(["plan", "--db", db]) == 0
+    assert "speed fitted on 4 measured layouts from 2 hosts (4 runs)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_dry_run_prints_each_hosts_plan_and_writes_nothing(monkeypatch, fleet, tmp_path, capsys):
+    before = _listing(tmp_path)
+    assert _bench(monkeypatch, fleet, tmp_path, "--dry-run") == 0
+    assert _listing(tmp_path) == before
+    out = capsys.readouterr().out
+    assert out.startswith("# fleet: 4 layouts on 2 hosts, predicted ")
+    for h in ("h1", "h2"):
+        assert f"## host {h}: 2 layouts, predicted" in out
+        assert f"--origin {h} --suite quick" in out and f"# fake plan of {h}" in out
+    assert sum(line.startswith("$ zfslab bench --disks /dev/sdb,/dev/sdc,/dev/sdd --layouts ")
+               for line in out.splitlines()) == 4
+
+
+def test_preflight_refuses_a_host_with_other_disks_and_starts_nothing(monkeypatch, fleet, tmp_path, capsys):
+    other = json.loads((tmp_path / "bin" / "disks.json").read_text())
+    other["blockdevices"][0]["size"] = 3000592982016
+    (tmp_path / "bin" / "disks-h2.json").write_text(json.dumps(other))
+    before = _listing(tmp_path)
+    assert _bench(monkeypatch, fleet, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert ("zfslab: h2: /dev/sdb differs from h1's disks: size 3,000,592,982,016 bytes, not 4,000,787,030,016 bytes"
+            in err.splitlines())
+    assert "leave them out with --skip-host H" in err
+    assert _listing(tmp_path) == before
+    assert not [a for _, a in fleet.commands if a[:2] == ["zfslab", "bench"]]
+    # leaving it out, the other host runs everything
+    assert _bench(monkeypatch, fleet, tmp_path, "--skip-host", "h2") == 0
+    assert {o for (o,) in _rows(str(tmp_path / "all.sqlite"), "SELECT origin FROM runs")} == {"h1"}
+
+
+def test_a_hosts_disks_holding_data_need_its_own_serials(monkeypatch, fleet, tmp_path, capsys):
+    (tmp_path / "bin" / "dirty-h2").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path) == 10
+    assert "zfslab: host h2: these disks would be refused" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "all.sqlite")
+    assert _bench(monkeypatch, fleet, tmp_path, "--wipe", "--confirm-serials", "h2=SER-h2") == 0
+    h2 = [a for h, a in fleet.commands if h == "h2" and a[:2] == ["zfslab", "bench"]][-1]
+    h1 = [a for h, a in fleet.commands if h == "h1" and a[:2] == ["zfslab", "bench"]][-1]
+    assert h2[h2.index("--confirm-serials") + 1] == "SER-h2" and "--confirm-serials" not in h1
+
+
+def test_wipe_without_per_host_serials_is_refused(monkeypatch, fleet, tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path, "--wipe", "--confirm-serials", "S1") == 2
+    assert "--confirm-serials S1: with --hosts, name the host: HOST=S1,S2" in capsys.readouterr().err
+
+
+def test_lost_host_reassigned(monkeypatch, fleet, tmp_path, capsys):
+    first = _first_layout(monkeypatch, fleet, tmp_path, "h1")
+    (tmp_path / "bin" / f"die-h1-{first}").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path, "--reassign") == 0
+    db = str(tmp_path / "all.sqlite")
+    m = _rows(db, "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m)
+    assert {o for (o,) in _rows(db, "SELECT origin FROM runs")} == {"h2"}   # h1 lost: its part left out
+
+
+def test_lost_host_resumes_its_own_layouts_later(monkeypatch, fleet, tmp_path, capsys):
+    first = _first_layout(monkeypatch, fleet, tmp_path, "h1")
+    (tmp_path / "bin" / f"die-h1-{first}").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path) == 4
+    err = capsys.readouterr().err
+    assert "2 layouts left" in err and "lost with h1: run the same command with --resume" in err
+    assert os.path.exists(tmp_path / "bin" / "pool-h1")   # its pool, as a host that died leaves it
+    os.unlink(tmp_path / "bin" / f"die-h1-{first}")
+    fleet.down.clear()   # it is back
+    fleet.commands.clear()
+    assert _bench(monkeypatch, fleet, tmp_path, "--resume") == 0
+    db = str(tmp_path / "all.sqlite")
+    m = _rows(db, "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m)
+    ran = [a[a.index("--layouts") + 1] for h, a in fleet.commands if a[:2] == ["zfslab", "bench"]
+           and "--dry-run" not in a]
+    assert sorted(ran) == sorted(_queue(monkeypatch, fleet, tmp_path, "h1"))   # h2's finished part not run again
+    assert not os.path.exists(tmp_path / "bin" / "pool-h1")   # adopted and destroyed by its own resume
+    assert all(f for (f,) in _rows(db, "SELECT finished_at IS NOT NULL FROM runs"))
+
+
+def _queue(monkeypatch, fleet, tmp_path, host):
+    from zfslab.system.fleet_bench import plan_fleet
+    return plan_fleet(_request(tmp_path)).queue(host)
+
+
+def _first_layout(monkeypatch, fleet, tmp_path, host):
+    return _queue(monkeypatch, fleet, tmp_path, host)[0]
+
+
+def _request(tmp_path):
+    from zfslab.model.layout_grammar import parse_layout
+    from zfslab.system.bench_plan import BenchOptions
+    from zfslab.system.fleet_bench import FleetBenchRequest
+    from zfslab.system.suites import SUITES
+    opts = BenchOptions("quick", tuple(SUITES["quick"]), 1, 12, "128K", "off", "64m", 2, 0)
+    return FleetBenchRequest((Host("h1", "h1"), Host("h2", "h2")), ("/dev/sdb", "/dev/sdc", "/dev/sdd"),
+                             tuple(parse_layout(x) for x in LAYOUTS.split(",")), opts, str(tmp_path / "all.sqlite"))
+
+
+def test_predicted_time_balances_the_split(tmp_path):
+    from zfslab.model.bench_time import POOL_OVERHEAD_S, TestShape, predicted_bench_s
+    from zfslab.model.layout_grammar import parse_layout
+    plan = __import__("zfslab.system.fleet_bench", fromlist=["plan_fleet"]).plan_fleet(_request(tmp_path))
+    assert sorted(plan.queue("h1") + plan.queue("h2")) == sorted(LAYOUTS.split(","))
+    # a size-based test on more data disks is sooner; a time-based one is its runtime
+    seq, timed = [TestShape(False)], [TestShape(True)]
+    one = dict(size_bytes=10**9, runtime_s=60, ramp_s=5, repeats=2)
+    assert predicted_bench_s(parse_layout("stripe:4"), seq, **one) < predicted_bench_s(parse_layout("mirror:2"), seq, **one)
+    assert predicted_bench_s(parse_layout("mirror:2"), timed, **one) == pytest.approx(
+        POOL_OVERHEAD_S + 2 * (65 + 10**9 / 150e6))
+
+
+def test_version_is_checked(monkeypatch, fleet, tmp_path, capsys):
+    monkeypatch.setattr("zfslab.__version__", "0.0.1")
+    assert _bench(monkeypatch, fleet, tmp_path) == 2
+    assert f"zfslab: h1: zfslab {__version__}, the controller runs 0.0.1" in capsys.readouterr().err
+
+
+def test_lost_host_reassigned_then_back_destroys_its_pool_and_its_result_never_counts(monkeypatch, fleet, tmp_path,
+                                                                                    capsys):
+    first = _first_layout(monkeypatch, fleet, tmp_path, "h1")
+    (tmp_path / "bin" / f"die-h1-{first}").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path, "--reassign") == 0
+    assert os.path.exists(tmp_path / "bin" / "pool-h1")
+    os.unlink(tmp_path / "bin" / f"die-h1-{first}")
+    fleet.down.clear()
+    fleet.commands.clear()
+    assert _bench(monkeypatch, fleet, tmp_path, "--resume") == 0
+    ran = [(h, a[a.index("--layouts") + 1]) for h, a in fleet.commands if a[:2] == ["zfslab", "bench"]
+           and "--dry-run" not in a]
+    assert ran == [("h1", first)]   # only to adopt and destroy its pool: every layout was done
+    assert not os.path.exists(tmp_path / "bin" / "pool-h1")
+    db = str(tmp_path / "all.sqlite")
+    m = _rows(db, "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m)
+    assert _rows(db, f"SELECT COUNT(*) FROM measurements JOIN runs r ON r.id = run_id WHERE r.origin = 'h1'") == [(0,)]
+
+
+def test_ctrl_c_closes_every_host(monkeypatch, fleet, tmp_path, capsys):
+    real = fleet.run
+
+    def interrupted(host, argv, **kw):
+        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
+            raise KeyboardInterrupt
+        return real(host, argv, **kw)
+    monkeypatch.setattr(fleet, "run", interrupted)
+    assert _bench(monkeypatch, fleet, tmp_path) == 130
+    assert fleet.closed >= 1
