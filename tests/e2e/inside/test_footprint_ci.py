@@ -66,9 +66,13 @@ def test_footprint_predicts_used_with_compression_off_and_gzip(zfs, disks, corpu
     try:
         for compression in ("off", "gzip"):
             fs = f"{POOL}/{compression}"
-            sh("zfs", "create", "-o", f"compression={compression}", "-o", "recordsize=128K", fs)
+            # ALLOC before the dataset exists: the prediction counts the dataset's own blocks (objset,
+            # meta-dnode, the ZPL's ZAPs), which a growth measured after its creation only rewrites.
+            # Measured after it, on 2.3.9, the growth was 166,272 B under the prediction for off and
+            # gzip alike, 4.2 % of gzip's growth on this small corpus
             sh("zpool", "sync", POOL)
             before = int(sh("zpool", "list", "-Hp", "-o", "alloc", POOL).split()[0])
+            sh("zfs", "create", "-o", f"compression={compression}", "-o", "recordsize=128K", fs)
             copy_tree(corpus, f"/mnt/{fs}")
             sh("zpool", "sync", POOL)
             grown = int(sh("zpool", "list", "-Hp", "-o", "alloc", POOL).split()[0]) - before
