@@ -15,6 +15,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -31,15 +32,25 @@ def sh(*argv: str) -> str:
     return p.stdout
 
 
-def make_corpus(root: str) -> None:
-    rng = random.Random(25)
-    words = [bytes(rng.choice(b"etaoinshrdlucmfw") for _ in range(rng.randint(2, 10))) for _ in range(2000)]
+def text_like(rng: random.Random, letters: bytes, vocabulary: int, longest: int,
+              per_line: int) -> Callable[[int], bytes]:
+    """A maker of text-like data: lines of `per_line` words drawn from `vocabulary` made-up words of 2 to
+    `longest` of `letters`. Both corpora use it; each keeps its own parameters and seed, so their
+    bytes, and the tables measured on them, stay the same (the words are drawn first, then the lines)."""
+    words = [bytes(rng.choice(letters) for _ in range(rng.randint(2, longest))) for _ in range(vocabulary)]
 
     def text(n: int) -> bytes:
         out = bytearray()
         while len(out) < n:
-            out += b" ".join(rng.choice(words) for _ in range(12)) + b".\n"
+            out += b" ".join(rng.choice(words) for _ in range(per_line)) + b".\n"
         return bytes(out[:n])
+
+    return text
+
+
+def make_corpus(root: str) -> None:
+    rng = random.Random(25)
+    text = text_like(rng, b"etaoinshrdlucmfw", vocabulary=2000, longest=10, per_line=12)
 
     def log(n: int) -> bytes:
         out = bytearray()

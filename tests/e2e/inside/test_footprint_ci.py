@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.e2e.inside.test_footprint import _version, copy_tree, sh
+from tests.e2e.inside.test_footprint import _version, copy_tree, sh, text_like
 from zfslab.model.layout_grammar import parse_layout
 
 K = 1024
@@ -30,14 +30,7 @@ def make_small_corpus(root: str) -> None:
     """120 small files (random, text-like, zeros with data), a 1.5 MiB text, 1 MiB of random data and
     a 256 KiB zero run: 3.4 MB, so the metadata estimate is a few per cent of USED."""
     rng = random.Random(2525)
-    words = [bytes(rng.choice(b"etaoinshrdlu") for _ in range(rng.randint(2, 9))) for _ in range(500)]
-
-    def text(n: int) -> bytes:
-        out = bytearray()
-        while len(out) < n:
-            out += b" ".join(rng.choice(words) for _ in range(10)) + b".\n"
-        return bytes(out[:n])
-
+    text = text_like(rng, b"etaoinshrdlu", vocabulary=500, longest=9, per_line=10)
     kinds = (lambda n: rng.randbytes(n), text, lambda n: bytes(n // 2) + rng.randbytes(n - n // 2))
     os.makedirs(f"{root}/small", exist_ok=True)
     for i in range(120):
@@ -73,9 +66,13 @@ def test_footprint_predicts_used_with_compression_off_and_gzip(zfs, disks, corpu
     try:
         for compression in ("off", "gzip"):
             fs = f"{POOL}/{compression}"
-            sh("zfs", "create", "-o", f"compression={compression}", "-o", "recordsize=128K", fs)
+            # ALLOC before the dataset exists: the prediction counts the dataset's own blocks (objset,
+            # meta-dnode, the ZPL's ZAPs), which a growth measured after its creation only rewrites.
+            # Measured after it, on 2.3.9, the growth was 166,272 B under the prediction for off and
+            # gzip alike, 4.2 % of gzip's growth on this small corpus
             sh("zpool", "sync", POOL)
             before = int(sh("zpool", "list", "-Hp", "-o", "alloc", POOL).split()[0])
+            sh("zfs", "create", "-o", f"compression={compression}", "-o", "recordsize=128K", fs)
             copy_tree(corpus, f"/mnt/{fs}")
             sh("zpool", "sync", POOL)
             grown = int(sh("zpool", "list", "-Hp", "-o", "alloc", POOL).split()[0]) - before
