@@ -1,8 +1,9 @@
 """Test guests as a fleet of storage servers, reached from the host only by ssh through qemu
 user-networking forwards bound to 127.0.0.1 (docs/test-guest.md#the-fleet-guests).
 
-Each guest boots in the background with its own hostname, its own disks (sparse files kept across
-boots: a host that comes back boots the same disks again), sshd with its own host key (kept in
+Each guest boots in the background with its own hostname, its own root filesystem and disks (sparse
+files kept across boots: a host that comes back boots the same disks, and finds its own results
+database where it left it), sshd with its own host key (kept in
 its share, so a reboot shows the same key) and root's authorized_keys from a throw-away client
 key, and a `zfslab` command on PATH running the mounted checkout. It then waits for the host's
 word on a fifo (`/run/stop`), so it runs until the tests are done, or is killed as a host that
@@ -11,6 +12,7 @@ dies. The host knows a guest is up when an ssh `true` succeeds.
 
 from __future__ import annotations
 
+import atexit
 import shlex
 import shutil
 import socket
@@ -58,6 +60,8 @@ export PYTHONPATH=/mnt/repo/src PYTHONDONTWRITEBYTECODE=1
 exec python3 -m zfslab "$@"
 EOF
 chmod 755 /usr/local/bin/zfslab
+# as Debian's zfs-import-cache.service at boot: a host that died with a pool comes back with it imported
+if [ -s /etc/zfs/zpool.cache ]; then zpool import -c /etc/zfs/zpool.cache -aN; fi
 mkfifo /run/stop
 /usr/sbin/sshd -E /mnt/host/sshd.log -o ListenAddress=10.0.2.15 -o HostKey=/etc/ssh/ssh_host_ed25519_key \\
   -o UsePAM=no -o PasswordAuthentication=no -o KbdInteractiveAuthentication=no \\
@@ -77,6 +81,15 @@ def free_port() -> int:
 
 def log(message: str) -> None:
     print(f"fleet: {message}", file=sys.stderr, flush=True)
+
+
+def ssh_config_text(ports: dict[str, int], key: Path, known_hosts: Path) -> str:
+    """An ssh_config(5) with one alias per guest, each a port on 127.0.0.1, and the test's own key
+    and known_hosts for every host (the user's ~/.ssh is never read: ssh -F)."""
+    return ("".join(f"Host {name}\n  HostName 127.0.0.1\n  Port {port}\n" for name, port in ports.items())
+            + f"Host *\n  User root\n  IdentityFile {key}\n  IdentitiesOnly yes\n  IdentityAgent none\n"
+            f"  UserKnownHostsFile {known_hosts}\n  GlobalKnownHostsFile /dev/null\n"
+            "  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n")
 
 
 @dataclass
@@ -109,12 +122,8 @@ class Fleet:
             shutil.copy(self.key.with_suffix(".pub"), share / "ssh" / "client_key.pub")
             self.guests[name] = FleetGuest(name, free_port(), tuple(disks), share, self.root / name / "disks")
         self.ssh_config = self.root / "ssh_config"
-        self.ssh_config.write_text("".join(f"Host {g.name}\n  HostName 127.0.0.1\n  Port {g.port}\n"
-                                           for g in self.guests.values()) +
-                                   f"Host *\n  User root\n  IdentityFile {self.key}\n  IdentitiesOnly yes\n"
-                                   f"  IdentityAgent none\n  UserKnownHostsFile {self.known_hosts}\n"
-                                   "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking accept-new\n"
-                                   "  LogLevel ERROR\n")
+        self.ssh_config.write_text(ssh_config_text({g.name: g.port for g in self.guests.values()}, self.key,
+                                                   self.known_hosts))
 
     def ssh(self, name: str, command: str, *, timeout_s: float = 120, check: bool = True) -> subprocess.CompletedProcess:
         """One shell command on the guest, as root, over ssh through its forward."""
@@ -132,7 +141,7 @@ class Fleet:
         g.running = guest.start(self.image, PAYLOAD.format(name=name, npy_off=NPY_OFF), series=SERIES,
                                 disks=list(g.disks), share=g.share, disk_dir=g.disk_dir, keep_disks=True,
                                 memory_mib=MEMORY_MIB, cpus=CPUS, ssh_port=g.port, nice=self.nice,
-                                timeout_s=4 * 3600)
+                                own_root=True, timeout_s=4 * 3600)
 
     def wait_ready(self, name: str, deadline_s: float = READY_DEADLINE_S) -> float:
         """Seconds from boot until an ssh `true` succeeds, trying again until the deadline; each
@@ -230,6 +239,7 @@ def boot_fleet(after=None, *, nice: int = 0) -> Fleet:
         except Exception as e:   # noqa: BLE001 - its own test reports it; the fleet boots either way
             log(f"the guest run booted after ended with {type(e).__name__}; booting the fleet anyway")
     fleet = Fleet(fleet_specs(), nice=nice)
+    atexit.register(fleet.close)   # a session that ends before the fleet tests' own teardown stops them too
     try:
         fleet.boot(*fleet.guests)
     except BaseException:

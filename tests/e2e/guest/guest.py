@@ -230,10 +230,14 @@ class RunningGuest:
 
 def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), share: Path | None = None,
           timeout_s: int = 1800, memory_mib: int = 4096, disk_dir: Path | None = None, keep_disks: bool = False,
-          cpus: int | None = None, ssh_port: int | None = None, nice: int = 0) -> RunningGuest:
+          cpus: int | None = None, ssh_port: int | None = None, nice: int = 0,
+          own_root: bool = False) -> RunningGuest:
     """Boot the guest in the background with the series' OpenZFS loaded and run `payload` (a shell
     script) as root. keep_disks: disk_dir outlives the guest, and files already in it are the disks
-    (the same host booted again); ssh_port: a forward from 127.0.0.1:ssh_port to its port 22."""
+    (the same host booted again); ssh_port: a forward from 127.0.0.1:ssh_port to its port 22;
+    own_root: the root filesystem is disk_dir/rootfs.img, a sparse copy of the image's made at the
+    first boot and written in place, so what the guest wrote survives its death as on a real host
+    (its results database); otherwise a throw-away snapshot of the image."""
     share = share or Path(tempfile.mkdtemp(prefix="zfslab-guest-share-"))
     share.mkdir(parents=True, exist_ok=True)
     for stale in ("run.rc", "run.log", "console.log", "qemu.log"):
@@ -242,6 +246,14 @@ def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), sha
     (share / "run.sh").chmod(0o755)
     disk_dir = disk_dir or Path(tempfile.mkdtemp(prefix="zfslab-guest-disks-"))
     disk_dir.mkdir(parents=True, exist_ok=True)
+    root = f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on"
+    if own_root:
+        if not (disk_dir / "rootfs.img").exists():
+            subprocess.run(["cp", "--sparse=always", str(image / "rootfs.img"), str(disk_dir / "rootfs.img.part")],
+                           check=True)
+            (disk_dir / "rootfs.img.part").rename(disk_dir / "rootfs.img")
+        # writeback: the guest's flushes reach the file, so a kill loses no more than a power cut
+        root = f"file={disk_dir / 'rootfs.img'},format=raw,if=virtio,cache=writeback"
     argv = [
         # thread=single: one host thread runs every vCPU. With a thread per vCPU (the default), the
         # kernel's int3 text patching of a static key raced the other vCPU and oopsed, at boot and
@@ -256,7 +268,7 @@ def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), sha
         # vCPU in sched_clock_cpu (CI, 2026-11-26, docs/test-guest.md#kernel-crashes)
         "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet tsc=reliable "
                    f"zfslab.zfs={series}",
-        "-drive", f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on",
+        "-drive", root,
         "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
         "-virtfs", f"local,path={repo_to_mount()},mount_tag=repo,security_model=none,readonly=on,id=repo",
         "-serial", f"file:{share / 'console.log'}",
