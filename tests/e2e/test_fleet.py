@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.guest import fleet as fleet_guests
+from tests.e2e.guest import guest
 from tests.e2e.test_guest import _need_guest, start_guest_suites
 from zfslab import __version__
 from zfslab.model.inventory import Host
@@ -41,7 +42,8 @@ QUICK = ["--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "
 QUICK_TESTS = {"seqwrite", "seqread", "randread-4k-t1q1", "syncwrite-4k-t1q1"}
 SPLIT_LAYOUTS = ["mirror:2", "2xdisk", "raidz1:3", "3xdisk"]
 KILL_LAYOUTS = ["mirror:2", "2xdisk", "3xdisk", "raidz1:3", "mirror:3", "raidz2:3"]
-REPO = Path(__file__).resolve().parents[2]
+# the controller runs the checkout the guests mount (this one, or $ZFSLAB_GUEST_REPO): one zfslab version
+CONTROLLER_SRC = str(guest.repo_to_mount() / "src")
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +61,8 @@ def fleet():
 
 
 def zfslab(*args: str, timeout_s: float = 3600) -> subprocess.CompletedProcess:
-    """The controller: zfslab from this checkout, run on the host."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    """The controller, run on the host from the checkout the guests mount."""
+    env = dict(os.environ, PYTHONPATH=CONTROLLER_SRC)
     return subprocess.run([sys.executable, "-m", "zfslab", *args], capture_output=True, text=True, env=env,
                           timeout=timeout_s, stdin=subprocess.DEVNULL)
 
@@ -204,7 +206,7 @@ def test_a_host_killed_mid_run_resumes_after_it_boots_again(fleet, tmp_path, rec
     db = tmp_path / "all.sqlite"
     args = ["bench", *fleet_args(fleet), "--disks", BENCH_DISKS, "--layouts", ",".join(KILL_LAYOUTS), *QUICK,
             "--db", str(db)]
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env = dict(os.environ, PYTHONPATH=CONTROLLER_SRC)
     t0 = time.monotonic()
     controller = subprocess.Popen([sys.executable, "-m", "zfslab", *args], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
