@@ -87,6 +87,18 @@ def counts(db: Path) -> dict[tuple[str, str], int]:
         conn.close()
 
 
+def twice(db: Path) -> list[tuple]:
+    """The measurements of a (layout, test) counted more than once, with the run and host of each."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return list(conn.execute(
+            "SELECT m.layout, m.test, m.repeat, r.id, r.origin, r.uid, m.started_at FROM measurements m "
+            "JOIN runs r ON r.id = m.run_id WHERE (m.layout, m.test) IN "
+            "(SELECT layout, test FROM measurements GROUP BY layout, test HAVING COUNT(*) > 1) ORDER BY 1, 2, 7"))
+    finally:
+        conn.close()
+
+
 def origins(db: Path) -> dict[str, set[str]]:
     """Each layout's hosts, from the runs its measurements belong to."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -190,7 +202,7 @@ def test_bench_split_over_two_hosts_then_plan_on_the_merged_db(fleet, tmp_path, 
     seconds = time.monotonic() - t0
     record_property("seconds", round(seconds))
     assert out.returncode == 0, out.stderr[-3000:]
-    assert counts(db) == {(layout, test): 1 for layout in SPLIT_LAYOUTS for test in QUICK_TESTS}
+    assert counts(db) == {(layout, test): 1 for layout in SPLIT_LAYOUTS for test in QUICK_TESTS}, twice(db)
     by_layout = origins(db)
     assert all(len(hosts) == 1 for hosts in by_layout.values()), by_layout   # each layout measured once, by one host
     assert {h for hosts in by_layout.values() for h in hosts} == {A, B}      # and the work was split
@@ -242,7 +254,7 @@ def test_a_host_killed_mid_run_resumes_after_it_boots_again(fleet, tmp_path, rec
     again = zfslab(*args, "--resume")
     resumed = time.monotonic() - t1
     assert again.returncode == 0, again.stderr[-3000:]
-    assert counts(db) == {(layout, test): 1 for layout in KILL_LAYOUTS for test in QUICK_TESTS}   # none lost, none twice
+    assert counts(db) == {(layout, test): 1 for layout in KILL_LAYOUTS for test in QUICK_TESTS}, twice(db)   # none lost, none twice
     assert set(origins(db)) == set(KILL_LAYOUTS)
     for name in (A, B):
         no_pools(fleet, name)
