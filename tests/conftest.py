@@ -65,14 +65,16 @@ def needs_sqlite3() -> None:
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: guests boot only for e2e tests that will run
 def pytest_collection_modifyitems(config, items):
     """The e2e guest tests run last, and their guests boot as soon as collection ends: each TCG
-    guest keeps about one core busy for many minutes, and the host's own tests run meanwhile."""
+    guest keeps about one core busy for many minutes, and the host's own tests run meanwhile.
+    Only the guests the selected tests need: the suites for test_guest.py, the fleet for test_fleet.py."""
     e2e = [item for item in items if item.get_closest_marker("e2e")]
     if not e2e or config.option.collectonly:
         return
     items[:] = [item for item in items if not item.get_closest_marker("e2e")] + e2e
     from tests.e2e.test_guest import guest_can_run, start_guest_suites
     if guest_can_run():
-        start_guest_suites()
+        files = {item.path.name for item in e2e}
+        start_guest_suites(suites="test_guest.py" in files, fleet="test_fleet.py" in files)
 
 
 def imported_modules(tree) -> list[str]:

@@ -37,3 +37,64 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
     assert test_guest._tests_for("2.4") == ("/mnt/repo/tests/e2e/inside "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py")
+
+
+def test_a_guest_has_no_network_unless_a_forward_from_loopback_is_asked_for():
+    assert guest._nic_argv(None) == ["-nic", "none"]
+    assert guest._nic_argv(2222) == ["-nic", "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:2222-:22"]
+
+
+def test_disks_are_kept_as_they_are_across_boots_and_throttled_when_asked(tmp_path):
+    slow = guest.Disk("S1", 4096, throttle_bytes_per_s=4 << 20, throttle_iops=50)
+    argv = guest._disk_argv([guest.Disk("P0", 4096), slow], tmp_path)
+    drives = [argv[i + 1] for i, a in enumerate(argv) if a == "-drive"]
+    assert drives == [f"file={tmp_path / 'P0.img'},if=none,id=d0,format=raw,cache=unsafe",
+                      f"file={tmp_path / 'S1.img'},if=none,id=d1,format=raw,cache=unsafe,"
+                      f"throttling.bps-total={4 << 20},throttling.iops-total=50"]
+    (tmp_path / "P0.img").write_bytes(b"x" * 4096)   # what the guest wrote before it died
+    guest._disk_argv([guest.Disk("P0", 4096)], tmp_path)
+    assert (tmp_path / "P0.img").read_bytes() == b"x" * 4096
+
+
+def test_the_fleet_is_twins_but_for_a_throttled_disk_and_a_larger_fifth():
+    from tests.e2e.guest import fleet
+    specs = fleet.fleet_specs()
+    a, b = specs["fleet-a"], specs["fleet-b"]
+    assert [d.serial for d in a] == [d.serial for d in b]   # the same by-id paths on both hosts
+    assert [d.size_bytes for d in a[:4]] == [d.size_bytes for d in b[:4]] and a[4].size_bytes < b[4].size_bytes
+    assert [i for i, d in enumerate(a) if d.throttle_bytes_per_s] == [3] and not any(d.throttle_bytes_per_s for d in b)
+    text = fleet.ssh_config_text({"fleet-a": 2201, "fleet-b": 2202}, "/k", "/kh")
+    assert text.count("HostName 127.0.0.1") == 2 and "Port 2201" in text and "Port 2202" in text
+    assert "HostName" not in text.split("Host *")[1]   # no other address, for any host
+
+
+def test_the_fleet_boots_only_after_the_23_guest_is_done(monkeypatch):
+    import threading
+
+    from tests.e2e.guest import fleet
+    release, order = threading.Event(), []
+
+    def suite(series, tests, share):
+        if series == "2.3":
+            release.wait(30)
+        order.append(series)
+    monkeypatch.setattr(test_guest, "_STARTED", {})
+    monkeypatch.setattr(test_guest, "run_inside", suite)
+    monkeypatch.setattr(guest, "ensure_image", lambda series: None)
+    monkeypatch.setattr(fleet, "boot_fleet", lambda after: (after.result(), order.append("fleet")))
+    started = test_guest.start_guest_suites(fleet=True)
+    started["2.4"].result(timeout=30)
+    assert not started["fleet"].done() and "fleet" not in order
+    release.set()
+    started["fleet"].result(timeout=30)
+    assert order.index("fleet") > order.index("2.3")
+    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "fleet"}   # once a session
+
+
+def test_only_the_fleet_boots_for_the_fleet_tests_alone(monkeypatch):
+    from tests.e2e.guest import fleet
+    monkeypatch.setattr(test_guest, "_STARTED", {})
+    monkeypatch.setattr(guest, "ensure_image", lambda series: None)
+    monkeypatch.setattr(fleet, "boot_fleet", lambda after: after)
+    started = test_guest.start_guest_suites(suites=False, fleet=True)
+    assert set(started) == {"fleet"} and started["fleet"].result(timeout=30) is None   # nothing to wait for

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,6 +128,10 @@ def versions(image: Path) -> dict[str, str]:
 class Disk:
     serial: str
     size_bytes: int
+    # qemu's block throttling (-drive throttling.bps-total / iops-total): a disk slowed on purpose,
+    # for the fleet's outlier test. None: as fast as the emulation goes
+    throttle_bytes_per_s: int | None = None
+    throttle_iops: int | None = None
 
 
 @dataclass(frozen=True)
@@ -143,25 +148,119 @@ def repo_to_mount() -> Path:
     return Path(os.environ.get("ZFSLAB_GUEST_REPO") or REPO).resolve()
 
 
-def boot(image: Path, payload: str, *, series: str, disks: list[Disk] = (), share: Path | None = None,
-         timeout_s: int = 1800, memory_mib: int = 4096, disk_dir: Path | None = None) -> GuestResult:
-    """Boot the guest with the series' OpenZFS loaded, run `payload` (a shell script) as root,
-    return its exit code and output."""
-    import time
+def _disk_argv(disks, disk_dir: Path) -> list[str]:
+    """virtio-scsi disks backed by sparse files in disk_dir; a file already there is kept as it is
+    (its contents too: a host that comes back boots the same disks again)."""
+    if not disks:
+        return []
+    argv = ["-device", "virtio-scsi-pci,id=scsi0"]
+    for i, d in enumerate(disks):
+        path = disk_dir / f"{d.serial}.img"
+        if not path.exists() or path.stat().st_size != d.size_bytes:
+            with open(path, "wb") as f:
+                f.truncate(d.size_bytes)
+        throttle = "".join(f",throttling.{name}={value}" for name, value in
+                           (("bps-total", d.throttle_bytes_per_s), ("iops-total", d.throttle_iops)) if value)
+        argv += ["-drive", f"file={path},if=none,id=d{i},format=raw,cache=unsafe{throttle}",
+                 "-device", f"scsi-hd,drive=d{i},bus=scsi0.0,serial={d.serial}"]
+    return argv
 
+
+def _nic_argv(ssh_port: int | None) -> list[str]:
+    """No network at all, or (for the fleet tests) qemu's user networking with only one way in: a
+    forward from 127.0.0.1:ssh_port on the host to the guest's sshd. restrict=on: the guest reaches
+    nothing outside its emulated network (no host, no internet); the forward still comes in."""
+    if ssh_port is None:
+        return ["-nic", "none"]
+    return ["-nic", f"user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:{ssh_port}-:22"]
+
+
+class RunningGuest:
+    """A guest booted in the background (`start`): `wait()` for its payload's result, `kill()` to
+    stop it dead, as a host that loses power."""
+
+    def __init__(self, process: subprocess.Popen, share: Path, disk_dir: Path, keep_disks: bool, timeout_s: float):
+        self.process, self.share, self.disk_dir = process, share, disk_dir
+        self.keep_disks, self.timeout_s = keep_disks, timeout_s
+        self.t0 = time.monotonic()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def console(self) -> str:
+        path = self.share / "console.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL to qemu: the guest's host "dies" (no shutdown, no sync); its disks stay."""
+        if self.alive():
+            self.process.kill()
+        self.process.wait()
+        self._done()
+
+    def _done(self) -> None:
+        if not self.keep_disks:
+            shutil.rmtree(self.disk_dir, ignore_errors=True)
+
+    def wait(self, timeout_s: float | None = None) -> GuestResult:
+        """The payload's exit code and output once the guest powers off; killed after the timeout
+        (from the boot, or timeout_s from now), which then counts as no exit code."""
+        left = self.timeout_s - (time.monotonic() - self.t0) if timeout_s is None else timeout_s
+        try:
+            self.process.wait(timeout=max(left, 0))
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        finally:
+            self._done()
+        seconds = time.monotonic() - self.t0
+        console = self.console()
+        rc_file = self.share / "run.rc"
+        if not rc_file.exists() and any(mark in console for mark in CRASH_MARKS):
+            start = min(console.find(m) for m in CRASH_MARKS if m in console)
+            raise GuestKernelCrash(f"the guest's kernel crashed:\n{console[start:start + 3000]}", console)
+        if not rc_file.exists():
+            qemu = (self.share / "qemu.log").read_text(errors="replace")[-1000:]
+            raise GuestError(f"the guest gave no exit code (no boot, a panic or a timeout); qemu said: {qemu}\n"
+                             f"console tail:\n{console[-3000:]}")
+        rc = int(rc_file.read_text().strip().removeprefix("rc="))
+        log = (self.share / "run.log").read_text(errors="replace") if (self.share / "run.log").exists() else ""
+        return GuestResult(rc, log, console, self.share, seconds)
+
+
+def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), share: Path | None = None,
+          timeout_s: int = 1800, memory_mib: int = 4096, disk_dir: Path | None = None, keep_disks: bool = False,
+          cpus: int | None = None, ssh_port: int | None = None, nice: int = 0,
+          own_root: bool = False) -> RunningGuest:
+    """Boot the guest in the background with the series' OpenZFS loaded and run `payload` (a shell
+    script) as root. keep_disks: disk_dir outlives the guest, and files already in it are the disks
+    (the same host booted again); ssh_port: a forward from 127.0.0.1:ssh_port to its port 22;
+    own_root: the root filesystem is disk_dir/rootfs.img, a sparse copy of the image's made at the
+    first boot and written in place, so what the guest wrote survives its death as on a real host
+    (its results database); otherwise a throw-away snapshot of the image."""
     share = share or Path(tempfile.mkdtemp(prefix="zfslab-guest-share-"))
     share.mkdir(parents=True, exist_ok=True)
-    for stale in ("run.rc", "run.log", "console.log"):
+    for stale in ("run.rc", "run.log", "console.log", "qemu.log"):
         (share / stale).unlink(missing_ok=True)
     (share / "run.sh").write_text("#!/bin/sh\n" + payload)
     (share / "run.sh").chmod(0o755)
     disk_dir = disk_dir or Path(tempfile.mkdtemp(prefix="zfslab-guest-disks-"))
+    disk_dir.mkdir(parents=True, exist_ok=True)
+    root = f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on"
+    if own_root:
+        if not (disk_dir / "rootfs.img").exists():
+            subprocess.run(["cp", "--sparse=always", str(image / "rootfs.img"), str(disk_dir / "rootfs.img.part")],
+                           check=True)
+            (disk_dir / "rootfs.img.part").rename(disk_dir / "rootfs.img")
+        # writeback: the guest's flushes reach the file, so a kill loses no more than a power cut
+        root = f"file={disk_dir / 'rootfs.img'},format=raw,if=virtio,cache=writeback"
     argv = [
         # thread=single: one host thread runs every vCPU. With a thread per vCPU (the default), the
         # kernel's int3 text patching of a static key raced the other vCPU and oopsed, at boot and
         # 539 s in (docs/test-guest.md#kernel-crashes); the host's two cores are shared by two
         # guests and the host's tests, so the guests lose little
-        "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=single", "-cpu", "max", "-smp", str(os.cpu_count() or 2),
+        "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=single", "-cpu", "max",
+        "-smp", str(cpus or os.cpu_count() or 2),
         "-m", str(memory_mib), "-nographic", "-no-reboot", "-monitor", "none", "-display", "none",
         "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
         # tsc=reliable: under TCG the clocksource watchdog finds the TSC skewed and marks it unstable;
@@ -169,43 +268,30 @@ def boot(image: Path, payload: str, *, series: str, disks: list[Disk] = (), shar
         # vCPU in sched_clock_cpu (CI, 2026-11-26, docs/test-guest.md#kernel-crashes)
         "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet tsc=reliable "
                    f"zfslab.zfs={series}",
-        "-drive", f"file={image / 'rootfs.img'},format=raw,if=virtio,cache=unsafe,snapshot=on",
+        "-drive", root,
         "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
         "-virtfs", f"local,path={repo_to_mount()},mount_tag=repo,security_model=none,readonly=on,id=repo",
         "-serial", f"file:{share / 'console.log'}",
+        *_nic_argv(ssh_port),
+        *_disk_argv(disks, disk_dir),
     ]
-    if disks:
-        argv += ["-device", "virtio-scsi-pci,id=scsi0"]
-    for i, d in enumerate(disks):
-        path = disk_dir / f"{d.serial}.img"
-        with open(path, "wb") as f:
-            f.truncate(d.size_bytes)
-        argv += ["-drive", f"file={path},if=none,id=d{i},format=raw,cache=unsafe",
-                 "-device", f"scsi-hd,drive=d{i},bus=scsi0.0,serial={d.serial}"]
-    t0 = time.monotonic()
-    try:
-        subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
-        shutil.rmtree(disk_dir, ignore_errors=True)
-    seconds = time.monotonic() - t0
-    console = (share / "console.log").read_text(errors="replace") if (share / "console.log").exists() else ""
-    rc_file = share / "run.rc"
-    if not rc_file.exists() and any(mark in console for mark in CRASH_MARKS):
-        start = min(console.find(m) for m in CRASH_MARKS if m in console)
-        raise GuestKernelCrash(f"the guest's kernel crashed:\n{console[start:start + 3000]}", console)
-    if not rc_file.exists():
-        raise GuestError(f"the guest gave no exit code (no boot, a panic or a timeout); console tail:\n{console[-3000:]}")
-    rc = int(rc_file.read_text().strip().removeprefix("rc="))
-    log = (share / "run.log").read_text(errors="replace") if (share / "run.log").exists() else ""
-    return GuestResult(rc, log, console, share, seconds)
+    if nice:
+        argv = ["nice", "-n", str(nice), *argv]
+    with open(share / "qemu.log", "wb") as log:   # a file, not a pipe nobody reads while it runs
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+    return RunningGuest(process, share, disk_dir, keep_disks, timeout_s)
+
+
+def boot(image: Path, payload: str, *, series: str, disks: list[Disk] = (), share: Path | None = None,
+         timeout_s: int = 1800, memory_mib: int = 4096, disk_dir: Path | None = None) -> GuestResult:
+    """Boot the guest with the series' OpenZFS loaded, run `payload` (a shell script) as root,
+    return its exit code and output (no network: -nic none)."""
+    return start(image, payload, series=series, disks=disks, share=share, timeout_s=timeout_s,
+                 memory_mib=memory_mib, disk_dir=disk_dir).wait()
 
 
 def main() -> int:
     if len(sys.argv) >= 2 and sys.argv[1] == "--build":
-        import time
         for series in sys.argv[2:]:
             t0 = time.monotonic()
             image = ensure_image(series)
