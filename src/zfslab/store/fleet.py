@@ -29,6 +29,12 @@ def bench_progress(db: str, options: dict, disk_count: int, origins: Iterable[st
             "SELECT r.id, r.origin, r.finished_at, r.options_json, m.layout, "
             "(SELECT COUNT(*) FROM run_disks d WHERE d.run_id = r.id) AS disks "
             "FROM runs r JOIN measurements m ON m.run_id = r.id GROUP BY r.id, m.layout ORDER BY r.id").fetchall()
+        # a run killed before its first measurement: its pool names its layout (one layout a run)
+        rows += conn.execute(
+            "SELECT r.id, r.origin, r.finished_at, r.options_json, p.layout, "
+            "(SELECT COUNT(*) FROM run_disks d WHERE d.run_id = r.id) AS disks "
+            "FROM runs r JOIN pools p ON p.run_id = r.id WHERE r.finished_at IS NULL "
+            "GROUP BY r.id, p.layout ORDER BY r.id").fetchall() if has_table(conn, "pools") else []
     finally:
         conn.close()
     finished: dict = {}

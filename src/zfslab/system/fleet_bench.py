@@ -53,8 +53,11 @@ class FleetBenchRequest:
 
     @property
     def key(self) -> str:
-        """The disks and options, not the layouts or hosts: a resume with other hosts finds the same files."""
-        text = json.dumps({"disks": list(self.devices), **self.options.as_dict()}, sort_keys=True)
+        """The disks, options and --db, not the layouts or hosts: a resume with other hosts finds the
+        same files, and another fleet bench (another --db) never finds this one's runs in them, which
+        its pulls would merge (an older finished run of a layout counted beside this one's)."""
+        text = json.dumps({"disks": list(self.devices), "db": os.path.abspath(self.db), **self.options.as_dict()},
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def remote_db_for(self, host: Host) -> str:
