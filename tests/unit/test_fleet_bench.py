@@ -58,7 +58,7 @@ class FakeFleet:
         self.commands.append((host.name, list(argv)))
         if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
             layout = argv[argv.index("--layouts") + 1]
-            if os.path.exists(os.path.join(self.bindir, f"die-{host.name}-{layout}")):
+            if any(os.path.exists(os.path.join(self.bindir, f"{die}-{host.name}-{layout}")) for die in ("die", "die0")):
                 self._local(host).run(host, argv, timeout_s=timeout_s, check=False)
                 self.down.add(host.name)   # it wrote part of the layout, then its network went
                 raise HostUnreachable(host.name, "the connection closed during the command", host.name)
@@ -257,3 +257,39 @@ def test_ctrl_c_closes_every_host(monkeypatch, fleet, tmp_path, capsys):
     monkeypatch.setattr(fleet, "run", interrupted)
     assert _bench(monkeypatch, fleet, tmp_path) == 130
     assert fleet.closed >= 1
+
+
+def test_another_fleet_bench_on_the_same_disks_is_not_merged_into_this_one(monkeypatch, fleet, tmp_path, capsys):
+    # each host's database is named by {key}: an earlier bench into another --db, with the same disks,
+    # options and some of the same layouts, must not reach this --db (its layouts would count twice)
+    monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
+    common = ["bench", "--hosts", "h1,h2", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd",
+              "--remote-db", str(tmp_path / "remote" / "{host}-{key}.sqlite"), "--suite", "quick", "--size", "64m",
+              "--runtime", "2", "--ramp", "0", "--repeats", "1"]
+    assert main([*common, "--layouts", "mirror:2,raidz1:3", "--db", str(tmp_path / "earlier.sqlite")]) == 0
+    assert main([*common, "--layouts", LAYOUTS, "--db", str(tmp_path / "all.sqlite")]) == 0
+    m = _rows(str(tmp_path / "all.sqlite"), "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m), m
+
+
+def test_a_host_killed_before_its_first_measurement_resumes_that_layout_and_adopts_its_pool(monkeypatch, fleet,
+                                                                                          tmp_path, capsys):
+    # its run holds no measurement, only its pool's record: the resume must still give it that layout
+    # first, whose own run recorded the pool, or its gate refuses the disks (exit 10)
+    first = _first_layout(monkeypatch, fleet, tmp_path, "h1")
+    (tmp_path / "bin" / f"die0-h1-{first}").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path) == 4
+    assert os.path.exists(tmp_path / "bin" / "pool-h1")
+    os.unlink(tmp_path / "bin" / f"die0-h1-{first}")
+    fleet.down.clear()
+    capsys.readouterr()
+    # the hosts named the other way round: sharded afresh, its layout would go to h2 and h1 get another
+    args = ["bench", "--hosts", "h2,h1", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
+            "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
+            "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", "--resume"]
+    code = main(args)
+    assert code == 0, capsys.readouterr().err
+    db = str(tmp_path / "all.sqlite")
+    m = _rows(db, "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m), m
+    assert not os.path.exists(tmp_path / "bin" / "pool-h1")

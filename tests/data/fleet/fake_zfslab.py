@@ -2,8 +2,10 @@
 bench, which it imitates without ZFS (this machine has no ZFS module): its key and resume, its
 gate (a host whose disks hold data needs its serials), a pool file made at a layout's start and
 removed at its end (a leftover one is adopted and removed, as the real bench destroys its own
-pool), and measurements written through zfslab's store. FAKE_HOST names the host it plays;
-FAKE_DIR holds the markers: dirty-HOST (its disks hold data), die-HOST-LAYOUT (it dies mid-layout)."""
+pool, recorded in its run, and refused when its run did not record it, as the real gate does),
+and measurements written through zfslab's store. FAKE_HOST names the host it plays; FAKE_DIR holds
+the markers: dirty-HOST (its disks hold data), die-HOST-LAYOUT (it dies mid-layout), die0-HOST-LAYOUT
+(it dies after the pool's create, before the first measurement)."""
 
 import argparse
 import hashlib
@@ -31,12 +33,8 @@ if os.path.exists(os.path.join(folder, f"dirty-{host}")) and not (a.wipe and a.c
     print(f"these disks would be refused (nothing was written):\n  {a.disks}: holds data, serial {serial}",
           file=sys.stderr)
     sys.exit(10)
-if a.dry_run:
-    print(f"zpool create zfslab-bench {a.layouts} {a.disks}  # fake plan of {host}")
-    sys.exit(0)
-
 from zfslab.store.results import Measurement, Results  # noqa: E402
-from zfslab.store.schema import connect  # noqa: E402
+from zfslab.store.schema import connect, open_readonly  # noqa: E402
 
 from zfslab.system.suites import suite_tests  # noqa: E402
 
@@ -44,6 +42,23 @@ options = {"suite": a.suite, "tests": [t.name for t in suite_tests(a.suite)], "r
            "recordsize": a.recordsize, "compression": a.compression, "size": a.size, "runtime_s": int(a.runtime),
            "ramp_s": int(a.ramp)}
 key = hashlib.sha256(json.dumps([a.layouts, a.disks, host, options]).encode()).hexdigest()[:16]
+pool = os.path.join(folder, f"pool-{host}")
+if os.path.exists(pool):   # the gate: a leftover pool is this run's only if its unfinished run recorded its GUID
+    guid = open(pool).read().split()[-1]
+    own = set()
+    if os.path.exists(a.db):
+        ro = Results(open_readonly(a.db))
+        prior = ro.find_run(key)
+        own = ro.pool_guids(run_id=prior["id"]) if prior is not None and prior["finished_at"] is None else set()
+        ro.conn.close()
+    if guid not in own:
+        print(f"these disks would be refused (nothing was written):\n  {a.disks}: held by pool zfslab-bench "
+              f"(GUID {guid}), which this run did not record", file=sys.stderr)
+        sys.exit(10)
+if a.dry_run:
+    print(f"zpool create zfslab-bench {a.layouts} {a.disks}  # fake plan of {host}")
+    sys.exit(0)
+
 results = Results(connect(a.db))
 run = results.find_run(key)
 if run is None or run["finished_at"] is not None:
@@ -53,12 +68,15 @@ if run is None or run["finished_at"] is not None:
                                       for i, d in enumerate(a.disks.split(","))])
 else:
     run_id = run["id"]
-pool = os.path.join(folder, f"pool-{host}")
 if os.path.exists(pool):
     print(f"zfslab: destroyed leftover pool of {open(pool).read()}", file=sys.stderr)
     os.unlink(pool)
+guid = f"{host}-{key}-{run_id}"
 with open(pool, "w") as f:
-    f.write(a.layouts)
+    f.write(f"{a.layouts} {guid}")
+results.record_pool(guid, "zfslab-bench", "bench", a.layouts, run_id)
+if os.path.exists(os.path.join(folder, f"die0-{host}-{a.layouts}")):
+    sys.exit(1)   # the host dies in its first test: the pool stays, the run has no measurement yet
 from zfslab.model.bench_time import data_disks  # noqa: E402
 from zfslab.model.layout_grammar import parse_layout  # noqa: E402
 
