@@ -223,9 +223,10 @@ def test_a_host_killed_mid_run_resumes_after_it_boots_again(fleet, tmp_path, rec
     controller = subprocess.Popen([sys.executable, "-m", "zfslab", *args], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
     try:
-        # fleet-b's shard under way: fio runs there. Between looks, wait on the controller (it must not end first)
+        # fleet-b's shard under way: fio runs there on its pool (not preflight's `fio --version`, which a
+        # look once caught). Between looks, wait on the controller (it must not end first)
         deadline = time.monotonic() + 1800
-        while fleet.ssh(B, "pgrep -x fio", check=False).returncode != 0:
+        while fleet.ssh(B, "zpool list -H zfslab-bench >/dev/null 2>&1 && pgrep -x fio", check=False).returncode != 0:
             assert time.monotonic() < deadline, "fio never ran on fleet-b"
             try:
                 controller.wait(timeout=2)
