@@ -145,8 +145,19 @@ def run(args: argparse.Namespace) -> int:
     request = _request(layouts, devices, infos, options, sandbox)
     prior = prior_bench_run(args.db, request.key)  # read, never written
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
-        return _dry_run(args, request, prior, picks, infos)
+        return _dry_run(args, request, prior, picks, _as_after_own_pool(runner, prior, infos))
     return _run(args, runner, request, prior, infos, sandbox_bytes)
+
+
+def _as_after_own_pool(runner, prior, infos):
+    """A resumed run first destroys its own leftover pool (imported, e.g. at boot from zpool.cache):
+    its dry run sees the disks as its gate will (a fleet's --resume prechecks with it)."""
+    from zfslab.system.bench_plan import POOL
+    from zfslab.system.pool_safety import as_after_own_pool
+    from zfslab.system.zfs import ZfsCli
+    if not prior.guids or runner.which("zpool") is None:
+        return infos
+    return as_after_own_pool(ZfsCli(runner, log=_log), POOL, prior.guids, infos)
 
 
 def _fleet(args, hosts, options) -> int:

@@ -4,6 +4,8 @@ refuse without -f, destroying only a leftover pool zfslab recorded, and wiping a
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 from collections.abc import Callable
 
@@ -63,6 +65,20 @@ def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, l
     log(f"destroying pool {name}, left by an interrupted zfslab {purpose} run")
     zfs.destroy_pool(name, force=True)
     return [name]
+
+
+def as_after_own_pool(zfs: ZfsDriver, name: str, guids: set[str] | frozenset[str], infos: list) -> list:
+    """A dry run's view of the disks as the run's gate will see them: the imported pool `name`,
+    when its GUID is one this run recorded, is destroyed before that gate (destroy_own_pool), so
+    a disk that is busy only as it holds that pool's labels is no longer busy then. Reads only;
+    any other pool, or a disk with any other label, is left as found (refused)."""
+    if not guids or not zfs.pool_exists(name):
+        return infos
+    guid = zfs.pool_guid(name)
+    if guid not in guids:
+        return infos
+    return [dataclasses.replace(i, findings=tuple(f for f in i.findings if f.kind != "busy"))
+            if i.pool_guids == {guid} else i for i in infos]
 
 
 def wipe_line(device: str, *, sandbox: bool = False) -> str:
