@@ -45,3 +45,37 @@ def test_the_dry_run_verdict_and_the_disks_wiped_first():
     assert dry_run_verdict([EMPTY], set(), Consent(), False) == GateVerdict(0, "")
     assert wiped_first([DATA, OURS, EMPTY], {"77"}, confirmed, False) == ("/dev/sdb",)
     assert wiped_first([DATA], set(), confirmed, True) == ()
+
+
+class _ImportedPool:
+    """zpool as a host that booted with a pool imported from zpool.cache shows it (reads only)."""
+
+    def __init__(self, guid: str | None):
+        self.guid = guid
+
+    def pool_exists(self, name: str) -> bool:
+        return self.guid is not None
+
+    def pool_guid(self, name: str) -> str:
+        return self.guid
+
+
+def _held(guid: str, given: str = "/dev/sdb"):
+    from zfslab.system.disks import DiskInfo, Finding
+    return DiskInfo(given, given, 1 << 31, "S1", "QEMU", False, (
+        Finding("partition-table", "holds a gpt partition table", "gpt"),
+        Finding("zfs-label", f"holds a zfs_member signature of pool 'zfslab-bench' (GUID {guid})", "zfs_member", guid),
+        Finding("busy", "is in use: the kernel refused an exclusive open")))
+
+
+def test_a_dry_run_sees_its_own_imported_pool_as_the_gate_will_and_no_other():
+    # a resumed run destroys its recorded pool first: its dry run (the fleet's --resume precheck) must
+    # not refuse the disks that pool keeps busy; a pool it did not record stays refused
+    from zfslab.system.disk_gate import foreign_disks
+    from zfslab.system.pool_safety import as_after_own_pool
+    infos = [_held("111")]
+    assert foreign_disks(infos, {"111"})   # busy: refused as found
+    assert not foreign_disks(as_after_own_pool(_ImportedPool("111"), "zfslab-bench", {"111"}, infos), {"111"})
+    for zfs, own in ((_ImportedPool("222"), {"222"}), (_ImportedPool("111"), {"333"}), (_ImportedPool(None), {"111"}),
+                     (_ImportedPool("111"), set())):
+        assert foreign_disks(as_after_own_pool(zfs, "zfslab-bench", own, infos), own), (zfs.guid, own)
