@@ -79,7 +79,21 @@ def test_a_udev_race_is_retried_once_after_settling_and_said(stderr, said):
     dropped = [i for i, a in enumerate(runner.argvs) if a[:2] == ("partx", "--delete")]
     assert sorted(runner.argvs[i][2] for i in dropped) == ["/dev/sda", "/dev/sdb"]
     assert all(first < i < second for i in dropped) and [i for i in settles(runner) if max(dropped) < i < second]
+    # ... after udev has settled: its probes of the partitions zpool just made hold them open
+    assert [i for i in settles(runner) if first < i < min(dropped)]
     assert len(notes) == 1 and said in notes[0] and "retried after dropping the partitions" in notes[0]
+
+
+def test_a_partition_a_probe_held_is_deleted_again_after_another_settle():
+    # lsblk after the first delete: sda1 still there (EBUSY, a udev probe had it open), sdb clean
+    runner, notes = Scripted([UNAVAILABLE, None], partitions=[["/dev/sda1"], []]), []
+    ZfsCli(runner, log=notes.append).create_pool("p", parse_layout("mirror:2"), ["/dev/sda", "/dev/sdb"])
+    first, second = creates(runner)
+    dropped = [runner.argvs[i][2] for i, a in enumerate(runner.argvs) if a[:2] == ("partx", "--delete")]
+    assert dropped == ["/dev/sda", "/dev/sdb", "/dev/sda"]
+    last = max(i for i, a in enumerate(runner.argvs) if a[:2] == ("partx", "--delete"))
+    before_last = max(i for i, a in enumerate(runner.argvs[:last]) if a[:2] == ("partx", "--delete"))
+    assert [i for i in settles(runner) if before_last < i < last]
 
 
 def test_a_second_race_is_not_retried_again():

@@ -231,6 +231,11 @@ def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_
     return SampleResult(read, len(plan.offsets), int(first is not None), first, clock() - t0)
 
 
+def partitions(runner: Runner, disk: str) -> list[str]:
+    """The partitions the kernel lists for `disk` now (not what its partition table says)."""
+    return runner.run(["lsblk", "-nrpo", "PATH", disk]).stdout.split()[1:]
+
+
 def udev_settle(runner: Runner) -> None:
     """Wait until udev has handled every queued device event (no udev: nothing to wait for)."""
     if runner.which("udevadm"):

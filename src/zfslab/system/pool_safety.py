@@ -12,7 +12,7 @@ from collections.abc import Callable
 from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import replication_mismatch
-from zfslab.system.disks import DisksRefused, udev_settle, zero_samples
+from zfslab.system.disks import DisksRefused, partitions, udev_settle, zero_samples
 from zfslab.system.processes import end_engines_on
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import ZfsDriver
@@ -113,11 +113,6 @@ def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -
     for real in reals:
         if partitions(runner, real):
             forget_partitions(runner, real)
-
-
-def partitions(runner: Runner, disk: str) -> list[str]:
-    """The partitions the kernel lists for `disk` now (not what its partition table says)."""
-    return runner.run(["lsblk", "-nrpo", "PATH", disk]).stdout.split()[1:]
 
 
 def forget_partitions(runner: Runner, disk: str) -> None:

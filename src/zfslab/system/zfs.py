@@ -13,7 +13,7 @@ from typing import Protocol
 from zfslab.errors import ZfslabError
 from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import zpool_create_argv
-from zfslab.system.disks import udev_settle
+from zfslab.system.disks import partitions, udev_settle
 from zfslab.system.runner import CommandFailed, Runner
 from zfslab.system.udev_lock import held_against_rescan
 from zfslab.system.zfs_output import PoolStatus, ZfsVersion, parse_status, parse_tabular, parse_version
@@ -269,11 +269,21 @@ class ZfsCli:
             self.settle()
             self._run(*argv, timeout_s=timeout_s)
 
-    def forget_partitions(self, disks: Sequence[str]) -> None:
+    def forget_partitions(self, disks: Sequence[str], *, tries: int = 3) -> None:
         """Remove the kernel's partition devices of these whole disks (partx --delete: BLKPG, which
-        refuses a partition anyone has open); the partition tables on the disks are untouched."""
-        for disk in disks:
-            self.runner.run(["partx", "--delete", disk], check=False)
+        refuses a partition anyone has open); the partition tables on the disks are untouched.
+        udev's workers open each new partition to probe it, so udev settles first, and a partition
+        still listed after the delete (EBUSY: a probe came in between) is asked again after
+        another settle: one left behind is the stale record the next zpool would trust."""
+        left = list(disks)
+        for _ in range(tries):
+            self.settle()
+            for disk in left:
+                self.runner.run(["partx", "--delete", disk], check=False)
+            left = [d for d in left if partitions(self.runner, d)]
+            if not left:
+                return
+        self.log(f"the kernel still lists partitions of {', '.join(left)} after {tries} deletes (is a partition open?)")
 
     def settle(self) -> None:
         """Wait until udev has handled every queued device event (no udev: nothing to wait for)."""

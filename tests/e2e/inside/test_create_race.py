@@ -29,7 +29,7 @@ import pytest
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.pool_safety import wipe_devices
-from zfslab.system.runner import Runner
+from zfslab.system.runner import CommandFailed, Runner
 from zfslab.system.udev_lock import held_against_rescan, whole_disk
 from zfslab.system.zfs import ZfsCli
 
@@ -122,6 +122,8 @@ def test_create_pool_holds_udev_off(zfs, disks, pool_name):
         notes: list[str] = []
         try:
             ZfsCli(StartsUdevWithZpool(udev), log=notes.append).create_pool(pool_name, layout, disks[:2])
+        except CommandFailed as e:   # what the driver said it did, and what udev's stand-in did
+            raise AssertionError(f"{e}\nthe driver's log: {notes}\nthe stand-in: {dict(udev.counts)}") from e
         finally:
             udev.__exit__()
         assert zfs.pool(pool_name).health == "ONLINE"
