@@ -266,11 +266,18 @@ def test_a_host_killed_mid_run_resumes_after_it_boots_again(fleet, tmp_path, rec
 
 def test_profile_disk_over_the_fleet_flags_the_throttled_disk(fleet, record_property):
     t0 = time.monotonic()
-    out = zfslab("profile-disk", *fleet_args(fleet), "--disks", ",".join(DISKS[:4]), "--seconds", "2", "--json")
+    # Under TCG, 2-s figures of identical, unthrottled peers scatter widely: one read 142 MB/s
+    # against its peers' median of 248 (43 % below) in the CI run of 2026-11-26, beyond the default
+    # 15 % that suits real disks. The throttled disk (4 MB/s, 50 IOPS) sits about 98 % below, so an
+    # 80 % bar still flags it and only it; the default's own rule is tested in tests/unit.
+    out = zfslab("profile-disk", *fleet_args(fleet), "--disks", ",".join(DISKS[:4]), "--seconds", "2",
+                 "--threshold", "80%", "--json")
     record_property("seconds", round(time.monotonic() - t0))
     assert out.returncode == 0, out.stderr[-3000:]
-    outliers = [json.dumps(o) for o in json.loads(out.stdout)["outliers"]]
+    found = json.loads(out.stdout)["outliers"]
+    outliers = [json.dumps(o) for o in found]
     # fleet-a's fourth disk, named by the path given or its serial (its /dev/sdX changes from boot to
     # boot), and nothing of fleet-b's
     assert outliers and all(A in o and B not in o for o in outliers), outliers
-    assert any(DISKS[3] in o or "ZFSLAB0003" in o for o in outliers), outliers
+    assert all(DISKS[3] in o or "ZFSLAB0003" in o for o in outliers), outliers
+    assert all(o["below"] > 0.8 for o in found), outliers
