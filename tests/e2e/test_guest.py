@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import xml.etree.ElementTree as ET
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -66,62 +67,90 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
     return result, ET.parse(junit).getroot()
 
 
-# What each version's guest runs in CI. The newest runs every in-guest test; 2.3 the driver and
-# contract tests, which catch what differs between versions (output formats, error text), and
-# RAIDZ expansion, which differs by version, while the slow bench, drill and safety runs there
-# would only repeat the newest's. 2.1 is not run in CI (its image costs a second debootstrap and
-# DKMS build), but stays buildable and bootable by hand: `guest.py 2.1 '...'`, with these files.
-# A named file missing from the checkout is left out (test_expansion.py comes with the expand
-# command). CI time: docs/test-guest.md#time-in-ci.
+# What each boot runs in CI, by name: the OpenZFS series is the name's part before any "-". The
+# newest runs every in-guest test; 2.3 the driver and contract tests, which catch what differs between
+# versions (output formats, error text), and RAIDZ expansion, which differs by version, while the
+# slow bench, drill and safety runs there would only repeat the newest's. 2.1 is not run in CI (its
+# image costs a second debootstrap and DKMS build), but stays buildable and bootable by hand:
+# `guest.py 2.1 '...'`, with these files. A named file missing from the checkout is left out
+# (test_expansion.py comes with the expand command). CI time: docs/test-guest.md#time-in-ci.
 CONTRACT = ("test_drivers.py", "test_zfs_contract.py")
 # test_footprint_ci.py (footprint's small case: one pool, off and gzip) runs on 2.3, whose short suite
-# has slack: 74 s of pytest on 2.3.9, one guest beside it (docs/footprint.md#judged-on-real-zfs)
-SUITES = {"2.4": (), "2.3": (*CONTRACT, "test_expansion.py", "test_create_race.py", "test_footprint_ci.py")}
-BY_HAND = {"2.1": CONTRACT}  # SUITES' (): the whole folder but NOT_IN_CI
+# has slack: 74 s of pytest on 2.3.9, one guest beside it (docs/footprint.md#judged-on-real-zfs).
+# 2.4's whole folder took 41-46 min in one boot, CI's critical path: its drill tests (10-13 min of
+# it) boot as "2.4-drill", once the fleet's guests have stopped (AFTER), so that both halves end
+# at about the same time and no more than three guests ever share the two cores.
+SUITES = {"2.4": (), "2.3": (*CONTRACT, "test_expansion.py", "test_create_race.py", "test_footprint_ci.py"),
+          "2.4-drill": ("test_drill.py",)}
+BY_HAND = {"2.1": CONTRACT}  # SUITES' (): the whole folder but NOT_IN_CI and the files another boot of the series runs
 # Files 2.4's whole-folder run leaves out: test_footprint.py (lz4 and zstd from the image's
 # python3-lz4 and python3-zstandard), run by hand, about 6.5 min of pytest in a guest of its own and
-# more beside CI's two; test_footprint_ci.py, which 2.3 runs: 2.4's suite is CI's critical path
-# (44 min in the run of 2026-11-26), and the model's rules are the same on both versions
+# more beside CI's two; test_footprint_ci.py, which 2.3 runs: the model's rules are the same on both
 NOT_IN_CI = ("test_footprint.py", "test_footprint_ci.py")
-MIN_TESTS = {"2.4": 40, "2.3": 25, "2.1": 15}
+MIN_TESTS = {"2.4": 40, "2.3": 25, "2.4-drill": 5, "2.1": 15}
+# The fleet's two guests (tests/e2e/test_fleet.py) boot when 2.3's guest has powered off: the host
+# has two cores, and four TCG guests at once made CI time out. 2.3's suite is the short one (about
+# 8 min); 2.4-drill boots when the fleet has stopped (its fixture's teardown, or when the fleet is
+# not selected, when 2.3 has ended). docs/test-guest.md#time-in-ci.
+FLEET_AFTER = "2.3"
+AFTER = {"2.4-drill": "fleet"}
 # pytest imports this file as e2e.test_guest, tests/conftest.py as tests.e2e.test_guest: two module
 # objects. The guest module is imported by one name only, so the started suites live there, once.
 _STARTED: dict[str, Future] = guest.__dict__.setdefault("_started_suites", {})
 
 
-def _tests_for(series: str) -> str:
-    """The payload's test paths for the series: the named files present in the mounted checkout."""
-    names = {**SUITES, **BY_HAND}[series]
+def series_of(name: str) -> str:
+    return name.split("-")[0]
+
+
+def _tests_for(name: str) -> str:
+    """The payload's test paths for a boot: the named files present in the mounted checkout."""
+    names = {**SUITES, **BY_HAND}[name]
     present = [n for n in names if (guest.repo_to_mount() / "tests/e2e/inside" / n).exists()]
     inside = "/mnt/repo/tests/e2e/inside"
     if names:
-        return " ".join(f"{inside}/{name}" for name in present) or inside
-    return " ".join([inside, *(f"--ignore={inside}/{name}" for name in NOT_IN_CI)])
+        return " ".join(f"{inside}/{n}" for n in present) or inside
+    elsewhere = [f for other, files in SUITES.items()
+                 if other != name and series_of(other) == series_of(name) for f in files]
+    return " ".join([inside, *(f"--ignore={inside}/{n}" for n in (*NOT_IN_CI, *elsewhere))])
 
 
-# The fleet's two guests (tests/e2e/test_fleet.py) boot when this suite's guest has powered off: the
-# host has two cores, and four TCG guests at once made CI time out. 2.3's suite is the short one
-# (about 7 min), 2.4's the critical path (25-30 min), so at most three guests run at once and the
-# fleet tests end within 2.4's time (docs/test-guest.md#time-in-ci).
-FLEET_AFTER = "2.3"
+def _run_after(gate: str, name: str, share: Path) -> tuple[guest.GuestResult, ET.Element]:
+    """Boot `name` once `gate` is over: the fleet stopped (or never started), or a suite ended. The
+    session ending first (pytest -x, Ctrl-C) cancels the boot instead of waiting for it."""
+    from tests.e2e.guest.fleet import FLEET_STOPPED
+    main = threading.main_thread()
+    while main.is_alive():
+        started = _STARTED.get(gate)
+        if gate == "fleet":
+            over = started is None and _STARTED[FLEET_AFTER].done() or FLEET_STOPPED.is_set() \
+                or (started is not None and started.done() and started.exception() is not None)
+        else:
+            over = started is None or started.done()
+        if over:
+            return run_inside(series_of(name), _tests_for(name), share)
+        FLEET_STOPPED.wait(5)  # a poll, not a guess at a duration: the gate is read again each time
+    raise RuntimeError(f"the session ended before {name}'s guest could boot")
 
 
 def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str, Future]:
-    """Each version's in-guest suite, all booted at once in background threads, and the fleet's
-    guests after FLEET_AFTER's (each once a session). tests/conftest.py starts them when
-    collection ends, so that the host's own tests run beside them."""
+    """Each boot of SUITES in a background thread: those without an AFTER at once, the others and
+    the fleet's guests when their gate is over (each once a session). tests/conftest.py starts them
+    when collection ends, so that the host's own tests run beside them."""
     from tests.e2e.guest.fleet import boot_fleet
 
     todo = [s for s in SUITES if suites and s not in _STARTED]
     if todo or (fleet and "fleet" not in _STARTED):
-        for series in SUITES:  # 2.3 and 2.4 (and the fleet's 2.4) share one image: the first call builds it
-            guest.ensure_image(series)
+        for name in SUITES:  # 2.3 and 2.4 (and the fleet's 2.4) share one image: the first call builds it
+            guest.ensure_image(series_of(name))
         pool = ThreadPoolExecutor(max_workers=len(SUITES) + 1, thread_name_prefix="guest")
-        for series in todo:
-            share = Path(tempfile.mkdtemp(prefix=f"zfslab-guest-{series}-"))
-            _STARTED[series] = pool.submit(run_inside, series, _tests_for(series), share)
+        shares = {name: Path(tempfile.mkdtemp(prefix=f"zfslab-guest-{name}-")) for name in todo}
+        for name in (n for n in todo if n not in AFTER):
+            _STARTED[name] = pool.submit(run_inside, series_of(name), _tests_for(name), shares[name])
         if fleet and "fleet" not in _STARTED:
             _STARTED["fleet"] = pool.submit(boot_fleet, _STARTED.get(FLEET_AFTER))
+        for name in (n for n in todo if n in AFTER):  # their gates read the futures above
+            _STARTED[name] = pool.submit(_run_after, AFTER[name], name, shares[name])
         pool.shutdown(wait=False)
     return _STARTED
 
@@ -137,9 +166,9 @@ def guest_suites():
     return start_guest_suites()
 
 
-@pytest.mark.parametrize("series", tuple(SUITES))
-def test_drivers_in_the_guest(series, guest_suites: dict[str, Future], record_property):
-    result, root = guest_suites[series].result()
+@pytest.mark.parametrize("name", tuple(SUITES))
+def test_drivers_in_the_guest(name, guest_suites: dict[str, Future], record_property):
+    result, root = guest_suites[name].result()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     record_property("guest_seconds", round(result.seconds))
     failed = [f"{c.get('name')}: {(c.find('failure') if c.find('failure') is not None else c.find('error')).get('message')}"
@@ -147,5 +176,5 @@ def test_drivers_in_the_guest(series, guest_suites: dict[str, Future], record_pr
     skipped = [c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None]
     assert not failed, "\n".join(failed) + "\n" + result.log[-3000:]
     assert not skipped, skipped
-    assert int(suite.get("tests")) >= MIN_TESTS[series]
+    assert int(suite.get("tests")) >= MIN_TESTS[name]
     assert result.returncode == 0, result.log[-3000:]

@@ -8,7 +8,8 @@ from tests.e2e.guest import guest
 
 def test_two_series_share_the_trixie_image_and_21_keeps_bookworm():
     assert guest.DIST == {"2.1": "bookworm", "2.3": "trixie", "2.4": "trixie"}
-    assert set(test_guest.SUITES) == {"2.3", "2.4"} and test_guest.SUITES["2.4"] == ()  # the newest runs all
+    assert set(test_guest.SUITES) == {"2.3", "2.4", "2.4-drill"} and test_guest.SUITES["2.4"] == ()  # the newest runs all
+    assert {test_guest.series_of(name) for name in test_guest.SUITES} == {"2.3", "2.4"}
 
 
 def test_the_key_follows_each_version_debian_serves(monkeypatch):
@@ -36,7 +37,11 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
     assert test_guest._tests_for("2.3").endswith("/mnt/repo/tests/e2e/inside/test_expansion.py")
     assert test_guest._tests_for("2.4") == ("/mnt/repo/tests/e2e/inside "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint.py "
-                                            "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py")
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py "
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_drill.py")
+    # 2.4's two boots run the folder between them, each file once
+    (inside / "test_drill.py").write_text("")
+    assert test_guest._tests_for("2.4-drill") == "/mnt/repo/tests/e2e/inside/test_drill.py"
 
 
 def test_a_guest_has_no_network_unless_a_forward_from_loopback_is_asked_for():
@@ -82,13 +87,41 @@ def test_the_fleet_boots_only_after_the_23_guest_is_done(monkeypatch):
     monkeypatch.setattr(test_guest, "run_inside", suite)
     monkeypatch.setattr(guest, "ensure_image", lambda series: None)
     monkeypatch.setattr(fleet, "boot_fleet", lambda after: (after.result(), order.append("fleet")))
+    monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
     started = test_guest.start_guest_suites(fleet=True)
     started["2.4"].result(timeout=30)
     assert not started["fleet"].done() and "fleet" not in order
     release.set()
     started["fleet"].result(timeout=30)
     assert order.index("fleet") > order.index("2.3")
-    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "fleet"}   # once a session
+    # 2.4's drill half waits for the fleet's guests to stop, not only to have booted
+    assert not started["2.4-drill"].done() and order.count("2.4") == 1
+    fleet.FLEET_STOPPED.set()
+    started["2.4-drill"].result(timeout=30)
+    assert order.count("2.4") == 2
+    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "2.4-drill", "fleet"}   # once a session
+
+
+def test_without_the_fleet_the_drill_half_boots_when_23_is_done(monkeypatch):
+    import threading
+
+    from tests.e2e.guest import fleet
+    release, order = threading.Event(), []
+
+    def suite(series, tests, share):
+        if series == "2.3":
+            release.wait(30)
+        order.append((series, tests.split("/")[-1]))
+    monkeypatch.setattr(test_guest, "_STARTED", {})
+    monkeypatch.setattr(test_guest, "run_inside", suite)
+    monkeypatch.setattr(guest, "ensure_image", lambda series: None)
+    monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
+    started = test_guest.start_guest_suites()
+    started["2.4"].result(timeout=30)
+    assert not started["2.4-drill"].done()
+    release.set()
+    started["2.4-drill"].result(timeout=30)
+    assert order[-1] == ("2.4", "test_drill.py") and "fleet" not in started
 
 
 def test_only_the_fleet_boots_for_the_fleet_tests_alone(monkeypatch):
