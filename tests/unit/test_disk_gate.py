@@ -50,8 +50,12 @@ def test_the_dry_run_verdict_and_the_disks_wiped_first():
 class _ImportedPool:
     """zpool as a host that booted with a pool imported from zpool.cache shows it (reads only)."""
 
-    def __init__(self, guid: str | None):
-        self.guid = guid
+    def __init__(self, guid: str | None, mark: str = "-"):
+        self.guid, self.mark = guid, mark
+
+    def get(self, target: str, prop: str):
+        from zfslab.system.zfs import Property
+        return {prop: Property(prop, self.mark, "local" if self.mark != "-" else "-")}
 
     def pool_exists(self, name: str) -> bool:
         return self.guid is not None
@@ -75,7 +79,24 @@ def test_a_dry_run_sees_its_own_imported_pool_as_the_gate_will_and_no_other():
     from zfslab.system.pool_safety import as_after_own_pool
     infos = [_held("111")]
     assert foreign_disks(infos, {"111"})   # busy: refused as found
-    assert not foreign_disks(as_after_own_pool(_ImportedPool("111"), "zfslab-bench", {"111"}, infos), {"111"})
+    seen, known = as_after_own_pool(_ImportedPool("111"), "zfslab-bench", {"111"}, infos)
+    assert not foreign_disks(seen, known) and known == {"111"}
     for zfs, own in ((_ImportedPool("222"), {"222"}), (_ImportedPool("111"), {"333"}), (_ImportedPool(None), {"111"}),
                      (_ImportedPool("111"), set())):
-        assert foreign_disks(as_after_own_pool(zfs, "zfslab-bench", own, infos), own), (zfs.guid, own)
+        seen, known = as_after_own_pool(zfs, "zfslab-bench", own, infos)
+        assert foreign_disks(seen, known), (zfs.guid, own)
+
+
+def test_a_dry_run_knows_the_pool_a_kill_left_before_its_guid_was_recorded_by_the_creates_intent():
+    # killed between zpool create and the GUID's record: the run recorded (name, mark) first, and the
+    # real run adopts that pool's GUID before its gate; the dry run must see it the same way
+    from zfslab.system.pool_safety import as_after_own_pool
+    infos = [_held("111")]
+    intents = {("zfslab-bench", "run7-raidz1:3"): "raidz1:3"}
+    seen, known = as_after_own_pool(_ImportedPool("111", "run7-raidz1:3"), "zfslab-bench", set(), infos,
+                                    intents, "zfslab:bench")
+    assert not foreign_disks(seen, known) and known == {"111"}
+    for mark in ("-", "run8-raidz1:3"):   # no mark (the user's pool of that name), another run's mark
+        seen, known = as_after_own_pool(_ImportedPool("111", mark), "zfslab-bench", set(), infos,
+                                        intents, "zfslab:bench")
+        assert foreign_disks(seen, known) and known == set(), mark

@@ -58,7 +58,7 @@ class FakeFleet:
         self.commands.append((host.name, list(argv)))
         if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
             layout = argv[argv.index("--layouts") + 1]
-            if any(os.path.exists(os.path.join(self.bindir, f"{die}-{host.name}-{layout}")) for die in ("die", "die0")):
+            if any(os.path.exists(os.path.join(self.bindir, f"{die}-{host.name}-{layout}")) for die in ("die", "die0", "dieI")):
                 self._local(host).run(host, argv, timeout_s=timeout_s, check=False)
                 self.down.add(host.name)   # it wrote part of the layout, then its network went
                 raise HostUnreachable(host.name, "the connection closed during the command", host.name)
@@ -291,5 +291,37 @@ def test_a_host_killed_before_its_first_measurement_resumes_that_layout_and_adop
     assert code == 0, capsys.readouterr().err
     db = str(tmp_path / "all.sqlite")
     m = _rows(db, "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
+    assert len(m) == 8 and all(n == 1 for *_, n in m), m
+    assert not os.path.exists(tmp_path / "bin" / "pool-h1")
+
+
+def test_a_host_killed_before_its_pools_guid_was_recorded_resumes_that_layout_by_the_creates_intent(
+        monkeypatch, fleet, tmp_path, capsys):
+    # killed as zpool create returned: its run holds neither a measurement nor the pool's GUID, only
+    # the intent recorded before the create. The resume must give it that layout first (whose run
+    # adopts the pool by its mark), or its gate refuses the disks the pool holds (exit 10)
+    first = _first_layout(monkeypatch, fleet, tmp_path, "h1")
+    (tmp_path / "bin" / f"dieI-h1-{first}").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path) == 4
+    assert os.path.exists(tmp_path / "bin" / "pool-h1")
+    assert _rows(str(tmp_path / "remote" / "h1.sqlite"), "SELECT COUNT(*) FROM pools") == [(0,)]   # no GUID recorded
+    os.unlink(tmp_path / "bin" / f"dieI-h1-{first}")
+    fleet.down.clear()
+    capsys.readouterr()
+    args = ["bench", "--hosts", "h2,h1", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
+            "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
+            "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", "--resume"]
+    before = _listing(tmp_path)
+    db_bytes = (tmp_path / "all.sqlite").read_bytes()
+    # its dry run pulls the hosts' databases into a private copy: the plan the real resume will make
+    assert main([*args, "--dry-run"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert f"## host h1: 1 layouts" in out and out.split("## host h1:")[1].split("\n")[0].endswith(first), out
+    here = [f for f in _listing(tmp_path) if not f.startswith("remote")]   # remote/: each host's own files
+    assert here == [f for f in before if not f.startswith("remote")]
+    assert (tmp_path / "all.sqlite").read_bytes() == db_bytes   # --db not written
+    code = main(args)
+    assert code == 0, capsys.readouterr().err
+    m = _rows(str(tmp_path / "all.sqlite"), "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
     assert len(m) == 8 and all(n == 1 for *_, n in m), m
     assert not os.path.exists(tmp_path / "bin" / "pool-h1")

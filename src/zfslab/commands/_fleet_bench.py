@@ -4,6 +4,7 @@ options read, preflight refusals and the plan printed, one live display of every
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 
@@ -56,8 +57,7 @@ def run_fleet(args, request) -> int:
             print("zfslab: nothing was started; fix these hosts, or leave them out with --skip-host H",
                   file=sys.stderr)
             return 2
-        late = _pull_first(transport, request) if request.resume and not args.dry_run else frozenset()
-        finished, unfinished = fb.finished_before(request)
+        finished, unfinished, late = _progress(transport, request, dry_run=args.dry_run)
         for host, layout in late:   # its partial run, left out of --db: its pool is still to be destroyed
             unfinished.setdefault(host, set()).add(layout)
         plan = fb.plan_fleet(request, finished, unfinished)
@@ -71,6 +71,36 @@ def run_fleet(args, request) -> int:
         return _execute(transport, plan)
     finally:
         transport.close()
+
+
+def _progress(transport, request, *, dry_run: bool) -> tuple[dict, dict[str, set[str]], frozenset]:
+    """What the bench has done so far: layout -> the host that finished it, host -> layouts its
+    runs left unfinished, and the partial results a pull left out. --resume first pulls each host's
+    database, so a host killed since the last pull (in a layout, or as its pool was created) takes
+    back its own layout. A dry run pulls the same way into a private copy of --db, deleted when it
+    ends: it plans what the real resume will, and the user's --db is not written."""
+    from zfslab.system import fleet_bench as fb
+    if not request.resume:
+        return (*fb.finished_before(request), frozenset())
+    if not dry_run:
+        late = _pull_first(transport, request)
+        return (*fb.finished_before(request), late)
+    import dataclasses
+    import sqlite3
+    import tempfile
+
+    from zfslab.store.schema import open_readonly
+    with tempfile.TemporaryDirectory(prefix="zfslab-dry-run-") as folder:
+        copy = dataclasses.replace(request, db=os.path.join(folder, "db.sqlite"))
+        if os.path.exists(request.db):
+            source, target = open_readonly(request.db), sqlite3.connect(copy.db)
+            try:
+                source.backup(target)
+            finally:
+                source.close()
+                target.close()
+        late = _pull_first(transport, copy)
+        return (*fb.finished_before(copy), late)
 
 
 def _pull_first(transport, request) -> frozenset:

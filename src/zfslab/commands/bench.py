@@ -145,19 +145,21 @@ def run(args: argparse.Namespace) -> int:
     request = _request(layouts, devices, infos, options, sandbox)
     prior = prior_bench_run(args.db, request.key)  # read, never written
     if args.dry_run:  # reads the database if there is one, writes nothing anywhere
-        return _dry_run(args, request, prior, picks, _as_after_own_pool(runner, prior, infos))
+        return _dry_run(args, request, *_as_after_own_pool(runner, prior, infos), picks)
     return _run(args, runner, request, prior, infos, sandbox_bytes)
 
 
 def _as_after_own_pool(runner, prior, infos):
-    """A resumed run first destroys its own leftover pool (imported, e.g. at boot from zpool.cache):
-    its dry run sees the disks as its gate will (a fleet's --resume prechecks with it)."""
-    from zfslab.system.bench_plan import POOL
+    """A resumed run first destroys its own leftover pool (imported, e.g. at boot from zpool.cache),
+    known by its recorded GUID or, for a kill before that record, by the create's intent: its dry
+    run sees the disks, and the GUIDs, as its gate will (a fleet's --resume prechecks with it)."""
+    from zfslab.system.bench_plan import MARK, POOL
     from zfslab.system.pool_safety import as_after_own_pool
     from zfslab.system.zfs import ZfsCli
-    if not prior.guids or runner.which("zpool") is None:
-        return infos
-    return as_after_own_pool(ZfsCli(runner, log=_log), POOL, prior.guids, infos)
+    if not (prior.guids or prior.intents) or runner.which("zpool") is None:
+        return prior, infos
+    infos, guids = as_after_own_pool(ZfsCli(runner, log=_log), POOL, prior.guids, infos, prior.intents, MARK)
+    return dataclasses.replace(prior, guids=guids), infos
 
 
 def _fleet(args, hosts, options) -> int:
@@ -181,7 +183,7 @@ def _request(layouts, devices, infos, options, sandbox: bool):
     return BenchRequest(tuple(layouts), tuple(devices), options, tuple(ids), sandbox=sandbox)
 
 
-def _dry_run(args, request, prior, picks, infos) -> int:
+def _dry_run(args, request, prior, infos, picks) -> int:
     """Print the plan (what an interrupted run stored left out), and what the gate would say."""
     from zfslab.system.bench_plan import plan_bench
 

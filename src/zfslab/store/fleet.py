@@ -35,6 +35,12 @@ def bench_progress(db: str, options: dict, disk_count: int, origins: Iterable[st
             "(SELECT COUNT(*) FROM run_disks d WHERE d.run_id = r.id) AS disks "
             "FROM runs r JOIN pools p ON p.run_id = r.id WHERE r.finished_at IS NULL "
             "GROUP BY r.id, p.layout ORDER BY r.id").fetchall() if has_table(conn, "pools") else []
+        # ... or killed between its create and the pool's record: the create's intent names it
+        rows += conn.execute(
+            "SELECT r.id, r.origin, r.finished_at, r.options_json, i.layout, "
+            "(SELECT COUNT(*) FROM run_disks d WHERE d.run_id = r.id) AS disks "
+            "FROM runs r JOIN pool_intents i ON i.run_id = r.id WHERE r.finished_at IS NULL AND i.purpose = 'bench' "
+            "GROUP BY r.id, i.layout ORDER BY r.id").fetchall() if has_table(conn, "pool_intents") else []
     finally:
         conn.close()
     finished: dict = {}

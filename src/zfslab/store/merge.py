@@ -72,7 +72,7 @@ def _read_input(path: str) -> dict:
     drills, each under its identity, and its pools."""
     conn = open_readonly(path)
     try:
-        data: dict = {"runs": {}, "drills": {}, "pools": []}
+        data: dict = {"runs": {}, "drills": {}, "pools": [], "intents": []}
         if has_table(conn, "runs"):
             for run in _rows(conn, "SELECT * FROM runs"):
                 data["runs"][run.get("uid") or _digest(run, _RUN_IDENTITY, "run")] = {"row": run, "path": path}
@@ -86,9 +86,11 @@ def _read_input(path: str) -> dict:
                     r["disks"] = _rows(conn, "SELECT * FROM resilver_disks WHERE resilver_id = ? ORDER BY position",
                                        (r["id"],))
                 data["drills"][ident] = {"row": drill, "resilvers": rs}
+        ids = {r["row"]["id"]: ident for ident, r in data["runs"].items()}
         if has_table(conn, "pools"):
-            ids = {r["row"]["id"]: ident for ident, r in data["runs"].items()}
             data["pools"] = [dict(p, run_uid=ids.get(p["run_id"])) for p in _rows(conn, "SELECT * FROM pools")]
+        if has_table(conn, "pool_intents"):   # a create recorded before it ran: how a resume knows a pool
+            data["intents"] = [dict(i, run_uid=ids.get(i["run_id"])) for i in _rows(conn, "SELECT * FROM pool_intents")]
         return data
     finally:
         conn.close()
@@ -141,6 +143,7 @@ def merge(inputs: Sequence[str], output: str, *,
     runs: dict[str, list[dict]] = {}
     drills: dict[str, list[dict]] = {}
     pools: dict[str, dict] = {}
+    intents: dict[tuple, dict] = {}
     for path in paths:
         data = _read_input(path)
         for ident, r in data["runs"].items():
@@ -151,6 +154,8 @@ def merge(inputs: Sequence[str], output: str, *,
             seen = pools.get(p["guid"])
             if seen is None or _sort_key(dict(p, run_id=None)) < _sort_key(dict(seen, run_id=None)):
                 pools[p["guid"]] = p
+        for i in data["intents"]:   # one create, one row: its run (by identity), name, mark and layout
+            intents.setdefault((i["run_uid"] or "", i["purpose"], i["name"], i["mark"], i["layout"]), i)
 
     fd, tmp = tempfile.mkstemp(prefix=".zfslab-merge-", suffix=".sqlite", dir=folder)
     os.close(fd)
@@ -158,7 +163,7 @@ def merge(inputs: Sequence[str], output: str, *,
     try:
         conn = connect(tmp)
         try:
-            summary = _write(conn, runs, drills, pools, len(inputs), before_runs, before_drills, accept)
+            summary = _write(conn, runs, drills, pools, intents, len(inputs), before_runs, before_drills, accept)
             conn.execute("PRAGMA journal_mode = DELETE")   # one self-contained file, no -wal beside it
         finally:
             conn.close()
@@ -173,9 +178,10 @@ def merge(inputs: Sequence[str], output: str, *,
     return summary
 
 
-def _write(conn, runs, drills, pools, inputs, before_runs, before_drills, accept) -> MergeSummary:
+def _write(conn, runs, drills, pools, intents, inputs, before_runs, before_drills, accept) -> MergeSummary:
     cols = {t: set(_columns(conn, t)) - {"id"} for t in
-            ("runs", "run_disks", "measurements", "layout_capacity", "drills", "resilvers", "resilver_disks", "pools")}
+            ("runs", "run_disks", "measurements", "layout_capacity", "drills", "resilvers", "resilver_disks", "pools",
+             "pool_intents")}
     run_ids: dict[str, int] = {}
     measurements = 0
     origins: set[str] = set()
@@ -219,5 +225,8 @@ def _write(conn, runs, drills, pools, inputs, before_runs, before_drills, accept
         for guid in sorted(pools):
             p = pools[guid]
             _insert(conn, "pools", dict(p, run_id=run_ids.get(p["run_uid"])), cols["pools"])
+        for key in sorted(intents):
+            i = intents[key]
+            _insert(conn, "pool_intents", dict(i, run_id=run_ids.get(i["run_uid"])), cols["pool_intents"])
     return MergeSummary(inputs, len(runs), len(set(runs) - before_runs), measurements, len(drills),
                         len(set(drills) - before_drills), tuple(sorted(origins)))

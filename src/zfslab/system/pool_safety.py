@@ -48,13 +48,14 @@ def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, l
     touched."""
     if not zfs.pool_exists(name):
         return []
-    guid = zfs.pool_guid(name)
-    if guid not in guids:
-        mark = zfs.get(name, mark_prop)[mark_prop].value if intents and mark_prop else ""
-        if not mark or (name, mark) not in intents:
-            raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
-                               f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
-                               f"or use the database of the run that made it")
+    own = recognised_pool(zfs, name, guids, intents, mark_prop)
+    if own is None:
+        guid = zfs.pool_guid(name)
+        raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
+                           f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
+                           f"or use the database of the run that made it")
+    guid, mark = own
+    if mark:
         log(f"pool {name} (GUID {guid}) is the one this run was creating when it was interrupted "
             f"({mark_prop}={mark}, recorded before the create): recording its GUID")
         adopt(guid, intents[(name, mark)])
@@ -67,18 +68,38 @@ def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, l
     return [name]
 
 
-def as_after_own_pool(zfs: ZfsDriver, name: str, guids: set[str] | frozenset[str], infos: list) -> list:
-    """A dry run's view of the disks as the run's gate will see them: the imported pool `name`,
-    when its GUID is one this run recorded, is destroyed before that gate (destroy_own_pool), so
-    a disk that is busy only as it holds that pool's labels is no longer busy then. Reads only;
-    any other pool, or a disk with any other label, is left as found (refused)."""
-    if not guids or not zfs.pool_exists(name):
-        return infos
+def recognised_pool(zfs: ZfsDriver, name: str, guids: set[str] | frozenset[str],
+                    intents: dict[tuple[str, str], str] | None = None, mark_prop: str = "") -> tuple[str, str] | None:
+    """The imported pool `name` as zfslab's own: (its GUID, "") when the GUID was recorded, (its
+    GUID, its mark) when only the create's intent was (a kill between the create and the GUID's
+    record); None when it is someone else's. Reads only."""
     guid = zfs.pool_guid(name)
-    if guid not in guids:
-        return infos
-    return [dataclasses.replace(i, findings=tuple(f for f in i.findings if f.kind != "busy"))
-            if i.pool_guids == {guid} else i for i in infos]
+    if guid in guids:
+        return guid, ""
+    mark = zfs.get(name, mark_prop)[mark_prop].value if intents and mark_prop else ""
+    if mark and mark != "-" and (name, mark) in intents:
+        return guid, mark
+    return None
+
+
+def as_after_own_pool(zfs: ZfsDriver, name: str, guids: set[str] | frozenset[str], infos: list,
+                      intents: dict[tuple[str, str], str] | None = None,
+                      mark_prop: str = "") -> tuple[list, frozenset[str]]:
+    """A dry run's view of the disks as the run's gate will see them, and the GUIDs it will know
+    then: the imported pool `name`, when it is this run's own (recognised_pool: its GUID recorded,
+    or the create's intent and mark, whose GUID the run records first), is destroyed before that
+    gate (destroy_own_pool), so a disk that is busy only as it holds that pool's labels is no
+    longer busy then, and its labels are zfslab's. Reads only; any other pool, or a disk with any
+    other label, is left as found (refused)."""
+    guids = frozenset(guids)
+    if not (guids or intents) or not zfs.pool_exists(name):
+        return infos, guids
+    own = recognised_pool(zfs, name, guids, intents, mark_prop)
+    if own is None:
+        return infos, guids
+    guid = own[0]
+    return ([dataclasses.replace(i, findings=tuple(f for f in i.findings if f.kind != "busy"))
+             if i.pool_guids == {guid} else i for i in infos], guids | {guid})
 
 
 def wipe_line(device: str, *, sandbox: bool = False) -> str:

@@ -5,7 +5,8 @@ removed at its end (a leftover one is adopted and removed, as the real bench des
 pool, recorded in its run, and refused when its run did not record it, as the real gate does),
 and measurements written through zfslab's store. FAKE_HOST names the host it plays; FAKE_DIR holds
 the markers: dirty-HOST (its disks hold data), die-HOST-LAYOUT (it dies mid-layout), die0-HOST-LAYOUT
-(it dies after the pool's create, before the first measurement)."""
+(it dies after the pool's create, before the first measurement), dieI-HOST-LAYOUT (it dies between
+the create and the pool's record: only the create's intent, recorded first, names the pool)."""
 
 import argparse
 import hashlib
@@ -43,15 +44,20 @@ options = {"suite": a.suite, "tests": [t.name for t in suite_tests(a.suite)], "r
            "ramp_s": int(a.ramp)}
 key = hashlib.sha256(json.dumps([a.layouts, a.disks, host, options]).encode()).hexdigest()[:16]
 pool = os.path.join(folder, f"pool-{host}")
-if os.path.exists(pool):   # the gate: a leftover pool is this run's only if its unfinished run recorded its GUID
-    guid = open(pool).read().split()[-1]
-    own = set()
+adopted = None
+if os.path.exists(pool):   # the gate: a leftover pool is this run's only if its unfinished run recorded
+    # its GUID, or the create's intent with the pool's mark (the real bench adopts that GUID first)
+    _, guid, mark = open(pool).read().split()
+    own, intents = set(), {}
     if os.path.exists(a.db):
         ro = Results(open_readonly(a.db))
         prior = ro.find_run(key)
-        own = ro.pool_guids(run_id=prior["id"]) if prior is not None and prior["finished_at"] is None else set()
+        if prior is not None and prior["finished_at"] is None:
+            own, intents = ro.pool_guids(run_id=prior["id"]), ro.intents(run_id=prior["id"])
         ro.conn.close()
-    if guid not in own:
+    if guid not in own and ("zfslab-bench", mark) in intents:
+        adopted = guid
+    elif guid not in own:
         print(f"these disks would be refused (nothing was written):\n  {a.disks}: held by pool zfslab-bench "
               f"(GUID {guid}), which this run did not record", file=sys.stderr)
         sys.exit(10)
@@ -68,12 +74,17 @@ if run is None or run["finished_at"] is not None:
                                       for i, d in enumerate(a.disks.split(","))])
 else:
     run_id = run["id"]
+if adopted is not None:
+    results.record_pool(adopted, "zfslab-bench", "bench", a.layouts, run_id)
 if os.path.exists(pool):
     print(f"zfslab: destroyed leftover pool of {open(pool).read()}", file=sys.stderr)
     os.unlink(pool)
-guid = f"{host}-{key}-{run_id}"
+guid, mark = f"{host}-{key}-{run_id}-{len(results.pool_guids(run_id=run_id))}", key
+results.record_intent("zfslab-bench", "bench", a.layouts, mark, run_id)
 with open(pool, "w") as f:
-    f.write(f"{a.layouts} {guid}")
+    f.write(f"{a.layouts} {guid} {mark}")
+if os.path.exists(os.path.join(folder, f"dieI-{host}-{a.layouts}")):
+    sys.exit(1)   # the host dies as zpool create returns: the pool is there, its GUID not recorded
 results.record_pool(guid, "zfslab-bench", "bench", a.layouts, run_id)
 if os.path.exists(os.path.join(folder, f"die0-{host}-{a.layouts}")):
     sys.exit(1)   # the host dies in its first test: the pool stays, the run has no measurement yet
