@@ -407,7 +407,7 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
                        "saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
     if notes.get("lz4_code") == "lz4 package":
         print_wrapped(out, "lz4: priced with the lz4 package, about 2 % high on compressible data (OpenZFS's own "
-                           "lz4 is taken from libzpool 2.0-2.2 where installed: libzpool5linux).")
+                           "lz4 is taken from libzpool where installed: zfsutils-linux brings it).")
     if rows and rows[0][2] is None:
         print_wrapped(out, "fits: give the disks' size (--disk-size 12TB, or --disks 8x12TB for plan's layouts).")
     _print_reading_notes(out, notes)
