@@ -1,7 +1,7 @@
 """footprint against real ZFS, small enough for CI's guest: one raidz1:3 pool at ashift 12, a 3.4 MB
 corpus written with compression off, gzip-6 (zlib) and lz4 (OpenZFS's own lz4 code from the guest's
 libzpool, through its 2.3+ ABD interface: docs/footprint.md#lz4-from-libzpool), compared with zfs
-get used and the pool's ALLOC growth.
+get used (to 1 % plus 16 KiB of metadata) and the pool's ALLOC growth (to 3 %).
 
 test_footprint.py is the full comparison (four layouts, lz4 and zstd, 1M records, ashift 9), run
 by hand (docs/footprint.md#judged-on-real-zfs). With off and gzip the data blocks were exact to the
@@ -84,7 +84,12 @@ def test_footprint_predicts_used_with_compression_off_gzip_and_lz4(zfs, disks, c
             p = predict(compression)
             rows.append(f"{fs}: USED predicted {p['used_bytes']:,} real {used:,}; "
                         f"ALLOC growth predicted {p['alloc_bytes']:,} real {grown:,}")
-            if abs(p["used_bytes"] - used) > 0.01 * used:
+            # 1 % of USED, plus 16 KiB for the part of this small corpus's metadata (about 400 KB
+            # estimated) that depends on how many txgs the copy spans: an indirect block whose block
+            # pointers carry several birth txgs compresses less. The same gzip data gave 2,755,280 B
+            # (one guest at a time) and 2,766,192 B (two guests and a DKMS build beside it), on
+            # 2.3.9 and 2.4.4 alike; the full-size corpus (test_footprint.py) holds USED to 1 %
+            if abs(p["used_bytes"] - used) > 0.01 * used + 16 * K:
                 failures.append(rows[-1])
             elif abs(p["alloc_bytes"] - grown) > 0.03 * grown:  # ALLOC also carries the MOS and pending frees
                 failures.append(rows[-1])
