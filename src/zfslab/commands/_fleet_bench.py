@@ -86,19 +86,12 @@ def _progress(transport, request, *, dry_run: bool) -> tuple[dict, dict[str, set
         late = _pull_first(transport, request)
         return (*fb.finished_before(request), late)
     import dataclasses
-    import sqlite3
     import tempfile
 
-    from zfslab.store.schema import open_readonly
+    from zfslab.store.fleet import private_copy
     with tempfile.TemporaryDirectory(prefix="zfslab-dry-run-") as folder:
         copy = dataclasses.replace(request, db=os.path.join(folder, "db.sqlite"))
-        if os.path.exists(request.db):
-            source, target = open_readonly(request.db), sqlite3.connect(copy.db)
-            try:
-                source.backup(target)
-            finally:
-                source.close()
-                target.close()
+        private_copy(request.db, copy.db)
         late = _pull_first(transport, copy)
         return (*fb.finished_before(copy), late)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterable
 
 from zfslab.store.readback import read_results
@@ -55,6 +56,19 @@ def bench_progress(db: str, options: dict, disk_count: int, origins: Iterable[st
         else:
             unfinished.setdefault(r["origin"], set()).add(r["layout"])
     return finished, unfinished
+
+
+def private_copy(db: str, target: str) -> None:
+    """Copy --db, if it exists, to `target` (SQLite's backup API, read through a read-only
+    connection): a dry run merges the hosts' databases into the copy, never into the user's file."""
+    if not os.path.exists(db):
+        return
+    source, copy = open_readonly(db), sqlite3.connect(target)
+    try:
+        source.backup(copy)
+    finally:
+        source.close()
+        copy.close()
 
 
 def late_results(paths: Iterable[str], options: dict, disk_count: int,
