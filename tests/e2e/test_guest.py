@@ -115,21 +115,23 @@ def _tests_for(name: str) -> str:
     return " ".join([inside, *(f"--ignore={inside}/{n}" for n in (*NOT_IN_CI, *elsewhere))])
 
 
-def _run_after(gate: str, name: str, share: Path) -> tuple[guest.GuestResult, ET.Element]:
-    """Boot `name` once `gate` is over: the fleet stopped (or never started), or a suite ended. The
-    session ending first (pytest -x, Ctrl-C) cancels the boot instead of waiting for it."""
-    from tests.e2e.guest.fleet import FLEET_STOPPED
+def _run_after(gate: str, name: str, share: Path, started_suites: dict[str, Future], stopped: threading.Event,
+               run) -> tuple[guest.GuestResult, ET.Element]:
+    """Boot `name` with `run` once `gate` is over: the fleet stopped (or never started), or a suite
+    ended. The session ending first (pytest -x, Ctrl-C) cancels the boot instead of waiting for it.
+    What it reads is bound when it is submitted: tests/unit/test_guest_recipe.py swaps this
+    module's globals for fakes while the real gated boot is waiting (once it ran the fake suite)."""
     main = threading.main_thread()
     while main.is_alive():
-        started = _STARTED.get(gate)
+        started = started_suites.get(gate)
         if gate == "fleet":
-            over = started is None and _STARTED[FLEET_AFTER].done() or FLEET_STOPPED.is_set() \
+            over = started is None and started_suites[FLEET_AFTER].done() or stopped.is_set() \
                 or (started is not None and started.done() and started.exception() is not None)
         else:
             over = started is None or started.done()
         if over:
-            return run_inside(series_of(name), _tests_for(name), share)
-        FLEET_STOPPED.wait(5)  # a poll, not a guess at a duration: the gate is read again each time
+            return run(series_of(name), _tests_for(name), share)
+        stopped.wait(5)  # a poll, not a guess at a duration: the gate is read again each time
     raise RuntimeError(f"the session ended before {name}'s guest could boot")
 
 
@@ -137,6 +139,7 @@ def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str,
     """Each boot of SUITES in a background thread: those without an AFTER at once, the others and
     the fleet's guests when their gate is over (each once a session). tests/conftest.py starts them
     when collection ends, so that the host's own tests run beside them."""
+    from tests.e2e.guest import fleet as fleet_guests
     from tests.e2e.guest.fleet import boot_fleet
 
     todo = [s for s in SUITES if suites and s not in _STARTED]
@@ -150,7 +153,8 @@ def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str,
         if fleet and "fleet" not in _STARTED:
             _STARTED["fleet"] = pool.submit(boot_fleet, _STARTED.get(FLEET_AFTER))
         for name in (n for n in todo if n in AFTER):  # their gates read the futures above
-            _STARTED[name] = pool.submit(_run_after, AFTER[name], name, shares[name])
+            _STARTED[name] = pool.submit(_run_after, AFTER[name], name, shares[name], _STARTED,
+                                         fleet_guests.FLEET_STOPPED, run_inside)
         pool.shutdown(wait=False)
     return _STARTED
 

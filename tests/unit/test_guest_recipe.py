@@ -131,3 +131,25 @@ def test_only_the_fleet_boots_for_the_fleet_tests_alone(monkeypatch):
     monkeypatch.setattr(fleet, "boot_fleet", lambda after: after)
     started = test_guest.start_guest_suites(suites=False, fleet=True)
     assert set(started) == {"fleet"} and started["fleet"].result(timeout=30) is None   # nothing to wait for
+
+
+def test_a_waiting_gated_boot_runs_what_it_was_given_whatever_is_swapped_later(monkeypatch):
+    # CI of 2026-11-27: the real 2.4-drill boot was waiting on the fleet while the tests above swapped
+    # run_inside and _STARTED for fakes; it read them then, ran a fake suite and returned None
+    import threading
+
+    from tests.e2e.guest import fleet
+    monkeypatch.setattr(test_guest, "_STARTED", {})
+    monkeypatch.setattr(test_guest, "run_inside", lambda series, tests, share: ("real", series, tests))
+    monkeypatch.setattr(guest, "ensure_image", lambda series: None)
+    monkeypatch.setattr(fleet, "boot_fleet", lambda after: after.result())
+    stopped = threading.Event()
+    monkeypatch.setattr(fleet, "FLEET_STOPPED", stopped)
+    started = test_guest.start_guest_suites(fleet=True)
+    started["fleet"].result(timeout=30)
+    monkeypatch.setattr(test_guest, "run_inside", lambda series, tests, share: None)   # another test's fake
+    monkeypatch.setattr(test_guest, "_STARTED", {"2.3": started["2.3"]})
+    monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
+    assert not started["2.4-drill"].done()
+    stopped.set()
+    assert started["2.4-drill"].result(timeout=30) == ("real", "2.4", "/mnt/repo/tests/e2e/inside/test_drill.py")
