@@ -272,6 +272,14 @@ def test_another_fleet_bench_on_the_same_disks_is_not_merged_into_this_one(monke
     assert len(m) == 8 and all(n == 1 for *_, n in m), m
 
 
+def _resume_the_other_way_round(tmp_path) -> list[str]:
+    """The same bench with --resume, the hosts named the other way round: sharded afresh, a killed
+    host's layout would go to the other host and it would get another."""
+    return ["bench", "--hosts", "h2,h1", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
+            "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
+            "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", "--resume"]
+
+
 def test_a_host_killed_before_its_first_measurement_resumes_that_layout_and_adopts_its_pool(monkeypatch, fleet,
                                                                                           tmp_path, capsys):
     # its run holds no measurement, only its pool's record: the resume must still give it that layout
@@ -284,9 +292,7 @@ def test_a_host_killed_before_its_first_measurement_resumes_that_layout_and_adop
     fleet.down.clear()
     capsys.readouterr()
     # the hosts named the other way round: sharded afresh, its layout would go to h2 and h1 get another
-    args = ["bench", "--hosts", "h2,h1", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
-            "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
-            "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", "--resume"]
+    args = _resume_the_other_way_round(tmp_path)
     code = main(args)
     assert code == 0, capsys.readouterr().err
     db = str(tmp_path / "all.sqlite")
@@ -308,9 +314,7 @@ def test_a_host_killed_before_its_pools_guid_was_recorded_resumes_that_layout_by
     os.unlink(tmp_path / "bin" / f"dieI-h1-{first}")
     fleet.down.clear()
     capsys.readouterr()
-    args = ["bench", "--hosts", "h2,h1", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
-            "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
-            "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", "--resume"]
+    args = _resume_the_other_way_round(tmp_path)
     before = _listing(tmp_path)
     db_bytes = (tmp_path / "all.sqlite").read_bytes()
     # its dry run pulls the hosts' databases into a private copy: the plan the real resume will make

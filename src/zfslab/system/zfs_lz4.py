@@ -44,8 +44,17 @@ def zfs_lz4() -> Callable[[bytes], int] | None:
     return None
 
 
-def _room(size: int) -> int:
-    return 2 * size + 64  # above LZ4_compressBound: it never gives up on room
+class _Out:
+    """Output buffers by size, made once: above LZ4_compressBound, so the code never gives up on room."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[int, ctypes.Array] = {}
+
+    def for_input(self, size: int) -> tuple[ctypes.Array, int]:
+        room = 2 * size + 64
+        if room not in self.buffers:
+            self.buffers[room] = ctypes.create_string_buffer(room)
+        return self.buffers[room], room
 
 
 def _buffers(lib: ctypes.CDLL) -> Callable[[bytes], int] | None:
@@ -56,13 +65,11 @@ def _buffers(lib: ctypes.CDLL) -> Callable[[bytes], int] | None:
     init()  # the kmem cache of its hash tables
     compress.restype = ctypes.c_size_t
     compress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int]
-    out: dict[int, ctypes.Array] = {}
+    out = _Out()
 
     def length(data: bytes) -> int:
-        room = _room(len(data))
-        if room not in out:
-            out[room] = ctypes.create_string_buffer(room)
-        return int(compress(data, out[room], len(data), room, 0))
+        buffer, room = out.for_input(len(data))
+        return int(compress(data, buffer, len(data), room, 0))
     return length
 
 
@@ -81,14 +88,12 @@ def _abds(lib: ctypes.CDLL) -> Callable[[bytes], int] | None:
     abd_free.argtypes = [ctypes.c_void_p]
     compress.restype = ctypes.c_size_t
     compress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int]
-    out: dict[int, ctypes.Array] = {}
+    out = _Out()
 
     def length(data: bytes) -> int:
-        room = _room(len(data))
-        if room not in out:
-            out[room] = ctypes.create_string_buffer(room)
+        buffer, room = out.for_input(len(data))
         src_buf = ctypes.create_string_buffer(data, len(data))  # our copy: the ABD never sees Python's bytes
-        src, dst = from_buf(src_buf, len(data)), from_buf(out[room], room)
+        src, dst = from_buf(src_buf, len(data)), from_buf(buffer, room)
         try:
             return int(compress(src, dst, len(data), room, 0))
         finally:
