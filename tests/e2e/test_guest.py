@@ -140,7 +140,6 @@ def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str,
     the fleet's guests when their gate is over (each once a session). tests/conftest.py starts them
     when collection ends, so that the host's own tests run beside them."""
     from tests.e2e.guest import fleet as fleet_guests
-    from tests.e2e.guest.fleet import boot_fleet
 
     todo = [s for s in SUITES if suites and s not in _STARTED]
     if todo or (fleet and "fleet" not in _STARTED):
@@ -151,7 +150,7 @@ def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str,
         for name in (n for n in todo if n not in AFTER):
             _STARTED[name] = pool.submit(run_inside, series_of(name), _tests_for(name), shares[name])
         if fleet and "fleet" not in _STARTED:
-            _STARTED["fleet"] = pool.submit(boot_fleet, _STARTED.get(FLEET_AFTER))
+            _STARTED["fleet"] = pool.submit(fleet_guests.boot_fleet, _STARTED.get(FLEET_AFTER))
         for name in (n for n in todo if n in AFTER):  # their gates read the futures above
             _STARTED[name] = pool.submit(_run_after, AFTER[name], name, shares[name], _STARTED,
                                          fleet_guests.FLEET_STOPPED, run_inside)
