@@ -2,8 +2,19 @@
 series, what its cache key follows, and which in-guest files each series runs
 (docs/test-guest.md#image-cache, #the-suite-inside)."""
 
+import tempfile
+
+import pytest
+
 from tests.e2e import test_guest
 from tests.e2e.guest import guest
+
+
+@pytest.fixture(autouse=True)
+def _shares_under_tmp_path(monkeypatch, tmp_path):
+    """start_guest_suites makes each boot's share with tempfile.mkdtemp: under this test's own
+    folder, not /tmp, where the fakes' shares would outlive the session."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
 def test_two_series_share_the_trixie_image_and_21_keeps_bookworm():
