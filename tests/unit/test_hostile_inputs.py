@@ -112,3 +112,49 @@ def test_validate_loo_is_bounded_with_a_clear_message(run_cli, tmp_path):
     r = run_cli("validate", str(path), "--loo")
     _one_line(r)
     assert f"at most {MAX_LOO_ROWS} rows" in r.stderr and "drop --loo" in r.stderr
+
+
+# --- issue 38: the new inputs, bounded (each case a one-line error, exit 2)
+
+SAVED = ('{"blocks":[[131072,131072,%s]],"read_as_is":[],"all_as_is":[],"compression":"off",'
+         '"recordsize_bytes":131072,"files":1,"directories":1,"pointers":0,"complete":true}')
+
+
+@pytest.mark.parametrize("text, message", [
+    (SAVED % "1e400", "the number '1e400' is too large for a double"),
+    (SAVED % ("1" + "0" * 400), "has 401 digits, more than 20"),
+    (SAVED % "NaN", "NaN is not a JSON number"),
+    (SAVED % "-1", "a blocks count = -1, not a whole number"),
+    (SAVED % "2.5", "a blocks count = 2.5, not a whole number"),
+    (SAVED % "true", "a blocks count = True, not a whole number"),
+    (SAVED.replace("[131072,131072,", "[1099511627776,131072,") % "1", "a blocks size = 1099511627776"),
+    (SAVED.replace('"recordsize_bytes":131072', '"recordsize_bytes":100000') % "1", "not a power of two"),
+    (SAVED % "9223372036854775807", "holds more than 2^64 bytes"),
+    ('{"a":' * 100_000 + "1" + "}" * 100_000, "nested more than 32 deep"),
+    ("[" * 100_000, "nested more than 32 deep"),
+    ("[[[[" * 10 + "]]]]" * 10, "nested more than 32 deep"),
+    ("[1]", "a JSON list, not an object"),
+])
+def test_a_saved_footprint_out_of_range_is_one_line(run_cli, tmp_path, text, message):
+    saved = tmp_path / "fp.json"
+    saved.write_text(text)
+    r = run_cli("plan", "6x4TB", "--data-from", str(saved), "--no-risk", "--no-speed")
+    _one_line(r)
+    assert message in r.stderr and "not the output of zfslab footprint --json" in r.stderr, r.stderr
+
+
+def test_a_saved_footprint_in_range_is_read(run_cli, tmp_path):
+    saved = tmp_path / "fp.json"
+    saved.write_text(SAVED % "1000")
+    r = run_cli("plan", "6x4TB", "--data-from", str(saved), "--no-risk", "--no-speed", "--json")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_the_bounded_json_reader():
+    from zfslab.model.json_input import JsonInputError, parse
+    assert parse('{"a": [1, 2.5, "x", null, true]}') == {"a": [1, 2.5, "x", None, True]}
+    assert parse("[" * 32 + "]" * 32) is not None
+    for text in ("[" * 33 + "]" * 33, "1e309", "-1e309", "Infinity", "-Infinity", "9" * 21, "-" + "9" * 21, "{",
+                 '{"a": ' * 5000 + "1" + "}" * 5000):
+        with pytest.raises(JsonInputError):
+            parse(text)

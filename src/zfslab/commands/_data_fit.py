@@ -53,7 +53,9 @@ def load(args) -> DataBlocks | None:
     if os.path.isdir(args.data_from):
         reading = argparse.Namespace(paths=[args.data_from], sample=None, seed=1)
         return footprint.read_data(reading, 128 * 1024, "lz4")[0]
-    return footprint.load_data(args.data_from)
+    from zfslab.commands._saved_footprint import load_saved
+
+    return load_saved(args.data_from)
 
 
 def fit(rows, data: DataBlocks, args) -> dict[str, DataFit]:
