@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import mpmath
 import numpy as np
 
 MAX_DOUBLE_SQUARINGS = 24  # each squaring may double the rounding error: 2^24 x 1e-16 ~ 2e-9
@@ -160,6 +159,7 @@ def _quasi_stationary(chain: Chain, hours: float) -> float:
 
 def _exp_entry_mp(step: np.ndarray, theta: float, squarings: int, target: int) -> float:
     """The same computation with enough decimal digits to absorb the doubling of each squaring."""
+    import mpmath  # deliberate lazy loading: a rare path, and 40 ms of every plan's start (issue 33)
     with mpmath.workdps(20 + int(squarings * 0.302) + 5):
         p = mpmath.matrix(step.tolist())
         t = mpmath.mpf(theta) / mpmath.mpf(2) ** squarings
