@@ -158,3 +158,17 @@ def test_the_bounded_json_reader():
                  '{"a": ' * 5000 + "1" + "}" * 5000):
         with pytest.raises(JsonInputError):
             parse(text)
+
+
+@pytest.mark.parametrize("name", ["zstd-" + "9" * 5000, "gzip-" + "9" * 4301, "zstd-²", "gzip-٣", "zstd-１", "zstd-100"])
+def test_a_compression_level_of_other_digits_or_thousands_of_them_is_refused(name):
+    from zfslab.errors import UsageError
+    from zfslab.system.footprint_reader import compressor
+    with pytest.raises(UsageError, match="give off, lz4, zstd, zstd-N"):
+        compressor(name)
+
+
+def test_a_compression_level_in_range_is_taken():
+    from zfslab.system.footprint_reader import compressor
+    assert compressor("zstd-19")(b"a" * 4096) < 4096 and compressor("gzip-1")(b"a" * 4096) < 4096
+    assert compressor("zstd-01") is not None

@@ -44,7 +44,9 @@ def compressor(name: str) -> Callable[[bytes], int] | None:
 
         return lambda data: LZ4_HEADER_BYTES + len(lz4.block.compress(data, mode="default", store_size=False))
     base, _, level_text = text.partition("-")
-    if base == "zstd" and (not level_text or level_text.isdigit() and 1 <= int(level_text) <= 19):
+    # ASCII digits, at most two: str.isdigit() takes '²' and 5,000 digits, which int() refuses
+    level_ok = not level_text or (len(level_text) <= 2 and level_text.isascii() and level_text.isdigit())
+    if base == "zstd" and level_ok and (not level_text or 1 <= int(level_text) <= 19):
         import zstandard
 
         level = int(level_text or ZSTD_DEFAULT_LEVEL)
@@ -59,7 +61,7 @@ def compressor(name: str) -> Callable[[bytes], int] | None:
                 contexts[len(data)] = zstandard.ZstdCompressor(compression_params=params)
             return ZSTD_HEADER_BYTES + len(contexts[len(data)].compress(data))
         return zstd_len
-    if base == "gzip" and (not level_text or level_text.isdigit() and 1 <= int(level_text) <= 9):
+    if base == "gzip" and level_ok and (not level_text or 1 <= int(level_text) <= 9):
         level = int(level_text or GZIP_DEFAULT_LEVEL)
         return lambda data: len(zlib.compress(data, level))
     raise UsageError(f"--compression {clip(name)}: give off, lz4, zstd, zstd-N (1-19), gzip or gzip-N (1-9)")
