@@ -172,3 +172,11 @@ def test_a_compression_level_in_range_is_taken():
     from zfslab.system.footprint_reader import compressor
     assert compressor("zstd-19")(b"a" * 4096) < 4096 and compressor("gzip-1")(b"a" * 4096) < 4096
     assert compressor("zstd-01") is not None
+
+
+@pytest.mark.parametrize("command", ["bench", "drill"])
+@pytest.mark.parametrize("disks", ["", ",", " , "])
+def test_hosts_with_an_empty_disk_list_is_refused_before_any_connection(run_cli, command, disks):
+    r = run_cli(command, "--hosts", "127.0.0.1:1", "--disks", disks, "--dry-run")
+    _one_line(r)
+    assert "--disks: name at least one disk" in r.stderr

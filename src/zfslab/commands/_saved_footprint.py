@@ -66,5 +66,6 @@ def load_saved(path: str) -> DataBlocks:
     if not isinstance(complete, bool):
         raise bad(f"complete = {clip(complete)}, not true or false")
     return DataBlocks(hist("blocks"), hist("read_as_is"), hist("all_as_is"), compression, recordsize,
-                      whole("files", field("files"), 0, MAX_COUNT), whole("directories", field("directories"), 0, MAX_COUNT),
+                      whole("files", field("files"), 0, MAX_COUNT),
+                      whole("directories", field("directories"), 0, MAX_COUNT),
                       whole("pointers", field("pointers"), 0, MAX_COUNT), complete)

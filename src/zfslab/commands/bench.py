@@ -166,7 +166,7 @@ def _fleet(args, hosts, options) -> int:
     """bench --hosts: the same disks on every host, the layouts split across them (commands/_fleet_bench.py)."""
     if args.json:
         raise UsageError("--json goes with a bench on this machine, not with --hosts")
-    devices = device_list(args.disks) if args.disks else []
+    devices = device_list(args.disks) if args.disks is not None else []   # --disks "": refused, as alone
     layouts, picks = _layouts(args, len(devices))
     if picks and args.dry_run:
         print("\n".join(_calibration_lines(picks, len(devices))))

@@ -195,7 +195,8 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
         raise UsageError("--pool and --read-only are for this machine's pools; drop --hosts, or drill with --disks")
     scenarios = _scenarios(args.scenarios)
     serials = host_serials(args.confirm_serials, [h.name for h in hosts])
-    disks = [*device_list(args.disks), *([args.spare_disk] if args.spare_disk else [])] if args.disks else []
+    disks = ([*device_list(args.disks), *([args.spare_disk] if args.spare_disk else [])]
+             if args.disks is not None else [])   # --disks "": refused, as on this machine
     transport = transport_from_args(args)
     try:
         found = fleet_drill(transport, hosts, disks, lambda h: _remote_argv(args, serials.get(h.name)),
