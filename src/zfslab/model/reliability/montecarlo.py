@@ -25,7 +25,8 @@ import numpy as np
 from zfslab.errors import ParamError
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.reliability.params import HOURS_PER_YEAR, RiskParams
-from zfslab.model.reliability.risk import MTTDL_CAVEAT, RiskResult, _spare_availability, _surviving_read_bytes
+from zfslab.model.reliability.risk import (MTTDL_CAVEAT, RiskResult, _spare_availability, _surviving_read_bytes,
+                                          _survivors_read, field_hits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +172,9 @@ class _VdevSimulator:
             self.spare_free_p = _spare_availability(layout, params.failure_rate_per_hour, params.replace_hours)
         self.release_hours = params.replace_hours + heal  # a used distributed spare comes back
         bits = _surviving_read_bytes(group, params, fill) * 8
-        self.read_errors = bits * params.ber_per_bit
+        self.read_errors = 0.0 if params.field else bits * params.ber_per_bit
+        # field model: latent-error episodes per hour since the last scrub on what a critical resilver reads
+        self.field_rate = (field_hits(_survivors_read(group), params, fill, 1.0)[0] if params.field else 0.0)
         self.scrub_hours = params.scrub_days * 24
         lam = life.mean_rate(max(params.years) * HOURS_PER_YEAR)
         repair = self.fast_hours if (self.spares or self.spare_free_p > 0.5) else self.slow_hours
@@ -232,6 +235,8 @@ class _VdevSimulator:
                 if len(failed) == p and p > 0:
                     live_lse = self.params.lse_per_hour * (t % self.scrub_hours) * (n - p) * self.params.fill
                     bad = rng.poisson(self.read_errors + live_lse)
+                    if self.field_rate:
+                        bad += self.params.lse_records_per_episode * rng.poisson(self.field_rate * (t % self.scrub_hours))
                     if bad:
                         if self.classic:
                             return t, math.exp(log_w), damage_time, damage_w, blocks

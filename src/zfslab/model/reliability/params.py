@@ -15,6 +15,13 @@ from zfslab.errors import ParamError
 HOURS_PER_YEAR = 8760.0
 DEFAULT_YEARS = (1.0, 5.0, 10.0)
 BLOCK_BYTES = 128 * 1024  # a bad sector costs one record: the default recordsize
+# Read errors (docs/reliability.md#field-error-model): `field` counts latent sector errors as field
+# studies saw them, cleared by scrubs; `datasheet` reads the BER bound literally, bit by bit, as RAID
+# calculators do. A bare RiskParams is the calculators' (datasheet); a disk class's and the command
+# line's default is the field.
+ERROR_MODELS = ("field", "datasheet")
+DEFAULT_ERROR_MODEL = "field"
+MAX_LSE_PER_YEAR = 365.0  # an episode a day on every disk: far past any study, still a number
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +62,9 @@ class RiskParams:
     detect_hours: float = 0.0  # ZED notices and starts a spare: part of the repair when a spare is used
     scrub_days: float = 30.0
     lse_per_hour: float = 0.0  # latent sector errors per drive-hour (off: BER stands for read errors)
+    error_model: str = "datasheet"
+    lse_episodes_per_year: float = 0.0  # field model: LSE episodes per drive-year (field_errors.py)
+    lse_records_per_episode: float = 2.0  # field model: 128 KiB records one episode damages
     block_bytes: int = BLOCK_BYTES
     parallel_repair: bool = True
     years: tuple[float, ...] = DEFAULT_YEARS
@@ -81,8 +91,20 @@ class RiskParams:
                 raise ParamError(name, f"{value:g}", "must be more than 0 MB/s")
         if not 0 < self.fill <= 1:
             raise ParamError("fill", f"{self.fill:g}", "the allocated fraction is above 0 and at most 1")
-        if self.scrub_days <= 0:
+        if not self.scrub_days > 0:  # written so that NaN fails too
             raise ParamError("scrub_days", f"{self.scrub_days:g}", "must be more than 0")
+        if self.scrub_days == math.inf:
+            raise ParamError("scrub_days", f"{self.scrub_days:g}", "the days between scrubs, a finite number")
+        if not 0 <= self.lse_per_hour < math.inf:
+            raise ParamError("lse_per_hour", f"{self.lse_per_hour:g}", "latent sector errors per drive-hour, 0 or more")
+        if self.error_model not in ERROR_MODELS:
+            raise ParamError("error_model", repr(self.error_model), f"use one of {', '.join(ERROR_MODELS)}")
+        if not 0 <= self.lse_episodes_per_year <= MAX_LSE_PER_YEAR:
+            raise ParamError("lse_episodes_per_year", f"{self.lse_episodes_per_year:g}",
+                             f"latent-error episodes per drive-year, 0 to {MAX_LSE_PER_YEAR:g} (e.g. 0.047)")
+        if not 1 <= self.lse_records_per_episode < math.inf:
+            raise ParamError("lse_records_per_episode", f"{self.lse_records_per_episode:g}",
+                             "records one latent-error episode damages, 1 or more")
         if not self.years or any(y <= 0 for y in self.years):
             raise ParamError("years", ",".join(f"{y:g}" for y in self.years), "give positive years, e.g. 1,5,10")
 
@@ -111,6 +133,10 @@ class RiskParams:
         """Time to rewrite a disk's allocated bytes at the resilver rate (dRAID: times its speed-up)."""
         return self.fill * self.disk_bytes / (self.healing_mb_s(mirror) * 1e6 * speedup) / 3600.0
 
+    @property
+    def field(self) -> bool:
+        return self.error_model == "field"
+
     def with_(self, **changes) -> "RiskParams":
         return replace(self, **changes)
 
@@ -120,5 +146,13 @@ def params_for_class(disk_class: str, disk_bytes: int, **overrides) -> RiskParam
     if disk_class not in DISK_CLASSES:
         raise ParamError("disk_class", repr(disk_class), f"use one of {', '.join(DISK_CLASSES)}")
     c = DISK_CLASSES[disk_class]
-    base = RiskParams(disk_bytes=disk_bytes, afr=c.afr, ber_per_bit=c.ber_per_bit, streaming_mb_s=c.streaming_mb_s)
+    base = RiskParams(disk_bytes=disk_bytes, afr=c.afr, ber_per_bit=c.ber_per_bit, streaming_mb_s=c.streaming_mb_s,
+                      **field_inputs(disk_class))
     return base.with_(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def field_inputs(disk_type: str, *, seeks: bool = True, error_model: str = DEFAULT_ERROR_MODEL) -> dict:
+    """The error model's RiskParams fields for a disk type: the field studies' LSE rate for its class."""
+    from zfslab.model.reliability.field_errors import RECORDS_PER_EPISODE, field_lse
+    return {"error_model": error_model, "lse_episodes_per_year": field_lse(disk_type, seeks=seeks).episodes_per_year,
+            "lse_records_per_episode": RECORDS_PER_EPISODE}

@@ -82,6 +82,18 @@ def _surviving_read_bytes(group: VdevGroup, params: RiskParams, fill: float) -> 
     return (group.width - group.parity) * per_disk
 
 
+def _survivors_read(group: VdevGroup) -> int:
+    """Disks whose data a resilver with no redundancy left reads: as _surviving_read_bytes() counts them."""
+    return group.draid_data if group.kind is VdevKind.DRAID else group.width - group.parity
+
+
+def field_hits(disks: float, params: RiskParams, fill: float, live_hours: float) -> tuple[float, float]:
+    """(latent-error episodes, bad records) a read of `disks` disks' `fill` meets when errors born in
+    the last `live_hours` are still unfound: the field model (docs/reliability.md#field-error-model)."""
+    episodes = disks * params.lse_episodes_per_year / HOURS_PER_YEAR * live_hours * fill
+    return episodes, episodes * params.lse_records_per_episode
+
+
 def _spare_availability(layout: Layout, lam: float, admin_hours: float) -> float:
     """P(a hot spare is free) from the spare stock chain: consumed at N*lam, each restocked after the admin delay."""
     spares = layout.hot_spares
@@ -166,27 +178,42 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         mttdl = markov.mean_time_to_loss(chain)
         p_v = [markov.loss_probability(chain, h) for h in hours]
         flux = m = 0.0
+        hits = None  # field model: error episodes met per critical episode (m is then the bad records)
         if g.parity == 0:
             # no redundancy, ever: each scrub reads all the allocated data, and every read error or
             # latent defect it meets is a damaged block (docs/reliability.md#no-redundancy)
             flux = 1.0 / (vp.scrub_days * 24)
-            m = g.width * vp.fill * vp.disk_bytes * 8 * vp.ber_per_bit
-            m += g.width * vp.lse_per_hour * vp.scrub_days * 24 * vp.fill
+            latent = g.width * vp.lse_per_hour * vp.scrub_days * 24 * vp.fill
+            if vp.field:
+                hits, m = field_hits(g.width, vp, vp.fill, vp.scrub_days * 24)
+            else:
+                m = g.width * vp.fill * vp.disk_bytes * 8 * vp.ber_per_bit
+            m += latent
         elif g.parity > 0:
             flux = _critical_flux(g, lam, mttr, vp.parallel_repair)
-            bits = _surviving_read_bytes(g, vp, 1.0 if classic else vp.fill) * 8
-            m = bits * vp.ber_per_bit
+            fill = 1.0 if classic else vp.fill
+            latent = 0.0
+            if vp.field:
+                # episodes born since the last scrub on the survivors' part read (docs/reliability.md#field-error-model)
+                hits, m = field_hits(_survivors_read(g), vp, fill, vp.scrub_days * 24 / 2)
+            else:
+                bits = _surviving_read_bytes(g, vp, fill) * 8
+                m = bits * vp.ber_per_bit
             if vp.lse_per_hour and not classic:
                 # live latent errors on the survivors' allocated parts (docs/reliability.md#latent-sector-errors)
-                m += (g.width - g.parity) * vp.lse_per_hour * vp.scrub_days * 24 / 2 * vp.fill
+                latent = (g.width - g.parity) * vp.lse_per_hour * vp.scrub_days * 24 / 2 * vp.fill
+                m += latent
+        if hits is not None:
+            hits += latent  # --lse-per-hour's defects are one record each
+        p_hit = -math.expm1(-(m if hits is None else hits))  # P(at least one bad record in the episode)
         if classic and g.parity > 0:
-            ure = -math.expm1(-m)  # P(at least one read error in the full-disk rebuild)
+            ure = p_hit  # P(at least one read error in the full-disk rebuild)
             extra_loss_rate += g.count * flux * ure
             rate = 1.0 / mttdl + flux * ure
             mttdl = 1.0 / rate if rate > 0 else math.inf
             p_v = [1.0 if p >= 1 else -math.expm1(math.log1p(-p) - flux * ure * h) for p, h in zip(p_v, hours)]
         else:
-            damage_rate += g.count * flux * -math.expm1(-m)
+            damage_rate += g.count * flux * p_hit
             bad_blocks_rate += g.count * flux * m
         vdevs.append(VdevRisk(prefix + g.token, g.count, mttr, mttdl, tuple(p_v), flux, m))
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
