@@ -24,6 +24,7 @@ DEFAULT_DISKS = "24x4TB"
 PARAM_FLAGS = {
     "afr_pct": "--afr", "mtbf_hours": "--mtbf-hours", "ber_per_bit": "--ber", "replace_hours": "--replace-hours",
     "resilver_mb_s": "--resilver-mbps", "fill": "--fill", "scrub_days": "--scrub-days", "years": "--years",
+    "error_model": "--error-model", "lse_episodes_per_year": "--lse-rate", "lse_per_hour": "--lse-per-hour",
     "weibull_shape": "--weibull-shape", "afr_by_age": "--afr-by-age", "model": "--model", "trials": "--trials",
     "disk_bytes": "disk size", "disk_class": "--disk-type", "disk_count": "disk count",
     # zfslab expand (model/expansion.py)
@@ -168,7 +169,15 @@ def add_risk_options(p: argparse.ArgumentParser) -> None:
     rate = p.add_mutually_exclusive_group()
     rate.add_argument("--afr", type=float_arg("--afr", 0.0001, 99.9), metavar="PCT", help="annual failure rate in %%")
     rate.add_argument("--mtbf-hours", type=float_arg("--mtbf-hours", 1, 1e12), metavar="H", help="MTBF in hours instead of an AFR")
-    p.add_argument("--ber", type=float_arg("--ber", 0, 1e-3), metavar="B", help="unrecoverable read errors per bit read")
+    p.add_argument("--error-model", choices=("field", "datasheet"), type=choice_arg(("field", "datasheet")),
+                   help="read errors as field studies count them, latent errors that scrubs clear (field, the "
+                        "default), or the datasheet's BER per bit read, as RAID calculators take it (datasheet; "
+                        "the default when --ber is given)")
+    p.add_argument("--ber", type=float_arg("--ber", 0, 1e-3), metavar="B",
+                   help="unrecoverable read errors per bit read (the datasheet model)")
+    p.add_argument("--lse-rate", type=float_arg("--lse-rate", 0, 365), metavar="R",
+                   help="latent-error episodes per disk-year (the field model; default: the disk type's, e.g. "
+                        "0.047 for hdd)")
     p.add_argument("--replace-hours", type=float_arg("--replace-hours", 0, 1e6), metavar="H",
                    help="hours from a failure until a new disk is in (default 48)")
     p.add_argument("--resilver-mbps", type=float_arg("--resilver-mbps", 0.001, 1e7), metavar="M",
@@ -282,13 +291,22 @@ def afr_by_age(text: str) -> tuple[float, ...]:
 
 def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tuple[float, ...] | None = None,
                 disk: DiskType | None = None) -> RiskParams:
+    from zfslab.model.reliability.params import field_inputs
     disk = disk or load_disk_type(args.disk_type)
+    error_model = getattr(args, "error_model", None) or ("datasheet" if args.ber is not None else "field")
+    if error_model == "field" and args.ber is not None:
+        raise UsageError(f"--ber {args.ber:g}: a datasheet rate; add --error-model datasheet to use it, or give the "
+                         "field model's --lse-rate")
+    if error_model == "datasheet" and getattr(args, "lse_rate", None) is not None:
+        raise UsageError(f"--lse-rate {args.lse_rate:g}: the field model's input; drop --error-model datasheet")
     base = RiskParams(disk_bytes=disk_bytes, afr=disk.afr, ber_per_bit=disk.ber_per_bit,
-                      streaming_mb_s=disk.streaming_mb_s)
+                      streaming_mb_s=disk.streaming_mb_s,
+                      **field_inputs(disk.name, seeks=disk.speed.rand_read_iops_qd1 < 1000, error_model=error_model))
     overrides = dict(
         afr=args.afr / 100 if args.afr is not None else None, mtbf_hours=args.mtbf_hours, ber_per_bit=args.ber,
         replace_hours=args.replace_hours, resilver_mb_s=args.resilver_mbps, fill=args.fill,
         scrub_days=args.scrub_days, lse_per_hour=args.lse_per_hour, years=horizons or years(args.years),
+        lse_episodes_per_year=getattr(args, "lse_rate", None),
         parallel_repair=args.repair == "parallel",
     )
     return base.with_(**{k: v for k, v in overrides.items() if v is not None})
@@ -309,7 +327,11 @@ def mttdl_text(hours: float | None) -> str:
 def failure_inputs_text(p: RiskParams) -> str:
     """How often disks fail and are replaced: the inputs plan's short footer names."""
     rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
-    return f"{rate}, BER {p.ber_per_bit:g}, replacement {p.replace_hours:g} h"
+    if p.field:  # docs/reliability.md#field-error-model
+        errors = f"latent errors {p.lse_episodes_per_year:.2g}/disk-year, scrub every {p.scrub_days:g} d"
+    else:
+        errors = f"BER {p.ber_per_bit:g}"
+    return f"{rate}, {errors}, replacement {p.replace_hours:g} h"
 
 
 def inputs_text(p: RiskParams) -> str:
