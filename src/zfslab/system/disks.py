@@ -4,7 +4,8 @@ A device is refused if it (or anything on it) holds a partition table, a filesys
 LVM / swap / ZFS signature, is mounted, is swap, is held by md/LVM/dm, cannot be opened
 exclusively (the kernel says someone has it), or simply does not read as empty: a header can
 be wiped while the data behind it stays, so pages of 4 KiB spread over the whole disk (one a MiB,
-up to 16,384) are read, and any non-zero byte means "holds data of unknown kind". A disk whose SMART
+up to 16,384) are read, every one of them, and any non-zero byte means "holds data of unknown
+kind"; a disk too slow to give them all within SAMPLE_DEADLINE_S is refused as unverified. A disk whose SMART
 history says it was used (system/smart.py) is refused too, even when every region reads zero.
 A /dev/disk/by-id name is resolved to its device first, so an alias of a busy disk is refused
 too. Every check reads only: lsblk, blkid -p, wipefs -n and smartctl -a never write.
@@ -35,10 +36,20 @@ from zfslab.system.runner import Runner
 # about 0.1 ms, 16,384 regions in under 2 s. Under qemu's software emulation the bytes cost too:
 # 2,049 pages of a 2 GiB test disk, not 256 MiB.
 SAMPLE_REGION_BYTES = 4 << 10  # one page: the smallest read O_DIRECT allows on any disk
-SAMPLE_SPACING_BYTES = 1 << 20  # up to 16 GiB, no unread MiB: an island of 1 MiB anywhere is read
+SAMPLE_SPACING_BYTES = 1 << 20  # a page a MiB: on a small disk an island of 1 MiB anywhere is read
 SAMPLE_REGIONS_MAX = 16384  # 64 MiB read (and zeroed by the wipe) at most, 1 GB apart on a 16 TB disk
-SAMPLE_BUDGET_S = 4.0  # what an HDD reads in a few seconds (~600 regions); a cut read says so
 _ALIGN = 4096  # O_DIRECT wants offsets and lengths aligned to the logical block size (<= 4 KiB)
+# The largest disk that still gets a page at every MiB: its last page is at most
+# (SAMPLE_REGIONS_MAX - 1) MiB in, so 16,383 MiB and 8 KiB less a byte (not 16 GiB: one page more
+# than the cap would be needed in the last MiB below 16 GiB, and the step grows past a MiB there).
+SAMPLE_DENSE_MAX_BYTES = (SAMPLE_REGIONS_MAX - 1) * SAMPLE_SPACING_BYTES + SAMPLE_REGION_BYTES + _ALIGN - 1
+# The planned sample is always read in full: a read cut short leaves islands unseen, and how
+# far it got would depend on the machine's load (issue 38: under TCG guests on 2 busy cores a
+# 4 s budget read 122-895 of 1,025 pages). The time limit is only for a disk too slow to trust:
+# a healthy HDD reads the largest plan (16,384 pages, about 7 ms each in a sorted sweep) in about
+# 2 minutes, and waking from standby adds some 10 s; a disk that cannot give them in 10 minutes
+# (37 ms a page) is failing or behind a bridge that stalls, and is refused as unverified.
+SAMPLE_DEADLINE_S = 600.0
 
 
 class DisksRefused(ZfslabError):
@@ -58,7 +69,8 @@ class BadDeviceList(ZfslabError):
 class Finding:
     """One reason a disk may not be wiped.
 
-    kind: partition-table | signature | zfs-label | mounted | swap | held | busy | content;
+    kind: partition-table | signature | zfs-label | mounted | swap | held | busy | content |
+    unverified (the sample could not be read in full) | history;
     detail: the partition table or signature type; pool_guid: the pool a ZFS label names.
     """
 
@@ -156,8 +168,8 @@ def sample_offsets(size_bytes: int) -> list[int]:
 @dataclass(frozen=True)
 class SamplePlan:
     """The sampled regions, and the order they are read in: passes, each a sweep in disk order,
-    the first pass a coarse grid and each next one halving the gaps. A read cut short by the
-    time budget has then still spread its reads over the whole disk."""
+    the first pass a coarse grid and each next one halving the gaps. Every region is read, but
+    data spread over a disk is met early, and the read stops at the first page that is not zero."""
 
     offsets: tuple[int, ...]  # in disk order
 
@@ -177,17 +189,19 @@ class SamplePlan:
 @dataclass(frozen=True)
 class SampleResult:
     """What the emptiness check read: regions read (of how many planned), how many hold a
-    non-zero byte (the read stops at the first: one is proof enough), where, and the seconds
-    it took."""
+    non-zero byte (the read stops at the first: one is proof enough), where, the seconds it
+    took and the seconds it was allowed."""
 
     sampled: int
     planned: int
     dirty: int
     first_dirty: int | None
     seconds: float
+    deadline_s: float = SAMPLE_DEADLINE_S
 
     @property
     def complete(self) -> bool:
+        """Read in full, or data found: either way the sample has decided."""
         return self.sampled == self.planned or self.dirty > 0
 
 
@@ -203,11 +217,13 @@ def _open(path: str, flags: int) -> tuple[int, bool]:
         return os.open(path, flags), False
 
 
-def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_BUDGET_S,
+def read_samples(path: str, *, exclusive: bool = True, deadline_s: float = SAMPLE_DEADLINE_S,
                  clock=time.monotonic) -> SampleResult:
-    """Read the sampled regions, pass by pass (SamplePlan.passes), until one is not zero, all
-    are read, or `budget_s` has passed. Raises OSError (EBUSY) when exclusive and the kernel
-    has the device claimed."""
+    """Read the sampled regions, pass by pass (SamplePlan.passes), until one is not zero or all
+    are read. `deadline_s` stops a disk too slow to trust (SAMPLE_DEADLINE_S): the result is then
+    incomplete, which sample_findings turns into a refusal, never into a note. A single read that
+    never returns is the kernel's to end (its command timeout and retries, then EIO: OSError).
+    Raises OSError (EBUSY) when exclusive and the kernel has the device claimed."""
     fd, direct = _open(path, os.O_RDONLY | (os.O_EXCL if exclusive else 0))
     buf = mmap.mmap(-1, SAMPLE_REGION_BYTES)  # page-aligned, as O_DIRECT needs
     zero = bytes(SAMPLE_REGION_BYTES)
@@ -218,8 +234,8 @@ def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_
         if not direct:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         for offset in (o for sweep in plan.passes() for o in sweep):
-            if read and clock() - t0 > budget_s:  # the sweeps done so far already span the disk
-                break
+            if read and clock() - t0 > deadline_s:
+                break  # too slow to trust: refused as unverified, whatever was read so far
             n = os.preadv(fd, [buf], offset)
             read += 1
             if buf[:n] != zero[:n]:
@@ -228,7 +244,7 @@ def read_samples(path: str, *, exclusive: bool = True, budget_s: float = SAMPLE_
     finally:
         os.close(fd)
         buf.close()
-    return SampleResult(read, len(plan.offsets), int(first is not None), first, clock() - t0)
+    return SampleResult(read, len(plan.offsets), int(first is not None), first, clock() - t0, deadline_s)
 
 
 def partitions(runner: Runner, disk: str) -> list[str]:
@@ -243,8 +259,8 @@ def udev_settle(runner: Runner) -> None:
 
 
 def zero_samples(path: str) -> None:
-    """Zero every region the emptiness check may read (zfslab's wipe, after its own pool is
-    gone), whatever a budget cut short: 4 KiB pages written through the page cache, then one
+    """Zero every region the emptiness check reads (zfslab's wipe, after its own pool is
+    gone): 4 KiB pages written through the page cache, then one
     fsync, so the kernel sends them in disk order and many at once (an HDD's queue sorts them)
     rather than one synchronous write per region. Opened exclusively: a device someone holds
     is never written."""
@@ -260,32 +276,31 @@ def zero_samples(path: str) -> None:
         os.close(fd)
 
 
-def content_finding(sample: SampleResult) -> list[Finding]:
-    """The finding a sample makes: data of unknown kind when any region read is not zero."""
-    if not sample.dirty:
-        return []
-    return [Finding("content", f"holds data of unknown kind: the sampled {SAMPLE_REGION_BYTES >> 10} KiB at byte "
-                               f"{sample.first_dirty:,} is not zero ({sample.sampled:,} of {sample.planned:,} "
-                               f"regions read)")]
+def sample_findings(sample: SampleResult) -> list[Finding]:
+    """The findings a sample makes: data of unknown kind when a region read is not zero; the
+    disk unverified when the deadline stopped the read before every planned page was read (an
+    island in an unread page would be overwritten: refused like data, never just noted)."""
+    if sample.dirty:
+        return [Finding("content", f"holds data of unknown kind: the sampled {SAMPLE_REGION_BYTES >> 10} KiB at "
+                                   f"byte {sample.first_dirty:,} is not zero ({sample.sampled:,} of "
+                                   f"{sample.planned:,} regions read)")]
+    if not sample.complete:
+        return [Finding("unverified", f"could not verify it holds no data: read {sample.sampled:,} of "
+                                      f"{sample.planned:,} planned pages in {sample.seconds:,.0f} s (the limit is "
+                                      f"{sample.deadline_s:,.0f} s; a disk this slow may be failing: check it "
+                                      f"with smartctl -a)")]
+    return []
 
 
-def sample_note(sample: SampleResult) -> str:
-    """What the inspection says of the sample when it is weaker than planned."""
-    if sample.complete:
-        return ""
-    return (f"read {sample.sampled:,} of the {sample.planned:,} sampled regions in the {SAMPLE_BUDGET_S:.0f} s "
-            f"budget (a slow disk): data between them would not be seen")
-
-
-def _content_findings(device: str) -> tuple[list[Finding], str]:
+def _content_findings(device: str) -> list[Finding]:
     try:
         sample = read_samples(device)
     except OSError as e:
         if e.errno == errno.EBUSY:
             return [Finding("busy", "is in use: the kernel refused an exclusive open (mounted, in an imported "
-                                    "pool, or held by md, LVM or device-mapper)")], ""
-        return [Finding("busy", f"cannot be read to check it is empty ({e.strerror})")], ""
-    return content_finding(sample), sample_note(sample)
+                                    "pool, or held by md, LVM or device-mapper)")]
+        return [Finding("busy", f"cannot be read to check it is empty ({e.strerror})")]
+    return sample_findings(sample)
 
 
 @dataclass(frozen=True)
@@ -378,12 +393,11 @@ def inspect_disk(given: str, runner: Runner | None = None) -> DiskInfo:
     swaps = _swaps()
     for node in [tree, *tree.get("children", [])]:
         findings += _node_findings(runner, node, tree, swaps)
-    content, note = _content_findings(device)
-    findings += content
+    findings += _content_findings(device)
     history = disk_history(runner, device)
     findings += history.findings
     unique = tuple({f.text: f for f in findings}.values())
-    notes = tuple(n for n in (note, history.note) if n)
+    notes = (history.note,) if history.note else ()
     return DiskInfo(given, device, size, (tree.get("serial") or "").strip(), (tree.get("model") or "").strip(),
                     str(tree.get("rota")) in ("1", "True", "true"), unique, notes)
 
@@ -401,10 +415,8 @@ def inspect_file(path: str, runner: Runner | None = None) -> DiskInfo:
                                     sig, guid))
         else:
             findings.append(Finding("signature", f"holds a {sig} signature", sig))
-    sample = read_samples(path, exclusive=False)
-    findings += content_finding(sample)
-    note = sample_note(sample)
-    return DiskInfo(path, path, size, "", "", False, tuple(findings), (note,) if note else ())
+    findings += sample_findings(read_samples(path, exclusive=False))
+    return DiskInfo(path, path, size, "", "", False, tuple(findings))
 
 
 def inspect_disks(given: list[str], runner: Runner | None = None) -> list[DiskInfo]:

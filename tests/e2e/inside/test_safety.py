@@ -110,7 +110,7 @@ def test_one_mib_of_data_between_the_old_samples_is_refused_by_bench_and_drill(z
     sample = read_samples(victim)
     print(f"sample of {victim}: {sample.sampled} of {sample.planned} regions of 4 KiB in {sample.seconds:.3f} s, "
           f"{sample.dirty} not zero")
-    # its region is read in the fourth sweep (the 7th read): found even if a loaded host cuts the read
+    # its region is read in the fourth sweep (the 7th read): found early, and the read ends there
     assert sample.dirty == 1 and 768 * MIB <= sample.first_dirty < 769 * MIB and sample.sampled <= 9
     for args in (["bench", "--disks", f"{clean},{victim}", "--layouts", "mirror:2", *QUICK],
                  ["drill", "--disks", f"{clean},{victim}", "--layout", "mirror:2", "--dry-run"]):
