@@ -3,6 +3,9 @@
 import hashlib
 import os
 import sqlite3
+import tempfile
+
+import pytest
 
 from tests.fleet_data import RunSpec, content, write_db
 from zfslab.store.merge import merge
@@ -127,3 +130,82 @@ def test_a_version_4_database_gains_the_columns_and_its_old_runs_merge(tmp_path)
     assert tuple(migrated.execute("SELECT uid, origin FROM runs").fetchone()) == (None, None)
     migrated.close()
     assert merge([old], out).runs_added == 0   # the same run, by its digest, before and after migrating
+
+
+# --- issue 38: inputs with a write-ahead log, an output folder that cannot be written, merge's own words
+
+def _listing(folder):
+    return {p: _sha(os.path.join(folder, p)) for p in sorted(os.listdir(folder))}
+
+
+def _with_log(tmp_path, name="live.sqlite"):
+    """A zfslab file whose newest run is committed to its -wal only (a bench killed, or running)."""
+    path = str(tmp_path / name)
+    write_db(path, [RunSpec("u1", "st01", "2026-11-01T10:00:00+00:00", M)])
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE measurements SET write_mb_s = 123.0")
+    return path, writer
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """tempfile's folder for this test alone: merge's private copies must be gone after it."""
+    folder = tmp_path / "private"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def test_a_wal_input_is_read_whole_and_nothing_appears_or_changes_beside_it(tmp_path, private_tmp, run_cli):
+    import shutil
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    live, writer = _with_log(inputs, "running.sqlite")   # a bench running: its -wal and -shm beside it
+    killed = str(inputs / "killed.sqlite")
+    shutil.copyfile(live, killed)
+    shutil.copyfile(live + "-wal", killed + "-wal")      # as a bench killed mid-run leaves it: a -wal, no -shm
+    before = _listing(inputs)
+    assert sorted(before) == ["killed.sqlite", "killed.sqlite-wal", "running.sqlite", "running.sqlite-shm",
+                              "running.sqlite-wal"]
+    out = str(tmp_path / "all.sqlite")
+    for path in (killed, live):
+        r = run_cli("merge", path, "-o", out)
+        assert r.exit_code == 0, r.stderr
+        # the rows only the log held are merged
+        assert {row[0] for row in sqlite3.connect(out).execute("SELECT write_mb_s FROM measurements")} == {123.0}
+        os.unlink(out)
+    # nothing created or changed beside the inputs, not even the -shm a mode=ro reader writes its marks to
+    assert _listing(inputs) == before
+    writer.close()
+    assert os.listdir(private_tmp) == []
+
+
+def test_an_output_folder_that_cannot_be_written_is_one_line(tmp_path, run_cli, monkeypatch):
+    a, _ = _two_hosts(tmp_path)
+
+    def refused(*args, **kwargs):   # as for a user without write permission on the folder (the suite runs as root)
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    r = run_cli("merge", a, "-o", str(tmp_path / "all.sqlite"))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "cannot be written (Permission denied); give -o a file in a folder you can write" in r.stderr
+
+
+def test_merges_refusals_name_its_own_options_not_db(tmp_path, run_cli):
+    foreign = str(tmp_path / "foreign.sqlite")
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    (tmp_path / "junk.sqlite").write_text("hello")
+    damaged, _ = _two_hosts(tmp_path)
+    conn = sqlite3.connect(damaged)
+    conn.execute("UPDATE measurements SET write_mb_s = -5")
+    conn.commit()
+    conn.close()
+    for args in ([foreign], [str(tmp_path / "junk.sqlite")], [damaged], [str(tmp_path / "nope.sqlite")],
+                 [str(tmp_path)]):
+        r = run_cli("merge", *args, "-o", str(tmp_path / "all.sqlite"))
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "--db" not in r.stderr and "give results files bench, drill or merge wrote" in r.stderr, r.stderr

@@ -1,9 +1,12 @@
 """`zfslab merge`: several hosts' results databases into one, with host provenance.
 
 Inputs are read through the safe readers (store/readback.py validates every row; schema.py's
-open_readonly refuses foreign or newer files and leaves no -wal/-shm beside them) and never
-written. A run or drill is one thing wherever it was copied: its uid (migration 5), or for rows
-from before it, a digest of what identifies it. Measurements of one run are the union over the
+open_readonly refuses foreign or newer files) and never written, nor anything beside them: an
+input with a write-ahead log beside it (a bench still running, or one killed) holds committed
+rows only in that -wal, and SQLite reads a -wal only through a -shm index it creates beside the
+file; so such an input is copied, file and log, into a private folder, the copy's log folded in
+there, and the copy read (docs/fleet.md#merge). A run or drill is one thing wherever it was
+copied: its uid (migration 5), or for rows from before it, a digest of what identifies it. Measurements of one run are the union over the
 copies (a copy taken mid-run holds fewer). The output is built whole in a temporary file, in an
 order fixed by the rows' content, then renamed over `-o`: merge(A, B) and merge(B, A) give the
 same rows with the same ids, and an existing output is one more input, so merging again changes
@@ -12,16 +15,21 @@ nothing (docs/fleet.md#merge).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
+import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError, shown
+from zfslab.errors import UsageError, ZfslabError, shown
 from zfslab.store.schema import atomic, connect, has_table, open_readonly
+
+COPY_ATTEMPTS = 5      # a file and its log copied again while a writer changes them under the copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,16 +60,104 @@ def _rows(conn: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
     return [dict(r) for r in conn.execute(sql, args)]
 
 
-def _check_inputs(paths: Sequence[str], output: str) -> list[str]:
+def _regular(path: str, what: str) -> os.stat_result:
+    """The file's status, or the reason it is no results file: missing, a folder, a FIFO, a device."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"merge: {what} {shown(path, 200)}: no such file; give results files bench, drill or "
+                         "merge wrote") from None
+    except OSError as e:
+        raise UsageError(f"merge: {what} {shown(path, 200)}: cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):   # a FIFO would block the copy, a device is not ours to read
+        raise UsageError(f"merge: {what} {shown(path, 200)}: not a regular file; give results files bench, drill "
+                         "or merge wrote")
+    return st
+
+
+def _copy_with_log(path: str, log: str, copy: str) -> str:
+    """path and its log (-wal, or a rollback -journal) copied to `copy` in a private folder, the log
+    replayed into the copy there. A writer may change both while they are copied: they are copied
+    again until neither file's size or time moved meanwhile."""
+    def marks() -> list[tuple[int, int]]:
+        return [(st.st_mtime_ns, st.st_size) for st in (_regular(path, "input"), _regular(path + log, "input"))]
+    for _ in range(COPY_ATTEMPTS):
+        before = marks()
+        shutil.copyfile(path + log, copy + log)   # the log first: a checkpoint meanwhile moves rows into the
+        shutil.copyfile(path, copy)                # file, which is copied after it, so none is lost
+        if marks() == before:
+            break
+    else:
+        raise UsageError(f"merge: {shown(path, 200)}: changed {COPY_ATTEMPTS} times while it was copied (a bench "
+                         "still writing it?); merge it when that run has finished")
+    if _head(copy) == b"SQLite format 3\x00":
+        try:   # our own copy: SQLite replays (or rolls back) the log into it, checksums refusing a torn one
+            conn = sqlite3.connect(copy, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = DELETE")
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass   # a damaged file: the reader says what it is, naming the input
+    for leftover in (copy + "-wal", copy + "-shm", copy + "-journal"):   # read below immutable, alone
+        if os.path.exists(leftover):
+            os.unlink(leftover)
+    return copy
+
+
+def _head(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(16)
+
+
+@contextlib.contextmanager
+def _readable(paths: Sequence[str], output: str) -> Iterator[dict[str, str]]:
+    """Each input (and an existing -o) -> the file to read for it: itself, or for one with a log
+    beside it, a private copy with the log replayed (the folder removed at the end)."""
+    private = None
+    try:
+        out: dict[str, str] = {}
+        for path in paths:
+            _regular(path, "-o" if path == output else "input")
+            log = next((s for s in ("-wal", "-journal") if os.path.lexists(path + s)), None)
+            if log is None:
+                out[path] = path
+                continue
+            private = private or tempfile.mkdtemp(prefix="zfslab-merge-read-")
+            out[path] = _copy_with_log(path, log, os.path.join(private, f"{len(out)}.sqlite"))
+        yield out
+    finally:
+        if private:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _input_error(e: ZfslabError, path: str, read: str, what: str = "") -> UsageError:
+    """A reader's error about `read` (the input, or its private copy) as merge's own, naming the
+    input: the readers' words name --db, an option merge does not have."""
+    from zfslab.store.readback import DamagedDatabase
+    from zfslab.store.schema import NotOurDatabase
+    if isinstance(e, (DamagedDatabase, NotOurDatabase)) and len(e.args) == 2:
+        detail = str(e.args[1])
+    else:
+        detail = str(e)
+        for prefix in (f"--db {shown(read, 200)}: ", f"{read}: "):
+            detail = detail.removeprefix(prefix)
+        detail = detail.split("; give --db", 1)[0].split("; `zfslab bench", 1)[0]
+    detail = detail.replace(read, path)
+    return UsageError(f"merge: {what}{shown(path, 200)}: {detail}; give results files bench, drill or merge wrote")
+
+
+def _check_inputs(paths: Sequence[str], output: str, readable: dict[str, str]) -> list[str]:
     from zfslab.store.readback import read_results
     out = []
     for path in paths:
-        if not os.path.exists(path):
-            raise UsageError(f"merge: {shown(path, 200)}: no such file; give results files bench or drill wrote")
         if os.path.exists(output) and os.path.samefile(path, output):
             raise UsageError(f"merge: -o {shown(output, 200)} is also an input, and merge never changes its inputs; "
                              "give -o a new file name")
-        read_results(path)   # every row vetted; refuses foreign, damaged or newer files
+        try:
+            read_results(readable[path])   # every row vetted; refuses foreign, damaged or newer files
+        except ZfslabError as e:
+            raise _input_error(e, path, readable[path]) from None
         if not any(os.path.samefile(path, seen) for seen in out):
             out.append(path)
     return out
@@ -127,50 +223,74 @@ def merge(inputs: Sequence[str], output: str, *,
         raise UsageError("merge: give at least one results file to merge")
     if not output or output.endswith(os.sep) or os.path.isdir(output):
         raise UsageError(f"merge: -o {shown(output, 200)!s}: give the merged file's name, e.g. -o all.sqlite")
-    paths = _check_inputs(inputs, output)
-    before_runs: set[str] = set()
-    before_drills: set[str] = set()
-    if os.path.exists(output):
-        from zfslab.store.readback import read_results
-        read_results(output)   # the output, too, is read as an input: vetted the same way
-        previous = _read_input(output)
-        before_runs, before_drills = set(previous["runs"]), set(previous["drills"])
-        paths = [output, *paths]
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise UsageError(f"merge: -o {shown(output, 200)}: the folder {shown(folder, 200)} does not exist")
+    existing = [output] if os.path.exists(output) else []
+    with _readable([*existing, *inputs], output) as readable:
+        paths = _check_inputs(inputs, output, readable)
+        before_runs: set[str] = set()
+        before_drills: set[str] = set()
+        if existing:
+            from zfslab.store.readback import read_results
+            try:
+                read_results(readable[output])   # the output, too, is read as an input: vetted the same way
+                previous = _read_input(readable[output])
+            except ZfslabError as e:
+                raise _input_error(e, output, readable[output], "-o ") from None
+            before_runs, before_drills = set(previous["runs"]), set(previous["drills"])
+            paths = [output, *paths]
 
-    runs: dict[str, list[dict]] = {}
-    drills: dict[str, list[dict]] = {}
-    pools: dict[str, dict] = {}
-    intents: dict[tuple, dict] = {}
-    for path in paths:
-        data = _read_input(path)
-        for ident, r in data["runs"].items():
-            runs.setdefault(ident, []).append(r)
-        for ident, d in data["drills"].items():
-            drills.setdefault(ident, []).append(d)
-        for p in data["pools"]:   # one pool, one GUID: the same row wherever copied, whatever its local run id
-            seen = pools.get(p["guid"])
-            if seen is None or _sort_key(dict(p, run_id=None)) < _sort_key(dict(seen, run_id=None)):
-                pools[p["guid"]] = p
-        for i in data["intents"]:   # one create, one row: its run (by identity), name, mark and layout
-            intents.setdefault((i["run_uid"] or "", i["purpose"], i["name"], i["mark"], i["layout"]), i)
+        runs: dict[str, list[dict]] = {}
+        drills: dict[str, list[dict]] = {}
+        pools: dict[str, dict] = {}
+        intents: dict[tuple, dict] = {}
+        for path in paths:
+            try:
+                data = _read_input(readable[path])
+            except ZfslabError as e:
+                raise _input_error(e, path, readable[path]) from None
+            for ident, r in data["runs"].items():
+                runs.setdefault(ident, []).append(r)
+            for ident, d in data["drills"].items():
+                drills.setdefault(ident, []).append(d)
+            for p in data["pools"]:   # one pool, one GUID: the same row wherever copied, whatever its local run id
+                seen = pools.get(p["guid"])
+                if seen is None or _sort_key(dict(p, run_id=None)) < _sort_key(dict(seen, run_id=None)):
+                    pools[p["guid"]] = p
+            for i in data["intents"]:   # one create, one row: its run (by identity), name, mark and layout
+                intents.setdefault((i["run_uid"] or "", i["purpose"], i["name"], i["mark"], i["layout"]), i)
+        return _write_output(output, folder, runs, drills, pools, intents, len(inputs), before_runs, before_drills,
+                             accept)
 
-    fd, tmp = tempfile.mkstemp(prefix=".zfslab-merge-", suffix=".sqlite", dir=folder)
+
+def _write_output(output, folder, runs, drills, pools, intents, inputs, before_runs, before_drills,
+                  accept) -> MergeSummary:
+    """The merged file built whole under a temporary name beside -o, then renamed over it."""
+    def unwritable(reason: str) -> UsageError:
+        return UsageError(f"merge: -o {shown(output, 200)}: cannot be written ({reason}); give -o a file in a "
+                          "folder you can write, with room for it")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".zfslab-merge-", suffix=".sqlite", dir=folder)
+    except OSError as e:   # a folder the user cannot write, a full or read-only file system
+        raise unwritable(e.strerror or str(e)) from None
     os.close(fd)
     os.unlink(tmp)   # connect() makes a zfslab database of a new name, not of someone's empty file
     try:
-        conn = connect(tmp)
         try:
-            summary = _write(conn, runs, drills, pools, intents, len(inputs), before_runs, before_drills, accept)
-            conn.execute("PRAGMA journal_mode = DELETE")   # one self-contained file, no -wal beside it
-        finally:
-            conn.close()
-        try:
+            conn = connect(tmp)
+            try:
+                summary = _write(conn, runs, drills, pools, intents, inputs, before_runs, before_drills, accept)
+                conn.execute("PRAGMA journal_mode = DELETE")   # one self-contained file, no -wal beside it
+            finally:
+                conn.close()
             os.replace(tmp, output)
         except OSError as e:
-            raise UsageError(f"merge: -o {shown(output, 200)}: cannot be written ({e.strerror})") from None
+            raise unwritable(e.strerror or str(e)) from None
+        except sqlite3.Error as e:   # "database or disk is full", "disk I/O error"
+            raise unwritable(str(e)) from None
+        except ZfslabError as e:   # connect()'s own refusal of the new file (no room to create it)
+            raise unwritable(str(e.args[-1]) if e.args else str(e)) from None
     finally:
         for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
             if os.path.exists(leftover):
