@@ -14,15 +14,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import least_squares
-from scipy.special import stdtrit
 
 from zfslab.model.layouts import Layout
+from zfslab.model.log_fit import FitError  # noqa: F401  (callers import it from here)
+from zfslab.model.log_fit import (LogParameters, Parameter, check_level, check_rates, jacobian, log_interval,
+                                  scatter_and_covariance, soft_l1)
 from zfslab.model.performance import DiskProfile, RandomIops, predict, random_iops, random_read_servers
-from zfslab.model.speed_fit import (ROBUST_SCALE, SCATTER, SCATTER_WEIGHT, FitError, FittedParameter, Parameter,
-                                    _jacobian, parameter_intervals)
 
 KiB = 1024
 BLOCK = 4 * KiB
@@ -78,8 +79,10 @@ class IopsInterval:
 
 
 @dataclass(frozen=True, slots=True)
-class IopsFit:
+class IopsFit(LogParameters):
     """Fitted log-parameters of the random path, their covariance and each metric's scatter."""
+
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = PARAMETERS
 
     log_values: tuple[float, ...]
     prior_values: tuple[float, ...]  # the prior medians used (the preset's figures where they come from it)
@@ -90,13 +93,6 @@ class IopsFit:
     streaming: DiskProfile  # the (fitted) streaming profile the random writes take their write-back rate from
     ashift: int
     recordsize: int
-
-    @property
-    def values(self) -> dict[str, float]:
-        return {name: math.exp(v) for name, v in zip(NAMES, self.log_values)}
-
-    def parameters(self, level: float = 0.9) -> list[FittedParameter]:
-        return parameter_intervals(PARAMETERS, self.log_values, self.covariance, self.fitted_metrics, level)
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` with the fitted random-path figures (disk IOPS, sync latency, host read path)."""
@@ -128,13 +124,7 @@ def _iops(x: np.ndarray, s: _Shape, recordsize: int) -> RandomIops:
 
 def check_iops_measurements(measurements: Sequence[IopsMeasurement]) -> None:
     """Raise FitError naming the first measurement no fit can use."""
-    if not measurements:
-        raise FitError("nothing to fit: give at least one measured random-I/O rate")
-    for m in measurements:
-        if m.metric not in METRICS:
-            raise FitError(f"{m.layout}: metric {m.metric!r}: use one of {', '.join(METRICS)}")
-        if isinstance(m.iops, bool) or not isinstance(m.iops, (int, float)) or not math.isfinite(m.iops) or m.iops <= 0:
-            raise FitError(f"{m.layout}: {m.metric} {m.iops!r} IOPS: a measured rate must be a finite number > 0")
+    check_rates([(m.layout, m.metric, m.iops) for m in measurements], METRICS, "IOPS", "measured random-I/O rate")
 
 
 def _priors(base: DiskProfile) -> np.ndarray:
@@ -171,10 +161,7 @@ def fit_iops(measurements: Sequence[IopsMeasurement], *, streaming: DiskProfile,
         return (x - prior) / _PRIOR_SD
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        r = (log_predictions(x) - observed) / SCATTER
-        c = ROBUST_SCALE  # soft-L1, as the streaming fit
-        r = np.sign(r) * np.sqrt(2 * c * c * (np.sqrt(1 + (r / c) ** 2) - 1))
-        return np.concatenate([r, prior_residuals(x)])
+        return np.concatenate([soft_l1(log_predictions(x) - observed), prior_residuals(x)])  # as the streaming fit
 
     best = None
     for x0 in _starts(prior, measurements, shapes):
@@ -183,19 +170,9 @@ def fit_iops(measurements: Sequence[IopsMeasurement], *, streaming: DiskProfile,
         if best is None or res.cost < best.cost - 1e-12:
             best = res
     x = best.x
-    g = _jacobian(log_predictions, x)
+    g = jacobian(log_predictions, x)
     prior_j = np.diag(1.0 / _PRIOR_SD)
-    r = log_predictions(x) - observed
-    info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
-    hat = np.einsum("ij,jk,ik->i", g / SCATTER, np.linalg.pinv(info0), g / SCATTER)
-    scatter, scatter_dof = {}, {}
-    for m in METRICS:
-        rows_m = metrics == m
-        dof = max(rows_m.sum() - hat[rows_m].sum(), 0.0) + SCATTER_WEIGHT
-        scatter[m] = math.sqrt((np.sum(r[rows_m] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
-        scatter_dof[m] = float(dof)
-    weights = np.array([1.0 / scatter[m] ** 2 for m in metrics])
-    cov = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
+    scatter, scatter_dof, cov = scatter_and_covariance(g, prior_j, log_predictions(x) - observed, metrics, METRICS)
     fitted = tuple(m for m in METRICS if m in set(metrics))
     return IopsFit(tuple(float(v) for v in x), tuple(float(math.exp(v)) for v in prior),
                    tuple(tuple(float(c) for c in row) for row in cov), scatter, scatter_dof, fitted, streaming,
@@ -218,8 +195,7 @@ def _starts(prior: np.ndarray, measurements: Sequence[IopsMeasurement], shapes: 
 
 def predict_iops_intervals(fit: IopsFit, layout: Layout, *, level: float = 0.9) -> dict[str, IopsInterval]:
     """The six random-I/O rates of `layout` under `fit`, each with its interval."""
-    if not 0 < level < 1:
-        raise ValueError(f"level(={level!r}) must be between 0 and 1")
+    check_level(level)
     shape = _shape(layout, fit.streaming, fit.recordsize, fit.ashift)
     x = np.array(fit.log_values)
 
@@ -228,12 +204,7 @@ def predict_iops_intervals(fit: IopsFit, layout: Layout, *, level: float = 0.9) 
         return np.log([getattr(r, _FIELD[m]) for m in METRICS])
 
     center = logs(x)
-    g = _jacobian(logs, x)
+    g = jacobian(logs, x)
     cov = np.array(fit.covariance)
-    out = {}
-    for k, m in enumerate(METRICS):
-        z = float(stdtrit(fit.scatter_dof[m], 0.5 + level / 2))
-        sd = math.sqrt(max(float(g[k] @ cov @ g[k]), 0.0) + fit.scatter[m] ** 2)
-        out[m] = IopsInterval(m, math.exp(center[k]), math.exp(center[k] - z * sd), math.exp(center[k] + z * sd),
-                              level)
-    return out
+    return {m: IopsInterval(m, *log_interval(center[k], g[k], cov, fit.scatter[m], fit.scatter_dof[m], level), level)
+            for k, m in enumerate(METRICS)}

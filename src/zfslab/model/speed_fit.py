@@ -16,39 +16,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from statistics import NormalDist
+from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import least_squares
-from scipy.special import stdtrit  # Student's t quantile without importing scipy.stats (0.5 s)
 
-from zfslab.errors import DatasetError
 from zfslab.model.layouts import Layout
+from zfslab.model.log_fit import FitError, FittedParameter  # noqa: F401  (callers import them from here)
+from zfslab.model.log_fit import (LogParameters, Parameter, check_level, check_rates, jacobian, log_interval,
+                                  scatter_and_covariance, soft_l1)
 from zfslab.model.performance import (DiskProfile, HostLimits, LayoutShape, Streaming, layout_shape,
                                       parity_ceiling_mb_s, streaming_mb_s)
 
 KiB = 1024
 METRICS = ("write", "rewrite", "read")
-SCATTER = 0.10  # log-units: what one measurement of a pool is assumed to scatter by before the fit
-ROBUST_SCALE = 1.5  # in SCATTER units: beyond ~15 % a row pulls linearly (soft-L1)
-SCATTER_WEIGHT = 2.0  # pseudo-rows of SCATTER pooled with each metric's own residuals
-
-
-class FitError(DatasetError):
-    """Measurements the speed model cannot be fitted on: too few, or not finite and positive."""
-
-
-@dataclass(frozen=True, slots=True)
-class Parameter:
-    """One model parameter: unit in its name, a log-normal prior with its source, hard bounds."""
-
-    name: str
-    metric: str  # the measured column that pins it
-    prior: float  # prior median (disk_rewrite_mb_s: relative to the disk's read and write, see below)
-    prior_log_sd: float
-    low: float
-    high: float
-    source: str
 
 
 PARAMETERS = (
@@ -88,34 +69,6 @@ class Measurement:
 
 
 @dataclass(frozen=True, slots=True)
-class FittedParameter:
-    name: str
-    value: float
-    low: float  # the interval at the fit's level
-    high: float
-    pinned_by: str  # "data" when the measurements at least halve the prior's spread, "prior", or "fixed"
-    source: str  # the prior's source
-
-
-def parameter_intervals(parameters: Sequence[Parameter], log_values: Sequence[float],
-                        covariance: Sequence[Sequence[float]], fitted_metrics: Sequence[str],
-                        level: float) -> list[FittedParameter]:
-    """Each fitted parameter with its interval (normal in log space, clipped to its bounds) and
-    what pins it: the data (its sd under half its prior's), its prior, or nothing (held fixed)."""
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    out = []
-    for i, p in enumerate(parameters):
-        sd = math.sqrt(max(covariance[i][i], 0.0))
-        x = log_values[i]
-        pinned = "data" if p.metric in fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
-        if sd == 0.0:
-            pinned = "fixed"
-        low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
-        out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
 class Interval:
     """A predicted MB/s and the interval a new measurement should fall in."""
 
@@ -127,8 +80,10 @@ class Interval:
 
 
 @dataclass(frozen=True, slots=True)
-class SpeedFit:
+class SpeedFit(LogParameters):
     """Fitted log-parameters, their covariance and each metric's scatter (log units)."""
+
+    PARAMETERS: ClassVar[tuple[Parameter, ...]] = PARAMETERS
 
     log_values: tuple[float, ...]
     covariance: tuple[tuple[float, ...], ...]
@@ -138,14 +93,6 @@ class SpeedFit:
     ashift: int
     recordsize: int
     host: HostLimits  # the fixed host facts (parity ceiling); fitted fields are overwritten
-
-    @property
-    def values(self) -> dict[str, float]:
-        return {name: math.exp(v) for name, v in zip(NAMES, self.log_values)}
-
-    def parameters(self, level: float = 0.9) -> list[FittedParameter]:
-        """Each parameter with its interval and whether the data or the prior pins it."""
-        return parameter_intervals(PARAMETERS, self.log_values, self.covariance, self.fitted_metrics, level)
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` (for its IOPS and latencies) with the fitted streaming rates and host."""
@@ -199,20 +146,7 @@ class _Problem:
         return self.log_predictions(x) - np.array([y for _, _, y in self.rows])
 
     def robust_residuals(self, x: np.ndarray) -> np.ndarray:
-        r = self.data_residuals(x) / SCATTER
-        c = ROBUST_SCALE  # soft-L1: rho(r) = 2 c^2 (sqrt(1 + (r/c)^2) - 1), as a residual
-        r = np.sign(r) * np.sqrt(2 * c * c * (np.sqrt(1 + (r / c) ** 2) - 1))
-        return np.concatenate([r, _prior_residuals(x)])
-
-
-def _jacobian(fun, x: np.ndarray, step: float = 1e-5) -> np.ndarray:
-    """Central differences in log space (the model has kinks; a small step sees one side)."""
-    cols = []
-    for i in range(len(x)):
-        e = np.zeros_like(x)
-        e[i] = step
-        cols.append((fun(x + e) - fun(x - e)) / (2 * step))
-    return np.array(cols).T
+        return np.concatenate([soft_l1(self.data_residuals(x)), _prior_residuals(x)])
 
 
 def _starts(problem: _Problem, measurements: Sequence[Measurement]) -> list[np.ndarray]:
@@ -235,13 +169,7 @@ def _starts(problem: _Problem, measurements: Sequence[Measurement]) -> list[np.n
 
 def check_measurements(measurements: Sequence[Measurement]) -> None:
     """Raise FitError naming the first measurement no fit can use."""
-    if not measurements:
-        raise FitError("nothing to fit: give at least one measured pool")
-    for m in measurements:
-        if m.metric not in METRICS:
-            raise FitError(f"{m.layout}: metric {m.metric!r}: use one of {', '.join(METRICS)}")
-        if isinstance(m.mb_s, bool) or not isinstance(m.mb_s, (int, float)) or not math.isfinite(m.mb_s) or m.mb_s <= 0:
-            raise FitError(f"{m.layout}: {m.metric} {m.mb_s!r} MB/s: a measured rate must be a finite number > 0")
+    check_rates([(m.layout, m.metric, m.mb_s) for m in measurements], METRICS, "MB/s", "measured pool")
 
 
 def _check_fixed(fixed: dict[str, float]) -> None:
@@ -290,22 +218,12 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
         if best is None or res.cost < best.cost - 1e-12:
             best = res
     x = full(best.x)
-    # each metric's scatter: its residuals over the rows the fit could not absorb, pooled with SCATTER
-    g = _jacobian(lambda z: problem.log_predictions(full(z)), best.x)
-    prior_j = _jacobian(lambda z: _prior_residuals(full(z))[free], best.x)
-    metrics = np.array(problem.metrics)
-    r = problem.data_residuals(x)
-    info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
-    hat = np.einsum("ij,jk,ik->i", g / SCATTER, np.linalg.pinv(info0), g / SCATTER)
-    scatter, scatter_dof = {}, {}
-    for m in METRICS:
-        rows = metrics == m
-        dof = max(rows.sum() - hat[rows].sum(), 0.0) + SCATTER_WEIGHT
-        scatter[m] = math.sqrt((np.sum(r[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
-        scatter_dof[m] = float(dof)
-    weights = np.array([1.0 / scatter[m] ** 2 for m in problem.metrics])
+    g = jacobian(lambda z: problem.log_predictions(full(z)), best.x)
+    prior_j = jacobian(lambda z: _prior_residuals(full(z))[free], best.x)
+    scatter, scatter_dof, cov_free = scatter_and_covariance(g, prior_j, problem.data_residuals(x), problem.metrics,
+                                                            METRICS)
     cov = np.zeros((len(NAMES), len(NAMES)))
-    cov[np.ix_(free, free)] = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
+    cov[np.ix_(free, free)] = cov_free
     fitted = tuple(m for m in METRICS if m in set(problem.metrics))
     return SpeedFit(tuple(float(v) for v in x), tuple(tuple(float(c) for c in row) for row in cov), scatter,
                     scatter_dof, fitted, ashift, recordsize, host)
@@ -313,8 +231,7 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
 
 def predict_intervals(fit: SpeedFit, layout: Layout, *, level: float = 0.9) -> dict[str, Interval]:
     """Streaming write, rewrite and read of `layout` under `fit`, each with its interval."""
-    if not 0 < level < 1:
-        raise ValueError(f"level(={level!r}) must be between 0 and 1")
+    check_level(level)
     shape = layout_shape(layout, fit.recordsize, fit.ashift)
     ceiling = parity_ceiling_mb_s(layout, fit.host, fit.recordsize, fit.ashift)
     x = np.array(fit.log_values)
@@ -324,11 +241,7 @@ def predict_intervals(fit: SpeedFit, layout: Layout, *, level: float = 0.9) -> d
         return np.log([s.write_mb_s, s.rewrite_mb_s, s.read_mb_s])
 
     center = logs(x)
-    g = _jacobian(logs, x)
+    g = jacobian(logs, x)
     cov = np.array(fit.covariance)
-    out = {}
-    for k, m in enumerate(METRICS):
-        z = float(stdtrit(fit.scatter_dof[m], 0.5 + level / 2))
-        sd = math.sqrt(max(float(g[k] @ cov @ g[k]), 0.0) + fit.scatter[m] ** 2)
-        out[m] = Interval(m, math.exp(center[k]), math.exp(center[k] - z * sd), math.exp(center[k] + z * sd), level)
-    return out
+    return {m: Interval(m, *log_interval(center[k], g[k], cov, fit.scatter[m], fit.scatter_dof[m], level), level)
+            for k, m in enumerate(METRICS)}

@@ -1,0 +1,147 @@
+"""What the streaming fit (speed_fit.py) and the random-path fit (iops_fit.py) share: the check of
+measured rates, the soft-L1 loss, the Jacobian, each metric's scatter with the covariance it
+implies, and a prediction's Student-t interval in log space (docs/speed.md#fitting).
+
+Both fits work on logarithms of rates against a model of few physical parameters; one piece of
+code here keeps their statistics the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+from scipy.special import stdtrit  # Student's t quantile without importing scipy.stats (0.5 s)
+
+from zfslab.errors import DatasetError
+
+SCATTER = 0.10  # log-units: what one measurement of a pool is assumed to scatter by before the fit
+ROBUST_SCALE = 1.5  # in SCATTER units: beyond ~15 % a row pulls linearly (soft-L1)
+SCATTER_WEIGHT = 2.0  # pseudo-rows of SCATTER pooled with each metric's own residuals
+
+
+class FitError(DatasetError):
+    """Measurements a speed model cannot be fitted on: too few, or not finite and positive."""
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One model parameter: unit in its name, a log-normal prior with its source, hard bounds."""
+
+    name: str
+    metric: str  # the measured column that pins it
+    prior: float  # prior median (speed_fit's disk_rewrite_mb_s: relative to the disk's read and write)
+    prior_log_sd: float
+    low: float
+    high: float
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class FittedParameter:
+    name: str
+    value: float
+    low: float  # the interval at the fit's level
+    high: float
+    pinned_by: str  # "data" when the measurements at least halve the prior's spread, "prior", or "fixed"
+    source: str  # the prior's source
+
+
+def parameter_intervals(parameters: Sequence[Parameter], log_values: Sequence[float],
+                        covariance: Sequence[Sequence[float]], fitted_metrics: Sequence[str],
+                        level: float) -> list[FittedParameter]:
+    """Each fitted parameter with its interval (normal in log space, clipped to its bounds) and
+    what pins it: the data (its sd under half its prior's), its prior, or nothing (held fixed)."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    out = []
+    for i, p in enumerate(parameters):
+        sd = math.sqrt(max(covariance[i][i], 0.0))
+        x = log_values[i]
+        pinned = "data" if p.metric in fitted_metrics and sd < 0.5 * p.prior_log_sd else "prior"
+        if sd == 0.0:
+            pinned = "fixed"
+        low, high = max(math.exp(x - z * sd), p.low), min(math.exp(x + z * sd), p.high)
+        out.append(FittedParameter(p.name, math.exp(x), low, high, pinned, p.source))
+    return out
+
+
+class LogParameters:
+    """What a fit's frozen dataclass (log_values, covariance, fitted_metrics) gives its callers;
+    the subclass names its PARAMETERS."""
+
+    __slots__ = ()
+    PARAMETERS: tuple[Parameter, ...]
+
+    @property
+    def values(self) -> dict[str, float]:
+        return {p.name: math.exp(v) for p, v in zip(self.PARAMETERS, self.log_values)}
+
+    def parameters(self, level: float = 0.9) -> list[FittedParameter]:
+        """Each parameter with its interval and whether the data or the prior pins it."""
+        return parameter_intervals(self.PARAMETERS, self.log_values, self.covariance, self.fitted_metrics, level)
+
+
+def check_rates(rows: Sequence[tuple[object, str, object]], metrics: Sequence[str], unit: str, what: str) -> None:
+    """Raise FitError naming the first (layout, metric, rate) no fit can use; `what` is what an
+    empty list lacks."""
+    if not rows:
+        raise FitError(f"nothing to fit: give at least one {what}")
+    for layout, metric, rate in rows:
+        if metric not in metrics:
+            raise FitError(f"{layout}: metric {metric!r}: use one of {', '.join(metrics)}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
+            raise FitError(f"{layout}: {metric} {rate!r} {unit}: a measured rate must be a finite number > 0")
+
+
+def soft_l1(r: np.ndarray) -> np.ndarray:
+    """Log residuals as soft-L1 residuals in SCATTER units: rho(r) = 2 c^2 (sqrt(1 + (r/c)^2) - 1)."""
+    r = r / SCATTER
+    c = ROBUST_SCALE
+    return np.sign(r) * np.sqrt(2 * c * c * (np.sqrt(1 + (r / c) ** 2) - 1))
+
+
+def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float = 1e-5) -> np.ndarray:
+    """Central differences in log space (the models have kinks; a small step sees one side)."""
+    cols = []
+    for i in range(len(x)):
+        e = np.zeros_like(x)
+        e[i] = step
+        cols.append((fun(x + e) - fun(x - e)) / (2 * step))
+    return np.array(cols).T
+
+
+def scatter_and_covariance(g: np.ndarray, prior_j: np.ndarray, residuals: np.ndarray, row_metrics: Sequence[str],
+                           metrics: Sequence[str]) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
+    """Each metric's scatter (its residuals over the rows the fit could not absorb, pooled with
+    SCATTER), the degrees of freedom behind it, and the parameters' covariance it implies.
+
+    g: the log predictions' Jacobian (rows x free parameters); prior_j: the prior terms'."""
+    row_metrics = np.array(row_metrics)
+    info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
+    hat = np.einsum("ij,jk,ik->i", g / SCATTER, np.linalg.pinv(info0), g / SCATTER)
+    scatter, scatter_dof = {}, {}
+    for m in metrics:
+        rows = row_metrics == m
+        dof = max(rows.sum() - hat[rows].sum(), 0.0) + SCATTER_WEIGHT
+        scatter[m] = math.sqrt((np.sum(residuals[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
+        scatter_dof[m] = float(dof)
+    weights = np.array([1.0 / scatter[m] ** 2 for m in row_metrics])
+    cov = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
+    return scatter, scatter_dof, cov
+
+
+def check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"level(={level!r}) must be between 0 and 1")
+
+
+def log_interval(center: float, gradient: np.ndarray, covariance: np.ndarray, scatter: float, dof: float,
+                 level: float) -> tuple[float, float, float]:
+    """A prediction and the interval a new measurement should fall in: the parameters' covariance
+    carried through the model (delta method) plus the metric's scatter, Student's t for its dof."""
+    z = float(stdtrit(dof, 0.5 + level / 2))
+    sd = math.sqrt(max(float(gradient @ covariance @ gradient), 0.0) + scatter**2)
+    return math.exp(center), math.exp(center - z * sd), math.exp(center + z * sd)
