@@ -37,7 +37,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+EXIT_CODES_POINTER = "exit codes: the table at the end of zfslab --help"
+
+
+class _Commands:
+    """The `sub` a command module's add_parser(sub) declares its parser on: it adds the line
+    `zfslab --help` shows from the registry, so the module need not repeat it."""
+
+    def __init__(self, sub, help: str) -> None:
+        self._sub, self._help = sub, help
+
+    def add_parser(self, name: str, **kwargs):
+        kwargs.setdefault("help", self._help)
+        return self._sub.add_parser(name, **kwargs)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (for docs and tests) or, given the command a command line
+    runs, of that one alone: the others are listed from the registry (name and help) without
+    importing their modules. "" loads none (zfslab --help, --version, an unknown command)."""
     from zfslab.commands import COMMANDS
 
     parser = _Parser(prog="zfslab", description="Compare ZFS pool layouts on speed, space and safety.",
@@ -45,11 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"zfslab {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in COMMANDS:
-        command.add_parser(sub)
-    for command_parser in {id(p): p for p in sub.choices.values()}.values():  # every command's --help ends with them
-        command_parser.epilog = "\n".join(filter(None, (command_parser.epilog, exit_codes_text())))
+    for entry in COMMANDS:
+        if command is None or command == entry.name:
+            entry.load().add_parser(_Commands(sub, entry.help))
+            command_parser = sub.choices[entry.name]
+            # the full table once, in zfslab --help; each command points to it
+            command_parser.epilog = "\n".join(filter(None, (command_parser.epilog, EXIT_CODES_POINTER)))
+        else:
+            sub.add_parser(entry.name, help=entry.help, add_help=False)
     return parser
+
+
+def command_of(args: Sequence[str]) -> str:
+    """The command a command line names (its first word that is no option), or "" for none."""
+    from zfslab.commands import BY_NAME
+    for arg in args:
+        if arg == "--":
+            continue
+        if not arg.startswith("-"):
+            return arg if arg in BY_NAME else ""
+    return ""
 
 
 def _sigterm_interrupts():
@@ -70,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = [a for a in args_list if a != "--debug"]
     previous = _sigterm_interrupts()
     try:
-        parser = build_parser()
+        parser = build_parser(command_of(args_list))
         args = parser.parse_args(args_list)
         if args.command is None:
             parser.print_help()

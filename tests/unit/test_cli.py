@@ -301,3 +301,53 @@ def test_plan_footer_lists_only_the_reasons_some_layout_has(run_cli):
     r = run_cli("plan", "24x4TB")
     footer = r.stdout.split("◆ worth considering.")[1].split("(--all shows them)")[0]
     assert " 0 " not in footer.replace("\n", " ") and "more layouts:" in footer
+
+
+HEAVY = ("numpy", "scipy", "matplotlib", "mpmath", "lz4", "zstandard", "rich")
+
+
+def _modules_after(*argv: str) -> set[str]:
+    """The modules a fresh Python holds after zfslab's main ran argv (stdout thrown away)."""
+    code = ("import contextlib, io, sys\nfrom zfslab.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(sys.argv[1:])\n    except SystemExit:\n        pass\n"
+            "print('\\n'.join(sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    return set(out.stderr.split())
+
+
+def _top(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+@pytest.mark.parametrize("argv", [("--version",), ("--help",), ()])
+def test_the_start_imports_no_command_module_and_no_heavy_library(argv):
+    """zfslab --version and --help parse with the registry alone (issue 33: they imported every
+    command module and numpy, scipy and matplotlib with them, 28x a bare Python start)."""
+    modules = _modules_after(*argv)
+    assert not _top(modules) & set(HEAVY), sorted(_top(modules) & set(HEAVY))
+    assert not {m for m in modules if m.startswith(("zfslab.commands.", "zfslab.model", "zfslab.report"))}
+
+
+def test_a_command_imports_its_own_module_only():
+    modules = _modules_after("capacity", "--help")
+    commands = {m for m in modules if m.startswith("zfslab.commands.") and not m.startswith("zfslab.commands._")}
+    assert commands == {"zfslab.commands.capacity"}
+
+
+def test_plan_imports_no_library_it_does_not_use():
+    """plan 24x4TB computes with numpy; charts, fits, compressors and the store stay out."""
+    modules = _modules_after("plan", "24x4TB")
+    assert "numpy" in modules  # the Markov chains: the test sees what plan imports
+    assert not _top(modules) & {"scipy", "matplotlib", "mpmath", "lz4", "zstandard", "sqlite3"}, \
+        sorted(_top(modules) & {"scipy", "matplotlib", "mpmath", "lz4", "zstandard", "sqlite3"})
+
+
+def test_every_registered_command_is_listed_by_zfslab_help(capsys):
+    from zfslab.cli import main
+    from zfslab.commands import COMMANDS
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for command in COMMANDS:
+        assert f"    {command.name}" in text and command.help.split()[0] in text, command.name

@@ -8,12 +8,15 @@ import argparse
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from zfslab.errors import UsageError, clip
-from zfslab.model.footprint import Compression, DataBlocks, data_footprint
 from zfslab.model.layout_grammar import parse_layout
+
+if TYPE_CHECKING:
+    from zfslab.model.footprint import DataBlocks
 
 
 def add_data_options(p: argparse.ArgumentParser) -> None:
@@ -60,6 +63,7 @@ def load(args) -> DataBlocks | None:
 
 def fit(rows, data: DataBlocks, args) -> dict[str, DataFit]:
     """Per plan row's layout: the data's USED (data blocks and estimated metadata) and the fit."""
+    from zfslab.model.footprint import Compression, data_footprint  # deliberate lazy loading: only with --data-from
     growth = _grow(args.grow)
     version = re.match(r"\s*([0-9]+)\.([0-9]+)", args.zfs_version)
     floors = not version or (int(version.group(1)), int(version.group(2))) >= (2, 3)

@@ -34,7 +34,7 @@ FLEET_EXITS = ("with --hosts: 2 a host refused at preflight (nothing started); 1
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("bench", epilog=f"example: {EXAMPLE}\nexample: {FLEET_EXAMPLE}\n{FLEET_EXITS}", help="build each layout on your disks, run fio, store every result",
+    p = sub.add_parser("bench", epilog=f"example: {EXAMPLE}\nexample: {FLEET_EXAMPLE}\n{FLEET_EXITS}",
                        description="For each layout: create the pool on the given disks, run the suite, repeat, "
                                    "destroy, next. Refuses disks that hold data unless --wipe and their serial "
                                    "numbers are given. Results go to SQLite, one transaction per measurement; the "
@@ -72,7 +72,7 @@ def add_parser(sub) -> None:
 
 def _layouts(args, disks: int) -> tuple[list[Layout], list]:
     """The layouts to run and, for --layouts calibration, the CalibrationPicks that chose them."""
-    from zfslab.system.bench import check_bench_layouts
+    from zfslab.system.bench_plan import check_bench_layouts
 
     picks = []
     if args.layouts and args.layouts.strip() == "calibration":
@@ -100,7 +100,7 @@ def _calibration_lines(picks, disks: int) -> list[str]:
 
 
 def _options(args):
-    from zfslab.system.bench import BenchOptions
+    from zfslab.system.bench_plan import BenchOptions
     from zfslab.system.suites import DEFAULTS, suite_tests
 
     parse_blocksize(args.recordsize)
@@ -149,17 +149,23 @@ def run(args: argparse.Namespace) -> int:
     return _run(args, runner, request, prior, infos, sandbox_bytes)
 
 
-def _as_after_own_pool(runner, prior, infos):
-    """A resumed run first destroys its own leftover pool (imported, e.g. at boot from zpool.cache),
-    known by its recorded GUID or, for a kill before that record, by the create's intent: its dry
-    run sees the disks, and the GUIDs, as its gate will (a fleet's --resume prechecks with it)."""
+def _as_after_own_pool(runner, prior, infos, *, run: bool = False):
+    """A resumed run's plan first destroys its own leftover pool (imported, e.g. at boot from
+    zpool.cache), known by its recorded GUID or, for a kill before that record, by the create's
+    intent: the run's gate and its dry run see the disks, and the GUIDs, as after that step (a
+    fleet's --resume prechecks with the dry run). Also returns that pool, for the plan. The run
+    refuses another pool of that name (own_leftover); its dry run says what the gate would."""
     from zfslab.system.bench_plan import MARK, POOL
-    from zfslab.system.pool_safety import as_after_own_pool
+    from zfslab.system.pool_safety import as_after_own_pool, own_leftover
     from zfslab.system.zfs import ZfsCli
-    if not (prior.guids or prior.intents) or runner.which("zpool") is None:
-        return prior, infos
-    infos, guids = as_after_own_pool(ZfsCli(runner, log=_log), POOL, prior.guids, infos, prior.intents, MARK)
-    return dataclasses.replace(prior, guids=guids), infos
+    if not run and (not (prior.guids or prior.intents) or runner.which("zpool") is None):
+        return prior, infos, None
+    zfs = ZfsCli(runner, log=_log)
+    leftover = own_leftover(zfs, POOL, prior.guids, prior.intents, MARK, refuse_others=run)
+    if leftover is None:
+        return prior, infos, None
+    infos, guids = as_after_own_pool(zfs, POOL, prior.guids, infos, prior.intents, MARK)
+    return dataclasses.replace(prior, guids=guids), infos, leftover
 
 
 def _fleet(args, hosts, options) -> int:
@@ -183,12 +189,13 @@ def _request(layouts, devices, infos, options, sandbox: bool):
     return BenchRequest(tuple(layouts), tuple(devices), options, tuple(ids), sandbox=sandbox)
 
 
-def _dry_run(args, request, prior, infos, picks) -> int:
+def _dry_run(args, request, prior, infos, leftover, picks) -> int:
     """Print the plan (what an interrupted run stored left out), and what the gate would say."""
     from zfslab.system.bench_plan import plan_bench
 
     done = prior.done if prior.resuming else frozenset()
-    plan = plan_bench(dataclasses.replace(request, done=done, dirty=_wiped(infos, prior.guids, args, request.sandbox)))
+    plan = plan_bench(dataclasses.replace(request, done=done, dirty=_wiped(infos, prior.guids, args, request.sandbox),
+                                          leftover=leftover))
     if args.json:  # the same steps as data: zfslab's own (a wipe) have no command
         calibration = {"calibration": [{"layout": str(p.layout), "rule": p.rule, "pins": list(p.pins)}
                                        for p in picks]} if picks else {}
@@ -200,13 +207,13 @@ def _dry_run(args, request, prior, infos, picks) -> int:
 
 
 def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
-    """Clean up what an interrupted run left, pass the gate, then plan and execute what is left."""
-    from zfslab.store.runs import adopt_pool, open_results
-    from zfslab.system.bench_plan import MARK, POOL, plan_bench
+    """Pass the gate, then plan and execute what is left (first the pool an interrupted run left)."""
+    from zfslab.store.runs import open_results
+    from zfslab.system.bench import execute_bench
+    from zfslab.system.bench_plan import plan_bench
     from zfslab.system.bonnie import Bonnie
     from zfslab.system.fio import Fio
     from zfslab.system.pool_ops import Drivers
-    from zfslab.system.pool_safety import destroy_own_pool
     from zfslab.system.runner import PACKAGES, ToolMissing
     from zfslab.system.zfs import ZfsCli
 
@@ -214,14 +221,8 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
     if runner.which(engine) is None:  # before any pool is made, not after the first layout
         raise ToolMissing(engine, PACKAGES.get(engine, engine))
     zfs = ZfsCli(runner, log=_log)
-    guids = set(prior.guids)
-
-    def adopt(guid: str, layout: str) -> None:  # killed between its create and the GUID's record
-        adopt_pool(args.db, guid, POOL, "bench", layout, prior.run_id)
-        guids.add(guid)
-    if destroy_own_pool(zfs, POOL, guids, "bench", _log, prior.intents, MARK, adopt):
-        infos = inspect(list(request.devices), runner, request.sandbox, args.db)  # its labels remain, no longer busy
-    gate(infos, guids, args, request.sandbox)
+    prior, infos, leftover = _as_after_own_pool(runner, prior, infos, run=True)
+    gate(infos, set(prior.guids), args, request.sandbox)
     results = open_results(args.db)
     if request.sandbox:
         make_sandbox(list(request.devices), sandbox_bytes)
@@ -229,11 +230,12 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
     dirty = tuple(i.given for i in infos if i.reasons)  # the gate let them through: ours, or confirmed
     if dirty:
         _log(f"wiping {', '.join(dirty)}")
-    plan = plan_bench(dataclasses.replace(request, done=frozenset(results.done(run_id)), dirty=dirty))
+    plan = plan_bench(dataclasses.replace(request, done=frozenset(results.done(run_id)), dirty=dirty,
+                                          leftover=leftover))
     drivers = Drivers(zfs, Fio(runner), runner, Bonnie(runner))
     recorder = history_recorder(infos, runner, results)
-    _with_progress(lambda progress: plan.execute(drivers, results, run_id=run_id, progress=progress, log=_log,
-                                                 on_wiped=recorder))
+    _with_progress(lambda progress: execute_bench(plan, drivers, results, run_id=run_id, progress=progress,
+                                                  log=_log, on_wiped=recorder))
     summary = results.summary(run_id)
     if args.json:
         print(to_json({"run_id": run_id, "sandbox": request.sandbox, "facts": facts, "results": summary}))

@@ -19,7 +19,7 @@ EXAMPLE = "zfslab capacity raidz2:6 --disk-size 4TB --zfs-version 2.3"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("capacity", epilog=f"example: {EXAMPLE}", help="exact zpool list SIZE and zfs list USED+AVAIL of one layout",
+    p = sub.add_parser("capacity", epilog=f"example: {EXAMPLE}",
                        description="Exact capacity of one layout, step by step as OpenZFS computes it.")
     p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1; "
                                   "disks of several sizes: raidz2:8@12TB+raidz2:4@8TB, raidz2:12@8x12TB/4x8TB; "

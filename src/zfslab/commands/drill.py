@@ -24,7 +24,7 @@ EXAMPLE = "zfslab drill --sandbox /var/tmp/zfslab-drill --layout raidz2:6 --fill
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("drill", epilog=f"example: {EXAMPLE}", help="fail disks, time resilvers, corrupt blocks: with the data verified",
+    p = sub.add_parser("drill", epilog=f"example: {EXAMPLE}",
                        description="Build a pool of one layout (same safety rules as bench), fill it with "
                                    "checksummed data, then take disks away, resilver, and corrupt members behind "
                                    "ZFS's back; every byte is verified. --dry-run prints every step first. "
@@ -144,6 +144,7 @@ def _execute(zfs, runner, args, disks: _Disks, scenarios, guids: set[str], inten
     from zfslab.report.verdict import verdict
     from zfslab.store.runs import adopt_pool, open_results
     from zfslab.system.disks import check_block_device
+    from zfslab.system.drill import execute_drill
     from zfslab.system.drill_plan import MARK, POOL
     from zfslab.system.fio import Fio
     from zfslab.system.pool_ops import Drivers
@@ -165,8 +166,8 @@ def _execute(zfs, runner, args, disks: _Disks, scenarios, guids: set[str], inten
     if sandbox:
         make_sandbox(disks.targets, disks.sandbox_bytes)
     t0 = time.monotonic()
-    found = plan.execute(Drivers(zfs, Fio(runner), runner), results, log=_log,
-                         on_wiped=history_recorder(infos, runner, results))
+    found = execute_drill(plan, Drivers(zfs, Fio(runner), runner), results, log=_log,
+                          on_wiped=history_recorder(infos, runner, results))
     line = verdict(str(disks.layout), args.fill, found)
     version = zfs.version().kernel
     serials = {i.given: i.serial for i in infos}

@@ -22,7 +22,7 @@ EXAMPLE = "zfslab expand raidz2:6 --add 2 --disk-size 4TB --fill-before 0.5 --re
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "expand", epilog=f"example: {EXAMPLE}", help="RAID-Z expansion: zpool/zfs list after each added disk",
+        "expand", epilog=f"example: {EXAMPLE}",
         description="What zpool list and zfs list show after each zpool attach of one more disk to a raidz vdev "
                     "(OpenZFS 2.3+), the space that is really left, and what zfs rewrite of the old data gains. "
                     "Each disk is one attach and one expansion.")

@@ -23,7 +23,9 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, to_json
-from zfslab.system.footprint_reader import Walk, compressor, read_sample, size_blocks, walk
+from zfslab.model.footprint_metadata import TreeShape, dense_indirect, indirect_levels, merge_indirect
+from zfslab.system.footprint_reader import (KEPT_HOLE, ReadCounts, Walk, compressor, read_sample, size_blocks,
+                                            sparse_ranges, walk)
 from zfslab.system.zfs_lz4 import zfs_lz4
 from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
 
@@ -35,7 +37,6 @@ PROGRESS_AFTER_S = 2.0
 
 def add_parser(sub) -> None:
     p = sub.add_parser("footprint", epilog=f"example: {EXAMPLE}",
-                       help="how much of your own data fits on each layout (compression, raidz allocation per block)",
                        description="Reads the given trees (or a file-size list) and prices every block as OpenZFS "
                                    "writes it: the record size per file, compression with ZFS's own rules (12.5 % "
                                    "minimum saving, zeros as holes, embedded tiny blocks), then raidz/dRAID/mirror "
@@ -58,6 +59,10 @@ def add_parser(sub) -> None:
     p.add_argument("--sample", metavar="SIZE|Ns",
                    help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), files in random order; "
                         "the answer gets a 95 %% interval")
+    p.add_argument("--sparse", choices=("keep", "fill"), default="keep",
+                   help="how the data is copied in: keep its holes (default, as cp, rsync -S, zfs send do: a hole "
+                        "takes no block) or fill them with zeros (rsync without -S, cp --sparse=never; zeros are "
+                        "holes anyway with compression on); holes are found with SEEK_HOLE, never read")
     p.add_argument("--special-small-blocks", type=_small_blocks, default=0, metavar="SIZE",
                    help="the dataset's special_small_blocks: data blocks of at most this size after compression go "
                         "to a special vdev of the layout, as metadata always does (default 0: metadata only)")
@@ -116,6 +121,7 @@ def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict
     notes: dict = {}
     if len(args.paths) == 1 and _is_file(args.paths[0]):
         return _size_list(args.paths[0], recordsize, compression), notes
+    keep_holes = getattr(args, "sparse", "keep") == "keep"
     w = walk(args.paths)
     notes.update(directories=w.directories, symlinks_skipped=w.symlinks, special_files_skipped=w.special,
                  directory_loops=w.loops, unreadable_directories=w.unreadable_dirs, warnings=list(w.examples))
@@ -124,24 +130,51 @@ def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict
                          + (f" ({w.unreadable_dirs:,} directories unreadable)" if w.unreadable_dirs else "")
                          + "; give a tree that holds files")
     comp = compressor(compression)
+    seek_counts = ReadCounts()
+    ranges = sparse_ranges(w, recordsize, seek_counts)   # which records hold data: lseek only
     all_as_is: dict = {}
-    pointers = 0
-    for f in w.files:
-        merge(all_as_is, size_blocks(f[3], recordsize))
-        n, _ = file_block_sizes(f[3], recordsize)
+    written: dict = {}        # the blocks with compression off: all_as_is less the holes a copy keeps
+    indirect: dict = {}
+    by_blocks: dict[int, int] = {}
+    pointers = hole_records = 0
+    for i, f in enumerate(w.files):
+        n, lsize = file_block_sizes(f[3], recordsize)
+        as_is = size_blocks(f[3], recordsize)
+        merge(all_as_is, as_is)
         pointers += n if n > 1 else 0
+        r = ranges.get(i)
+        if r is None:
+            merge(written, as_is)
+            by_blocks[n] = by_blocks.get(n, 0) + 1
+            continue
+        data_records = sum(b - a for a, b in r)
+        holes = n - data_records
+        hole_records += holes
+        kept = data_records if keep_holes else n
+        if kept:
+            written[(lsize, lsize)] = written.get((lsize, lsize), 0) + kept
+        # indirect blocks over the records that are not holes (zeros are holes with compression on)
+        dense = not keep_holes and comp is None
+        merge_indirect(indirect, dense_indirect(n) if dense else indirect_levels(r, r[-1][1] - 1 if r else 0))
+    for n, count in by_blocks.items():
+        merge_indirect(indirect, dense_indirect(n), count)
+    shape = TreeShape(len(w.files), w.directories, w.symlinks, w.special, w.long_symlinks,
+                      dict(w.directory_shapes), indirect)
+    if ranges:
+        notes.update(sparse_files=len(ranges), hole_records=hole_records, holes="kept" if keep_holes else "filled")
     if comp is None:
-        return DataBlocks(all_as_is, all_as_is, all_as_is, "off", recordsize, len(w.files), w.directories,
-                          pointers, True), notes
+        return DataBlocks(written, all_as_is, all_as_is, "off", recordsize, len(w.files), w.directories,
+                          pointers, True, shape), notes
     max_bytes, max_seconds = _sample(args.sample)
     total = sum(f[3] for f in w.files)
     with _Progress(total) as progress:
         sample = read_sample(w, recordsize, comp, max_bytes=max_bytes, max_seconds=max_seconds,
-                             rng=random.Random(args.seed), progress=progress.update)
+                             rng=random.Random(args.seed), progress=progress.update, ranges=ranges,
+                             keep_holes=keep_holes)
     c = sample.counts
     notes.update(files_read=c.read_files, bytes_read=c.read_bytes, read_seconds=round(sample.seconds, 3),
                  unreadable_files=c.unreadable, vanished_files=c.vanished, shrunk_files=c.shrunk,
-                 warnings=notes["warnings"] + c.examples)
+                 warnings=notes["warnings"] + seek_counts.examples + c.examples)
     if not sample.read and not sample.records:
         raise UsageError(f"{shown(' '.join(args.paths), 200)}: no file could be read ({c.unreadable:,} unreadable, "
                          f"{c.vanished:,} vanished); run as a user who can read them")
@@ -149,18 +182,19 @@ def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict
     read_as_is: dict = {}
     if sample.records:   # sampled records
         for lsize, clen in sample.records:
-            blocks[(lsize, clen)] = blocks.get((lsize, clen), 0) + 1
+            if clen != KEPT_HOLE:
+                blocks[(lsize, clen)] = blocks.get((lsize, clen), 0) + 1
             read_as_is[(lsize, lsize)] = read_as_is.get((lsize, lsize), 0) + 1
         notes["_records"] = (sample.records, sample.population_records)
         notes["records_read"] = len(sample.records)
         notes["records_total"] = sample.population_records
         return DataBlocks(blocks, read_as_is, all_as_is, compression, recordsize, len(w.files), w.directories,
-                          pointers, sample.complete), notes
+                          pointers, sample.complete, shape), notes
     for i, b in sample.read:
         merge(blocks, b)
         merge(read_as_is, size_blocks(w.files[i][3], recordsize))
     return DataBlocks(blocks, read_as_is, read_as_is, compression, recordsize, len(sample.read), w.directories,
-                      pointers, True), notes
+                      pointers, True, shape), notes
 
 
 def _is_file(path: str) -> bool:
@@ -293,7 +327,7 @@ def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: 
     records, population = notes["_records"]
     cost = used_coster(layout, ashift, comp, special_small)
     cost_off = used_coster(layout, ashift, Compression(False), special_small)
-    ys = [cost(k) for k in records]
+    ys = [0.0 if k[1] == KEPT_HOLE else cost(k) for k in records]
     xs = [cost_off((k[0], k[0])) for k in records]
     total_x = sum(cost_off(k) * n for k, n in data.all_as_is.items())
     return ratio_estimate(ys, xs, total_x, population)
@@ -310,7 +344,16 @@ def _record(data: DataBlocks, notes: dict, rows, args) -> dict:
         "blocks": [[lsize, clen, n] for (lsize, clen), n in sorted(data.blocks.items())],
         "read_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.read_as_is.items())],
         "all_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.all_as_is.items())],
+        **({"tree_shape": _shape_record(data.shape)} if data.shape else {}),
     }
+
+
+def _shape_record(shape: TreeShape) -> dict:
+    """What the metadata was priced from: directories (entries, bytes of names, a name too long
+    for a microzap), indirect blocks (level, pointers), symlinks."""
+    return {"symlinks": shape.symlinks, "long_symlinks": shape.long_symlinks, "other_objects": shape.other_objects,
+            "directory_shapes": [[e, b, int(lg), n] for (e, b, lg), n in sorted(shape.directory_shapes.items())],
+            "indirect_blocks": [[lv, k, n] for (lv, k), n in sorted(shape.indirect.items())]}
 
 
 def _layout_record(layout: Layout, fp: Footprint, usable, iv, charged: float) -> dict:

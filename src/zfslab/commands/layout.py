@@ -20,7 +20,7 @@ CLASS_EXAMPLE = "raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB+cache:2@2TB"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("layout", epilog=f"example: {EXAMPLE}", help="check a layout, or read one from a zpool create vdev list",
+    p = sub.add_parser("layout", epilog=f"example: {EXAMPLE}",
                        description="Validate a layout, describe it, and print its zpool create command; "
                                    "or read a layout from a zpool create vdev list.")
     src = p.add_mutually_exclusive_group(required=True)

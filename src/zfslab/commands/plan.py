@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -19,18 +20,17 @@ from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
-from zfslab.model.bench_fit import BenchFit, fit_ranges, with_measured_resilvers
-from zfslab.report.bench_fit_text import fit_dict, fit_fields, iops_line, resilver_dicts, resilver_line
-from zfslab.store.bench_fit import fit_bench_run, measured_resilvers
 from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
-from zfslab.report.plan_csv import plan_csv
 from zfslab.report.tables import to_json, wrapped_lines
+
+if TYPE_CHECKING:
+    from zfslab.model.bench_fit import BenchFit
 
 EXAMPLE = "zfslab plan 8x12TB --layouts raidz2:8,4xmirror:2"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plan", epilog=f"example: {EXAMPLE}", help="every layout for your disks, and the one to build",
+    p = sub.add_parser("plan", epilog=f"example: {EXAMPLE}",
                        description="Every sensible layout for a set of identical disks: its exact usable space (as "
                                    "zfs list shows it), the failures it survives, its risks of losing the pool and "
                                    "damaging files, its predicted speed, and the layout to build for your data.")
@@ -129,11 +129,15 @@ def run(args: argparse.Namespace) -> int:
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
                 speed=speed, recordsize=recordsize, prices=prices_from_args(args, disks.sizes))
+    if calibration is not None:  # deliberate lazy loading: the fit's code only for plan --db
+        from zfslab.model.bench_fit import fit_ranges
+        from zfslab.report.bench_fit_text import fit_dict, fit_fields, resilver_dicts
     calibrated = None if calibration is None else fit_ranges(calibration, [r.layout for r in rows], args.ashift, recordsize)
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
     rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
     if args.csv:
+        from zfslab.report.plan_csv import plan_csv  # deliberate lazy loading: only --csv writes CSV
         extra = None if calibration is None else {r.layout: fit_fields(r.layout, calibration, calibrated) for r in rows}
         print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}, extra), end="")
         return 0
@@ -198,6 +202,7 @@ def _bench_fit(args: argparse.Namespace, disk) -> BenchFit | None:
         return None
     if args.no_speed:
         raise UsageError("--db fits the speed columns: leave out --no-speed (or --db)")
+    from zfslab.store.bench_fit import fit_bench_run  # deliberate lazy loading: the store only for --db
     return fit_bench_run(args.db, disk.speed)
 
 
@@ -209,6 +214,8 @@ def _risk(args: argparse.Namespace, horizons, disk, calibration: BenchFit | None
     risk = risk_params(args, None, horizons, disk)  # plan() sizes it from `disks`
     if calibration is None or args.resilver_mbps is not None:  # the user's rate wins
         return risk, {}
+    from zfslab.model.bench_fit import with_measured_resilvers  # deliberate lazy loading: only for --db
+    from zfslab.store.bench_fit import measured_resilvers
     resilvers = measured_resilvers(args.db, calibration)
     return with_measured_resilvers(risk, resilvers), resilvers
 
@@ -222,6 +229,7 @@ def _json_rows(rows, rec, calibration: BenchFit | None, calibrated, fits) -> lis
         record = row.as_dict() | {"recommended": row.layout == rec.layout, "shortlisted": row.layout in rec.shortlist,
                                   "left_out_because": list(why_out.get(row.layout, ()))}
         if calibration is not None:
+            from zfslab.report.bench_fit_text import fit_fields  # deliberate lazy loading: only for --db
             record |= fit_fields(row.layout, calibration, calibrated)
         if fits:
             record |= _data_fit.fields(fits, row.layout)
@@ -284,8 +292,10 @@ def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resi
         lines.append(f"P(loss): pool lost; P(damage): some files damaged (read errors in resilvers); within {h}. "
                      f"Inputs: {inputs_text(risk)}.")
         if resilvers:
+            from zfslab.report.bench_fit_text import resilver_line  # deliberate lazy loading: only for --db
             lines.append(resilver_line(resilvers))
     if speed is not None and calibration is not None:
+        from zfslab.report.bench_fit_text import iops_line  # deliberate lazy loading: only for --db
         n = len(calibration.measured)
         iops = "fitted" if calibration.iops is not None else f"from {disk.name}"
         lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "

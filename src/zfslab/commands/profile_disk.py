@@ -18,7 +18,6 @@ EXAMPLE = "zfslab profile-disk /dev/disk/by-id/ata-EXAMPLE --output disk.toml"
 def add_parser(sub) -> None:
     p = sub.add_parser("profile-disk", epilog=f"example: {EXAMPLE}\n"
                                              "fleet: zfslab profile-disk --hosts st01,st02 --disks /dev/sdb,/dev/sdc",
-                       help="measure one disk's speed with fio (read-only by default)",
                        description="Measure a disk's streaming and random speed with fio and print a profile for "
                                    "`plan --disk-model`. Read-only unless --write-tests, which needs an empty disk. "
                                    "With --hosts (or --inventory): every disk of every host, read-only and in "

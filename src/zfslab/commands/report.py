@@ -17,7 +17,7 @@ EXAMPLE = "zfslab report --db zfslab-results.sqlite --html report.html"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", epilog=f"example: {EXAMPLE}", help="an HTML page with tables and charts: plan, bench results, drills",
+    p = sub.add_parser("report", epilog=f"example: {EXAMPLE}",
                        description="One self-contained HTML file (no network needed to view it): the summary table, "
                                    "speed relative to one disk, space against risk with the short list marked, measured vs "
                                    "predicted, drill verdicts and run metadata; charts also as PNG/SVG.")

@@ -23,7 +23,7 @@ EXAMPLE = "zfslab risk raidz2:6 --disk-size 16TB --afr 2 --years 1,5,10"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("risk", epilog=f"example: {EXAMPLE}", help="risk of data loss over the years for one layout",
+    p = sub.add_parser("risk", epilog=f"example: {EXAMPLE}",
                        description="Probability of losing the pool or damaging blocks within 1, 5 and 10 years, "
                                    "expected bytes lost and MTTDL, from an exact Markov chain or a Monte Carlo "
                                    "simulation; or another calculator's number for comparison (--model).")

@@ -26,7 +26,6 @@ FLAGS = {"special_small_blocks": "--special-small-blocks", "recordsize": "--reco
 
 def add_parser(sub) -> None:
     p = sub.add_parser("special-size", epilog=f"example: {EXAMPLE}",
-                       help="how big a special vdev must be for a data set (metadata and small blocks)",
                        description="The special vdev a data set needs: its metadata and the file blocks at or "
                                    "under special_small_blocks, as OpenZFS 2.1-2.3 allocates them, with the 25 % "
                                    "it keeps for metadata; a table for several thresholds to choose from.")

@@ -16,7 +16,7 @@ EXAMPLE = "zfslab validate tests/data/calomel-hdd-24x4tb.csv --ashift 9 --calibr
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("validate", epilog=f"example: {EXAMPLE}", help="check the speed model on a published table of measurements",
+    p = sub.add_parser("validate", epilog=f"example: {EXAMPLE}",
                        description="Fit the speed model on the calibration rows, predict the others with 90 % "
                                    "intervals, and compare with the measured MB/s and with the rule of thumb "
                                    "fitted on the same rows.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -147,6 +148,18 @@ def table_width(table: Table) -> int:
     return Console(width=10_000, color_system=None).measure(table).maximum
 
 
+def _column_widths(rows: Sequence[PlanRow], columns: Sequence[PlanColumn]) -> dict[str, int]:
+    """Each column's width as _table lays it out: its widest cell or header line. Counted once,
+    so that trying column sets costs sums, not a rich measure of a whole table each (issue 33)."""
+    return {c.key: max([cell_len(line) for line in c.header.split("\n")] + [cell_len(c.text(r)) for r in rows])
+            for c in columns}
+
+
+def _sum_width(widths: dict[str, int], columns: Sequence[PlanColumn]) -> int:
+    """The width of _table of these columns: padding (0, 1) without edges puts 2 spaces between two."""
+    return sum(widths[c.key] for c in columns) + 2 * max(0, len(columns) - 1)
+
+
 @dataclass(frozen=True)
 class Fitted:
     table: Table
@@ -166,10 +179,11 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         return Fitted(_table(rows, chosen, highlight), tuple(c.key for c in chosen), ())
     if width is None:
         return Fitted(_table(rows, cols, highlight), tuple(c.key for c in cols), ())
+    widths = _column_widths(rows, cols)
     essential = [c.key for c in cols if c.essential]
     # narrower than the essentials (under 80 columns): the least needed of them go first
     for key in ("tib", "speed", "cost", "damage", "fails", "tb", "loss"):
-        if table_width(_table(rows, [c for c in cols if c.key in essential], highlight)) <= width:
+        if _sum_width(widths, [c for c in cols if c.key in essential]) <= width:
             break
         if key in essential:
             essential.remove(key)
@@ -183,7 +197,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if key not in by_key:
             continue
         trial = [c for c in cols if c.key in chosen or c.key == key]
-        if table_width(_table(rows, trial, highlight)) <= width:
+        if _sum_width(widths, trial) <= width:
             chosen.add(key)
         else:
             left_out.append(_named(by_key[key].header))
