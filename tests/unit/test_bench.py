@@ -1,10 +1,11 @@
 """Bench ordering, resume and safety logic, with a fake ZFS and fio (the real ones run in tests/e2e)."""
 
+import dataclasses
 import json
 import os
 import shlex
-
 import sqlite3
+from collections.abc import Callable
 
 import pytest
 
@@ -14,10 +15,13 @@ from zfslab.errors import ZfslabError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
-from zfslab.system.bench import POOL, Bench, BenchError, BenchOptions, MixedReplication, plan_steps, run_key
+from zfslab.system.bench import BenchError, execute_bench
+from zfslab.system.bench_plan import MARK, POOL, BenchOptions, BenchPlan, BenchRequest, plan_bench, run_key
 from zfslab.system.bonnie import _FIELDS_197, _SHIFT, Bonnie, parse_csv_line
 from zfslab.system.disks import DiskInfo, DisksRefused, Finding, check_wipe_allowed
 from zfslab.system.fio import Fio, parse_fio_json
+from zfslab.system.pool_ops import Drivers
+from zfslab.system.pool_safety import MixedReplication, own_leftover
 from zfslab.system.runner import Runner
 from zfslab.system.suites import BONNIE_TESTS, SUITES
 from zfslab.system.zfs import Property
@@ -38,8 +42,40 @@ class FakeFio(Fio):
         return parse_fio_json(FIO_JSON)
 
 
-def make(tmp_path, zfs, fio, layouts=("mirror:2", "raidz1:3"), repeats=2, db=None):
-    opts = BenchOptions("quick", tuple(SUITES["quick"][:2]), repeats, 12, "128K", "off", "64m", 1, 0)
+@dataclasses.dataclass
+class BenchRun:
+    """A bench run as commands/bench.py drives it: plan_bench over what the store already holds
+    (and, on a resume, the pool the interrupted run left), then execute_bench on that plan."""
+
+    zfs: object
+    fio: object
+    results: Results
+    request: BenchRequest
+    run_id: int
+    bonnie: object = None
+    log: Callable[[str], None] = lambda text: None
+
+    @property
+    def key(self) -> str:
+        return self.request.key
+
+    def leftover(self):
+        """The pool an interrupted run left, as the command finds it (refused if it is not ours)."""
+        return own_leftover(self.zfs, POOL, self.results.pool_guids(run_id=self.run_id),
+                            self.results.intents(run_id=self.run_id), MARK)
+
+    def plan(self) -> BenchPlan:
+        return plan_bench(dataclasses.replace(self.request, done=frozenset(self.results.done(self.run_id)),
+                                              leftover=self.leftover()))
+
+    def run(self, plan: BenchPlan | None = None) -> None:
+        execute_bench(plan or self.plan(), Drivers(self.zfs, self.fio, Runner(), self.bonnie), self.results,
+                      run_id=self.run_id, log=self.log)
+
+
+def make(tmp_path, zfs, fio, layouts=("mirror:2", "raidz1:3"), repeats=2, db=None, opts=None, bonnie=None,
+         mountpoint=f"/{POOL}"):
+    opts = opts or BenchOptions("quick", tuple(SUITES["quick"][:2]), repeats, 12, "128K", "off", "64m", 1, 0)
     lays = [parse_layout(x) for x in layouts]
     devices = []
     for i in range(3):
@@ -48,11 +84,12 @@ def make(tmp_path, zfs, fio, layouts=("mirror:2", "raidz1:3"), repeats=2, db=Non
         os.truncate(path, 1 << 20)
         devices.append(str(path))
     results = Results(connect(db or ":memory:"))
-    key = run_key(lays, devices, opts)
-    run = results.find_run(key)
-    run_id = run["id"] if run else results.start_run(key=key, command="t", suite="quick", repeats=repeats,
-                                                      options=opts.as_dict(), sandbox=True, facts={}, disks=[])
-    return Bench(zfs, fio, results, Runner(), opts, lays, devices, key, run_id, sandbox=True), results
+    request = BenchRequest(tuple(lays), tuple(devices), opts, sandbox=True, mountpoint=mountpoint)
+    run = results.find_run(request.key)
+    run_id = run["id"] if run else results.start_run(key=request.key, command="t", suite=opts.suite,
+                                                      repeats=opts.repeats, options=opts.as_dict(), sandbox=True,
+                                                      facts={}, disks=[])
+    return BenchRun(zfs, fio, results, request, run_id, bonnie), results
 
 
 def test_each_layout_is_created_measured_repeated_and_destroyed_in_order(tmp_path):
@@ -95,11 +132,31 @@ def test_leftover_pools_are_destroyed_only_if_ours(tmp_path):
     bench, results = make(tmp_path, zfs, FakeFio())
     # named like ours, carrying our property, but this run never recorded its GUID: not ours
     with pytest.raises(DisksRefused, match="did not create it"):
-        bench.destroy_leftovers()
+        bench.plan()
     assert set(zfs.pools) == {"zfslab-bench", "tank"}
     results.record_pool("111", POOL, "bench", "mirror:2", bench.run_id)
-    assert bench.destroy_leftovers() == ["zfslab-bench"]
+    plan = bench.plan()
+    assert plan.steps[0].kind == "leftover" and plan.steps[0].argv == ("zpool", "destroy", "-f", POOL)
+    assert plan.render()[:2] == [f"zpool destroy -f {POOL}", f"# {POOL} (GUID 111) is the pool this bench run left when "
+                                 "it was interrupted (its GUID is recorded): fio or bonnie++ still running on it are "
+                                 "ended before it is destroyed"]
+    calls = len(zfs.calls)
+    bench.run(plan)
+    assert zfs.calls[calls:calls + 2] == [f"destroy {POOL}", "create mirror:2"]  # first, before any layout
     assert list(zfs.pools) == ["tank"]
+
+
+def test_a_leftover_pool_whose_guid_changed_since_the_plan_is_refused(tmp_path):
+    zfs = FakeZfs()
+    zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/a", "/dev/b"])
+    zfs.pools[POOL].guid = "111"
+    bench, results = make(tmp_path, zfs, FakeFio())
+    results.record_pool("111", POOL, "bench", "mirror:2", bench.run_id)
+    plan = bench.plan()
+    zfs.pools[POOL].guid = "999"  # between the plan (read before the gate) and its first step: another pool
+    with pytest.raises(DisksRefused, match="now has GUID 999, not 111"):
+        bench.run(plan)
+    assert POOL in zfs.pools and zfs.calls[-1] == "create mirror:2"  # nothing destroyed, nothing created
 
 
 def test_each_pool_guid_is_recorded_for_its_run(tmp_path):
@@ -120,10 +177,11 @@ def test_a_failed_create_leaves_nothing_and_says_so(tmp_path):
 
 def test_dry_run_plan_lists_every_command():
     opts = BenchOptions("quick", tuple(SUITES["quick"]), 2, 12, "128K", "off", "1g", 10, 2)
-    steps = plan_steps([parse_layout("raidz1:3")], ["/dev/a", "/dev/b", "/dev/c", "/dev/d"], opts, "k", Fio())
+    request = BenchRequest((parse_layout("raidz1:3"),), ("/dev/a", "/dev/b", "/dev/c", "/dev/d"), opts)
+    steps = plan_bench(request).steps
     kinds = [s.kind for s in steps]
     assert kinds[0] == "create" and kinds.count("test") == 8 and kinds[-4] == "destroy" and kinds[-3:] == ["wipe"] * 3
-    assert "zfslab:bench=k" in " ".join(steps[0].argv) and "-f" not in steps[0].argv
+    assert f"zfslab:bench={request.key}" in " ".join(steps[0].argv) and "-f" not in steps[0].argv
     assert steps[0].argv[-4:] == ("raidz1", "/dev/a", "/dev/b", "/dev/c")
 
 
@@ -138,10 +196,10 @@ def test_a_mixed_replication_layout_is_refused_before_any_zpool_command(tmp_path
     layouts = [parse_layout("raidz1:3"), parse_layout("mirror:2+raidz2:6")]  # the bad one second: nothing runs
     devices = [str(tmp_path / f"v{i}") for i in range(8)]
     results = Results(connect(":memory:"))
-    key = run_key(layouts, devices, opts)
-    run_id = results.start_run(key=key, command="t", suite="quick", repeats=1, options=opts.as_dict(), sandbox=True,
-                               facts={}, disks=[])
-    bench = Bench(zfs, fio, results, Runner(), opts, layouts, devices, key, run_id, sandbox=True)
+    request = BenchRequest(tuple(layouts), tuple(devices), opts, sandbox=True)
+    run_id = results.start_run(key=request.key, command="t", suite="quick", repeats=1, options=opts.as_dict(),
+                               sandbox=True, facts={}, disks=[])
+    bench = BenchRun(zfs, fio, results, request, run_id)
     with pytest.raises(MixedReplication) as e:
         bench.run()
     assert str(e.value) == MIXED and e.value.exit_code == 2
@@ -153,10 +211,10 @@ def test_layouts_of_one_replication_level_are_planned_as_before():
     opts = BenchOptions("quick", tuple(SUITES["quick"][:1]), 1, 12, "128K", "off", "64m", 1, 0)
     # zpool accepts a mirror beside raidz when both survive as many failures, and raidz widths that differ
     for text in ("mirror:3+raidz2:6", "raidz2:6+raidz2:8", "2xmirror:2+spare:1"):
-        steps = plan_steps([parse_layout(text)], [f"/dev/d{i}" for i in range(14)], opts, "k", Fio())
+        steps = plan_bench(BenchRequest((parse_layout(text),), tuple(f"/dev/d{i}" for i in range(14)), opts)).steps
         assert steps[0].kind == "create" and "-f" not in steps[0].argv, text
     with pytest.raises(MixedReplication, match="--layouts disk,mirror:2$"):
-        plan_steps([parse_layout("disk+mirror:2")], ["/dev/a", "/dev/b", "/dev/c"], opts, "k", Fio())
+        plan_bench(BenchRequest((parse_layout("disk+mirror:2"),), ("/dev/a", "/dev/b", "/dev/c"), opts))
 
 
 def test_bench_refuses_a_mixed_layout_in_one_line_before_reading_a_disk(run_cli, tmp_path):
@@ -263,13 +321,8 @@ class FakeBonnie:
 
 def make_bonnie(tmp_path, zfs, bonnie, db=None, size="64m", layouts=("mirror:2", "raidz1:3"), repeats=2):
     opts = BenchOptions("bonnie", (), repeats, 12, "128K", "off", size, 0, 0)
-    bench, results = make(tmp_path, zfs, FakeFio(), layouts=layouts, db=db)
-    key = run_key(bench.layouts, bench.devices, opts)
-    run = results.find_run(key)
-    run_id = run["id"] if run else results.start_run(key=key, command="t", suite="bonnie", repeats=repeats,
-                                                      options=opts.as_dict(), sandbox=True, facts={}, disks=[])
-    return Bench(zfs, bench.fio, results, Runner(), opts, bench.layouts, bench.devices, key, run_id, sandbox=True,
-                 bonnie=bonnie, mountpoint=getattr(zfs, "mnt", f"/{POOL}")), results
+    return make(tmp_path, zfs, FakeFio(), layouts=layouts, db=db, opts=opts, bonnie=bonnie,
+                mountpoint=getattr(zfs, "mnt", f"/{POOL}"))
 
 
 def test_a_pool_mounted_elsewhere_than_planned_stops_before_any_test(tmp_path):
@@ -282,7 +335,7 @@ def test_a_pool_mounted_elsewhere_than_planned_stops_before_any_test(tmp_path):
 
 def test_suite_bonnie_plans_one_bonnie_run_per_repeat():
     opts = BenchOptions("bonnie", (), 3, 12, "128K", "off", "16g", 0, 0)
-    steps = plan_steps([parse_layout("raidz1:3")], ["/dev/a", "/dev/b", "/dev/c"], opts, "k", Fio())
+    steps = plan_bench(BenchRequest((parse_layout("raidz1:3"),), ("/dev/a", "/dev/b", "/dev/c"), opts)).steps
     tests = [s for s in steps if s.kind == "test"]
     assert [s.repeat for s in tests] == [1, 2, 3]
     assert tests[0].argv == ("bonnie++", "-q", "-u", "root", "-r", "1024", "-s", "16384", "-d", f"/{POOL}", "-f",
@@ -356,10 +409,16 @@ def test_a_kill_between_the_create_and_the_guid_record_is_resumed(tmp_path):
     bench2, results2 = make(tmp_path, zfs, FakeFio(), db=db)
     notes = []
     bench2.log = notes.append
-    assert bench2.destroy_leftovers() == [POOL] and not zfs.pools
+    plan = bench2.plan()
+    assert plan.steps[0].kind == "leftover" and plan.steps[0].op.own.layout == "raidz1:3"
+    lines = plan.render()  # after the line on what is resumed: the destroy, and how the pool is known
+    assert lines[0].startswith("# resuming: ") and lines[1] == f"zpool destroy -f {POOL}"
+    assert f"from the create this run recorded (zfslab:bench={bench.key})" in lines[2]
+    calls = len(zfs.calls)
+    bench2.run(plan)
+    assert zfs.calls[calls] == f"destroy {POOL}" and not zfs.pools
     assert guid in results2.pool_guids(run_id=bench.run_id)  # its disks' labels now prove them ours
-    assert any("recording its GUID" in n for n in notes)
-    bench2.run()
+    assert notes[0].endswith("recording its GUID") and notes[1] == f"destroying pool {POOL}, left by an interrupted zfslab bench run"
     assert results2.conn.execute("SELECT finished_at FROM runs").fetchone()[0] is not None
 
 
@@ -372,11 +431,11 @@ def test_a_pool_of_our_name_is_refused_unless_a_recorded_create_made_it(tmp_path
     for props in ({}, {"zfslab:bench": "0123456789abcdef"}):
         zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/a", "/dev/b"], fs_props=props)
         with pytest.raises(DisksRefused, match="did not create it"):
-            bench.destroy_leftovers()
+            bench.plan()
         assert POOL in zfs.pools and zfs.pool_guid(POOL) not in results.pool_guids(run_id=bench.run_id)
         zfs.destroy_pool(POOL)
     zfs.create_pool(POOL, parse_layout("mirror:2"), ["/dev/a", "/dev/b"], fs_props={"zfslab:bench": bench.key})
     other, _ = make(tmp_path, zfs, FakeFio(), db=str(tmp_path / "other.sqlite"))
     with pytest.raises(DisksRefused, match="did not create it"):
-        other.destroy_leftovers()
+        other.plan()
     assert POOL in zfs.pools

@@ -7,6 +7,7 @@ from tests.fakes import Clock, FakeRunner, FakeZfs
 from zfslab.model.drill_results import (Corruption, Degraded, DegradedLevel, Resilver, ScenarioResult, Skipped)
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.report.verdict import verdict
+from zfslab.system.drill import execute_drill
 from zfslab.system.drill_plan import DrillRequest, plan_drill
 from zfslab.system.fio import Fio
 from zfslab.system.pool_ops import Drivers
@@ -70,7 +71,7 @@ def _mirror_resilver(clock, **kw):
     plan = plan_drill(DrillRequest(parse_layout("mirror:2"), ("/dev/sda", "/dev/sdb"), "/dev/sdc", 1 << 30,
                                    ("resilver",), fill=0.3, **kw))
     plan = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "wipe"))  # no device touched
-    return zfs, plan.execute(Drivers(zfs, Fio(runner), runner), None, clock)[0]
+    return zfs, execute_drill(plan, Drivers(zfs, Fio(runner), runner), None, clock)[0]
 
 
 def test_a_mirrors_sequential_rebuild_runs_only_when_asked():

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import DATA
 from tests.fakes import Clock, FakeRunner, FakeZfs
 from zfslab.model.layout_grammar import parse_layout
-from zfslab.system.drill import DrillError
+from zfslab.system.drill import DrillError, execute_drill
 from zfslab.system.drill_plan import MOUNTPOINT, POOL, DrillRequest, format_steps, leaf_name, plan_drill
 from zfslab.system.fio import Fio
 from zfslab.system.pool_ops import CREATE_WRAPPER, OFFLINE_WRAPPER, REPLACE_WRAPPER, Drivers
@@ -93,7 +93,7 @@ def drill_on(tmp_path, layout_text, *, spare=True, scenarios=("degraded", "resil
     printed = plan.render()  # what --dry-run prints
     logged = []
     zfs = zfs_class(runner)
-    found = plan.execute(Drivers(zfs, fio, runner), None, Clock(), log=logged.append)
+    found = execute_drill(plan, Drivers(zfs, fio, runner), None, Clock(), log=logged.append)
     drill = Ran(zfs, found, logged)
     return plan, printed, [shlex.join(a) for a in runner.calls], drill
 
@@ -163,7 +163,7 @@ def test_the_corruption_writes_the_disks_the_plan_names_and_no_other(tmp_path):
     plan = plan_drill(DrillRequest(layout, tuple(paths[:4]), paths[4], FILE_BYTES, ("resilver", "corrupt"), fill=0.5,
                                    sandbox=True))
     kept = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "wipe"))  # to look at them
-    kept.execute(Drivers(RecordingZfs(runner), Fio(runner), runner), None, Clock())
+    execute_drill(kept, Drivers(RecordingZfs(runner), Fio(runner), runner), None, Clock())
     # the fresh disk stands where the first one was: it and the next two are written (p + 1 = 3), no other
     assert [bool(corrupted_windows(p)) for p in paths] == [False, True, True, False, True]
 
@@ -198,7 +198,7 @@ def test_a_pool_that_is_not_where_the_plan_put_it_stops_the_drill_before_any_dat
     plan = plan_drill(DrillRequest(layout, tuple(paths[:2]), paths[2], FILE_BYTES, ("degraded",), fill=0.5,
                                    sandbox=True))
     with pytest.raises(DrillError, match=f"mounted at /mnt/zfslab-drill, not at {MOUNTPOINT} where the plan runs fio"):
-        plan.execute(Drivers(zfs, Fio(runner), runner), None, Clock())
+        execute_drill(plan, Drivers(zfs, Fio(runner), runner), None, Clock())
     # the create, then straight to the clean-up: no fill, no failure, the pool gone
     assert [shlex.join(a) for a in runner.calls] == [commands(format_steps(plan))[0], f"zpool destroy -f {POOL}"]
     assert not zfs.pools
@@ -281,7 +281,7 @@ def test_a_drill_killed_before_its_guid_was_saved_is_known_by_its_recorded_creat
     assert f"{MARK}={drill_mark(layout, paths[:2])}" in commands(format_steps(plan))[0]  # the dry run shows it
     zfs = FakeZfs(kill_after_create="mirror:2")
     with pytest.raises(Killed):  # the executor records the create (its mark) in `results` before it runs
-        plan.execute(Drivers(zfs, Fio(runner), runner), results, Clock())
+        execute_drill(plan, Drivers(zfs, Fio(runner), runner), results, Clock())
     zfs.dead = False  # the next zfslab process
     guid = zfs.pool_guid(POOL)
     assert results.pool_guids(purpose="drill") == set()

@@ -24,6 +24,7 @@ def drill_into(path, layout: str, devices: list[str], *, seconds: float, spare: 
     it as `zfslab drill` does."""
     import dataclasses
 
+    from zfslab.system.drill import execute_drill
     from zfslab.system.drill_plan import DrillRequest, plan_drill
     from zfslab.system.fio import Fio
     from zfslab.system.pool_ops import Drivers
@@ -33,7 +34,7 @@ def drill_into(path, layout: str, devices: list[str], *, seconds: float, spare: 
                                    sandbox=sandbox))
     # no device touched; the fill the stored rows carry, as the planned one
     plan = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "wipe"), fill_bytes=200 << 20)
-    found = plan.execute(Drivers(zfs, Fio(runner), runner), None, clock)
+    found = execute_drill(plan, Drivers(zfs, Fio(runner), runner), None, clock)
     disks = [{"device": d, "serial": None, "role": "pool"} for d in devices] + [
         {"device": spare, "serial": None, "role": "spare"}]
     results = Results(connect(str(path)))

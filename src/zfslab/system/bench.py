@@ -1,9 +1,11 @@
-"""`zfslab bench`'s executor: runs a BenchPlan's steps (system/bench_plan.py) exactly as planned.
+"""`zfslab bench`'s executor: `execute_bench(plan, ...)` runs a BenchPlan's steps (system/bench_plan.py)
+exactly as planned.
 
-Each layout's create, its tests, then, whatever happened, its destroy and wipes. Each measurement
-is committed in its own transaction; the GUID of every pool created is recorded in the database
-at once, so a later run destroys a leftover pool, and wipes a leftover disk, only when its GUID
-proves it was this run's (system/pool_safety.py).
+First the pool an interrupted run left (its engines ended, then destroyed) and the wipes of the
+disks that hold data; then each layout's create, its tests, then, whatever happened, its destroy
+and wipes. Each measurement is committed in its own transaction; the GUID of every pool created is
+recorded in the database at once, so a later run destroys a leftover pool, and wipes a leftover
+disk, only when its GUID proves it was this run's (system/pool_safety.py).
 """
 
 from __future__ import annotations
@@ -11,24 +13,19 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError
-from zfslab.model.layouts import Layout
 from zfslab.store.results import Measurement, Results
-from zfslab.system.bench_plan import (MARK, MOUNTPOINT, POOL, BenchOptions, Step, check_bench_layouts, format_steps,
-                                      plan_steps, run_key)
-from zfslab.system.bonnie import Bonnie, BonnieResult
+from zfslab.system.bench_plan import MARK, BenchPlan, Step
+from zfslab.system.bonnie import BonnieResult
 from zfslab.system.diskstats import Sampler, kernel_names
-from zfslab.system.fio import Fio, FioResult
-from zfslab.system.pool_ops import SYSTEM_CLOCK, Clock, Drivers, run_wipes
-from zfslab.system.pool_safety import MixedReplication, destroy_own_pool
-from zfslab.system.runner import Runner
+from zfslab.system.fio import FioResult
+from zfslab.system.pool_ops import SYSTEM_CLOCK, Clock, DestroyLeftover, Drivers, run_wipes
+from zfslab.system.pool_safety import adopt_line
 from zfslab.system.suites import BONNIE_TESTS
-from zfslab.system.zfs import ZfsDriver
 
-__all__ = ["POOL", "Bench", "BenchError", "BenchOptions", "MixedReplication", "check_bench_layouts", "format_steps",
-           "plan_steps", "run_key", "measurement", "bonnie_measurements"]
+__all__ = ["BenchError", "execute_bench", "measurement", "bonnie_measurements"]
 
 
 class BenchError(ZfslabError):
@@ -37,52 +34,38 @@ class BenchError(ZfslabError):
     exit_code = 2
 
 
+def execute_bench(plan: BenchPlan, drivers: Drivers, results: Results, clock: Clock = SYSTEM_CLOCK, *, run_id: int,
+                  progress: Callable[[str, int, int], None] = lambda text, done, total: None,
+                  log: Callable[[str], None] = lambda text: None,
+                  on_wiped: Callable[[list[str]], None] = lambda devices: None) -> None:
+    """Run exactly the plan's steps, each measurement stored in `results` (store/results.py) under
+    run_id, which finishes the run; `on_wiped` hears the disks each wipe cleared (the command
+    records their SMART counters), `progress` (text, measurements done, of all) each test."""
+    _Executor(plan, drivers, results, run_id, clock, progress, log, on_wiped).run()
+
+
 @dataclass
-class Bench:
-    """Executes a plan against a ZFS driver, fio and a results store."""
-
-    zfs: ZfsDriver
-    fio: Fio
+class _Executor:
+    plan: BenchPlan
+    drivers: Drivers
     results: Results
-    runner: Runner
-    options: BenchOptions
-    layouts: list[Layout]
-    devices: list[str]
-    key: str
     run_id: int
-    sandbox: bool = False
-    bonnie: Bonnie | None = None  # the engine of suite bonnie
-    progress: Callable[[str, int, int], None] = lambda text, done, total: None
-    log: Callable[[str], None] = lambda text: None
-    mountpoint: str = MOUNTPOINT  # where the pool mounts (ZFS's default for its name): the tests run there
-    clock: Clock = SYSTEM_CLOCK
-    on_wiped: Callable[[list[str]], None] = lambda devices: None  # records the disks' SMART counters
-    _sampler_disks: list[str] = field(default_factory=list)
+    clock: Clock
+    progress: Callable[[str, int, int], None]
+    log: Callable[[str], None]
+    on_wiped: Callable[[list[str]], None]
 
-    @property
-    def drivers(self) -> Drivers:
-        return Drivers(self.zfs, self.fio, self.runner, self.bonnie)
-
-    def destroy_leftovers(self) -> list[str]:
-        """Destroy the pool an interrupted run of this same command left behind (see
-        destroy_own_pool); returns its name if there was one."""
-        return destroy_own_pool(self.zfs, POOL, self.results.pool_guids(run_id=self.run_id), "bench", self.log,
-                                self.results.intents(run_id=self.run_id), MARK,
-                                lambda guid, layout: self.results.record_pool(guid, POOL, "bench", layout, self.run_id))
-
-    def plan(self) -> list[Step]:
-        return plan_steps(self.layouts, self.devices, self.options, self.key, None,
-                          self.results.done(self.run_id), self.mountpoint, sandbox=self.sandbox)
-
-    def run(self, steps: list[Step] | None = None) -> None:
-        """Execute the plan (by default, what is left of this run): each layout's create, its
-        tests, then, whatever happened, its destroy and wipes."""
-        self._sampler_disks = kernel_names(self.devices)
-        steps = self.plan() if steps is None else steps
-        self.wipe([s for s in steps if s.kind == "wipe" and not s.layout])  # plan_steps' dirty, before any pool
+    def run(self) -> None:
+        request, options = self.plan.request, self.plan.request.options
+        self.sampler_disks = kernel_names(list(request.devices))
+        steps = list(self.plan.steps)
+        for step in steps:
+            if step.kind == "leftover":  # before anything else: its disks are wiped next
+                self.leftover(step.op)
+        self.wipe([s for s in steps if s.kind == "wipe" and not s.layout])  # the dirty disks, before any pool
         steps = [s for s in steps if s.layout]
-        per_test = len(BONNIE_TESTS) if self.options.bonnie else 1
-        total = len(self.layouts) * self.options.repeats * len(self.options.test_names)
+        per_test = len(BONNIE_TESTS) if options.bonnie else 1
+        total = len(request.layouts) * options.repeats * len(options.test_names)
         finished = total - per_test * sum(s.kind == "test" for s in steps)
         self.progress("resuming" if finished else "starting", finished, total)
         runs = _layout_runs(steps)
@@ -93,9 +76,9 @@ class Bench:
                                        self.run_id)
             run.create.op.run(self.drivers)
             try:
-                self._created(run.create)
+                self.created(run.create)
                 for step in run.tests:
-                    self.progress(f"{where}: {step.test}, repeat {step.repeat}/{self.options.repeats}", finished, total)
+                    self.progress(f"{where}: {step.test}, repeat {step.repeat}/{options.repeats}", finished, total)
                     self.results.add(self.run_id, *self.measure(step))
                     finished += per_test
                     self.progress(f"{where}: {step.test}, repeat {step.repeat}", finished, total)
@@ -106,37 +89,47 @@ class Bench:
                 self.wipe([s for s in run.cleanup if s.kind == "wipe"])
         self.results.finish_run(self.run_id)
 
+    def leftover(self, op: DestroyLeftover) -> None:
+        """The interrupted run's pool: its GUID recorded first if only its create was (its disks'
+        labels then prove them ours), then its engines ended and the pool destroyed."""
+        own = op.own
+        if own.adopted:
+            self.log(adopt_line(own))
+            self.results.record_pool(own.guid, own.name, "bench", own.layout, self.run_id)
+        op.run(self.drivers, self.log)
+
     def wipe(self, steps: list[Step]) -> None:
         """Planned wipes, all at once (pool_ops.run_wipes); then their SMART counters are recorded."""
         if steps:
             self.on_wiped(run_wipes([s.op for s in steps], self.drivers))
 
-    def _created(self, create: Step) -> None:
+    def created(self, create: Step) -> None:
         """Record the new pool's GUID and capacity, and check it mounted where the tests run."""
-        pool = create.op.pool
-        self.results.record_pool(self.zfs.pool_guid(pool), pool, "bench", create.layout, self.run_id)
-        self.results.add_capacity(self.run_id, create.layout, self.zfs.pool(pool).size_bytes,
-                                  self.zfs.dataset(pool).usable_bytes)
-        actual = self.zfs.get(pool, "mountpoint")["mountpoint"].value
-        if actual != self.mountpoint:
-            raise BenchError(f"pool {pool} is mounted at {actual}, not at {self.mountpoint} where the plan runs "
+        pool, zfs, mountpoint = create.op.pool, self.drivers.zfs, self.plan.request.mountpoint
+        self.results.record_pool(zfs.pool_guid(pool), pool, "bench", create.layout, self.run_id)
+        self.results.add_capacity(self.run_id, create.layout, zfs.pool(pool).size_bytes,
+                                  zfs.dataset(pool).usable_bytes)
+        actual = zfs.get(pool, "mountpoint")["mountpoint"].value
+        if actual != mountpoint:
+            raise BenchError(f"pool {pool} is mounted at {actual}, not at {mountpoint} where the plan runs "
                              f"its tests; is an altroot or a mountpoint inherited? (zpool get altroot {pool})")
 
-    def _monitor(self, argv: tuple[str, ...], seconds: int) -> str:
+    def monitor(self, argv: tuple[str, ...], seconds: int) -> str:
         """What the monitor beside a test printed (zpool iostat); nothing if it could not run."""
         try:
-            return self.runner.run(list(argv), timeout_s=seconds + 60, check=False).stdout
+            return self.drivers.runner.run(list(argv), timeout_s=seconds + 60, check=False).stdout
         except ZfslabError:
             return ""
 
     def measure(self, step: Step) -> list[Measurement]:
         """Run one test step as planned; the measurements it yields (bonnie++: three)."""
-        if self.options.bonnie:
-            return self._measure_bonnie(step)
-        sampler = Sampler(self._sampler_disks).start()
+        options = self.plan.request.options
+        if options.bonnie:
+            return self.measure_bonnie(step)
+        sampler = Sampler(self.sampler_disks).start()
         t0 = self.clock.monotonic()
         with cf.ThreadPoolExecutor(1) as pool:
-            iostat = pool.submit(self._monitor, step.op.monitor, self.options.monitor_s)
+            iostat = pool.submit(self.monitor, step.op.monitor, options.monitor_s)
             try:
                 result = step.op.run(self.drivers)
             finally:
@@ -145,9 +138,9 @@ class Bench:
         seconds = self.clock.monotonic() - t0
         return [measurement(step.layout, step.test, step.repeat, seconds, result, disk, iostat_text)]
 
-    def _measure_bonnie(self, step: Step) -> list[Measurement]:
+    def measure_bonnie(self, step: Step) -> list[Measurement]:
         """One bonnie++ run: its block write, rewrite and read, stored together."""
-        sampler = Sampler(self._sampler_disks).start()
+        sampler = Sampler(self.sampler_disks).start()
         t0 = self.clock.monotonic()
         try:
             result = step.op.run(self.drivers)

@@ -1,8 +1,9 @@
 """`zfslab bench`'s plan: for each layout, create the pool, run the suite, repeat, destroy, wipe.
 
 `plan_bench(request)` lists every step in order, each holding the exact operation it runs
-(system/pool_ops.py); `BenchPlan.render()` is what --dry-run prints and `BenchPlan.execute()`
-runs exactly those steps (system/bench.py), as restic's prune plans then executes.
+(system/pool_ops.py); `BenchPlan.render()` is what --dry-run prints, and `execute_bench(plan, ...)`
+(system/bench.py) runs exactly those steps, as restic's prune plans, then executes. The plan knows
+nothing of its executor: the executor imports the plan.
 """
 
 from __future__ import annotations
@@ -10,15 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from zfslab.model.layouts import Layout
 from zfslab.model.units import parse_fio_size
 from zfslab.system.bonnie import BonnieJob
-from zfslab.system.pool_ops import (SYSTEM_CLOCK, BonnieRun, Clock, CreatePool, DestroyPool, Drivers, FioFile, FioRun,
-                                    Wipe, op_lines)
-from zfslab.system.pool_safety import check_replication
+from zfslab.system.pool_ops import BonnieRun, CreatePool, DestroyLeftover, DestroyPool, FioFile, FioRun, Wipe, op_lines
+from zfslab.system.pool_safety import OwnPool, check_replication
 from zfslab.system.suites import BONNIE_TESTS, Test
 from zfslab.system.zfs import iostat_argv
 
@@ -94,9 +93,9 @@ def run_key(layouts: list[Layout], disk_ids: list[str], options: BenchOptions) -
 class Step:
     """One thing a run does: its operation (the exact values it runs with), and where it belongs."""
 
-    kind: str  # create | test | destroy | wipe
-    layout: str
-    op: CreatePool | DestroyPool | Wipe | FioRun | FioFile | BonnieRun
+    kind: str  # leftover | create | test | destroy | wipe
+    layout: str  # "" for what comes before the first layout: the leftover pool's destroy, the dirty disks' wipes
+    op: DestroyLeftover | CreatePool | DestroyPool | Wipe | FioRun | FioFile | BonnieRun
     test: str = ""
     repeat: int = 0
 
@@ -125,7 +124,9 @@ class Step:
 @dataclass(frozen=True)
 class BenchRequest:
     """What a bench run is asked to do. `done`: measurements an interrupted run of the same
-    request stored (left out); `dirty`: disks holding data the gate let through (wiped first)."""
+    request stored (left out); `dirty`: disks holding data the gate let through (wiped first);
+    `leftover`: the pool that interrupted run left imported (pool_safety.own_leftover), destroyed
+    before anything else."""
 
     layouts: tuple[Layout, ...]
     devices: tuple[str, ...]
@@ -135,6 +136,7 @@ class BenchRequest:
     dirty: tuple[str, ...] = ()
     sandbox: bool = False
     mountpoint: str = MOUNTPOINT
+    leftover: OwnPool | None = None
 
     @property
     def key(self) -> str:
@@ -155,24 +157,27 @@ class BenchPlan:
         text dry run prints for the step (the monitor beside a test, a wrapper the first time)."""
         return step_records(list(self.steps))
 
-    def execute(self, drivers: Drivers, results, clock: Clock = SYSTEM_CLOCK, *, run_id: int,
-                progress: Callable[[str, int, int], None] = lambda text, done, total: None,
-                log: Callable[[str], None] = lambda text: None,
-                on_wiped: Callable[[list[str]], None] = lambda devices: None) -> None:
-        """Run exactly these steps, each measurement stored in `results` (store/results.py) under run_id;
-        `on_wiped` hears the disks each wipe cleared (the command records their SMART counters)."""
-        from zfslab.system.bench import Bench
-        r = self.request
-        bench = Bench(drivers.zfs, drivers.fio, results, drivers.runner, r.options, list(r.layouts),
-                      list(r.devices), r.key, run_id, r.sandbox, drivers.bonnie, progress=progress, log=log,
-                      mountpoint=r.mountpoint, clock=clock, on_wiped=on_wiped)
-        bench.run(list(self.steps))
-
 
 def plan_bench(request: BenchRequest) -> BenchPlan:
+    """Every step of the run, in order: the leftover pool's destroy, the wipes of the disks that
+    hold data, then each layout's create, tests, destroy and wipes, leaving out what `done` (an
+    interrupted run's stored measurements) already holds: a layout with nothing left is not even
+    created."""
     r = request
-    return BenchPlan(r, tuple(plan_steps(list(r.layouts), list(r.devices), r.options, r.key, None, r.done,
-                                         r.mountpoint, r.dirty, sandbox=r.sandbox)))
+    check_bench_layouts(list(r.layouts))
+    steps = [Step("leftover", "", DestroyLeftover(r.leftover, "bench"))] if r.leftover else []
+    steps += [Step("wipe", "", Wipe(d, r.sandbox)) for d in r.dirty]
+    for layout in r.layouts:
+        used = tuple(r.devices[:layout.disks])
+        name = str(layout)
+        tests = [t for t in _tests(name, r.options, r.mountpoint, POOL) if not _measured(t, r.options, r.done)]
+        if not tests:
+            continue
+        steps.append(Step("create", name, CreatePool(POOL, layout, used, r.options.ashift, r.options.fs_props(r.key))))
+        steps += tests
+        steps.append(Step("destroy", name, DestroyPool(POOL)))
+        steps += [Step("wipe", name, Wipe(d, r.sandbox)) for d in used]
+    return BenchPlan(r, tuple(steps))
 
 
 def _tests(layout: str, options: BenchOptions, mnt: str, pool: str) -> list[Step]:
@@ -189,28 +194,6 @@ def _tests(layout: str, options: BenchOptions, mnt: str, pool: str) -> list[Step
                 job = t.job(mnt, size=options.size, runtime_s=options.runtime_s, ramp_s=options.ramp_s)
                 tests.append(Step("test", layout, FioRun(job, monitor=monitor), t.name, repeat))
     return tests
-
-
-def plan_steps(layouts: list[Layout], devices: list[str], options: BenchOptions, key: str, fio=None,
-               done: set[tuple[str, str, int]] | frozenset = frozenset(), mnt: str = MOUNTPOINT,
-               dirty: tuple[str, ...] = (), *, sandbox: bool = False) -> list[Step]:
-    """Every step of the run, in order, leaving out what `done` (an interrupted run's stored
-    measurements) already holds: a layout with nothing left is not even created. `dirty`: the
-    disks that hold data and that the gate let through (--wipe with their serials): wiped first.
-    (`fio` is not used: a step's argv is built as the fio driver builds it.)"""
-    check_bench_layouts(layouts)
-    steps = [Step("wipe", "", Wipe(d, sandbox)) for d in dirty]
-    for layout in layouts:
-        used = tuple(devices[:layout.disks])
-        name = str(layout)
-        tests = [t for t in _tests(name, options, mnt, POOL) if not _measured(t, options, done)]
-        if not tests:
-            continue
-        steps.append(Step("create", name, CreatePool(POOL, layout, used, options.ashift, options.fs_props(key))))
-        steps += tests
-        steps.append(Step("destroy", name, DestroyPool(POOL)))
-        steps += [Step("wipe", name, Wipe(d, sandbox)) for d in used]
-    return steps
 
 
 def _measured(step: Step, options: BenchOptions, done) -> bool:

@@ -1,4 +1,4 @@
-"""`zfslab drill`'s executor: runs a DrillPlan (system/drill_plan.py) exactly as planned.
+"""`zfslab drill`'s executor: `execute_drill(plan, ...)` runs a DrillPlan (system/drill_plan.py) exactly as planned.
 
 Scenarios, each on data whose checksums fio keeps (written with verify=crc32c):
 - degraded: take 1..p disks of one vdev offline (and one in each of two vdevs), read every
@@ -32,7 +32,7 @@ from zfslab.model.layouts import VdevKind
 from zfslab.system.diskstats import SECTOR, kernel_names, read_diskstats
 from zfslab.system.drill_plan import MARK, MOUNTPOINT, POOL, DrillPlan, Step, leaf_name
 from zfslab.system.fio import FioFailed
-from zfslab.system.pool_ops import Clock, CreatePool, Drivers, run_wipes
+from zfslab.system.pool_ops import SYSTEM_CLOCK, Clock, CreatePool, Drivers, run_wipes
 from zfslab.system.runner import CommandFailed
 from zfslab.system.zfs_output import PoolStatus
 
@@ -47,6 +47,20 @@ class DrillError(ZfslabError):
     """A drill that cannot go on: its pool is not what the plan made, or a check failed."""
 
     exit_code = 2
+
+
+def execute_drill(plan: DrillPlan, drivers: Drivers, results=None, clock: Clock = SYSTEM_CLOCK, *,
+                  log: Callable[[str], None] = lambda text: None,
+                  on_wiped: Callable[[list[str]], None] = lambda devices: None) -> list[ScenarioResult]:
+    """Run exactly the plan's steps. In `results` (store/results.py), the create is recorded before
+    it runs (its mark) and the pool's GUID the moment it exists; `on_wiped` hears the disks each
+    wipe cleared. Returns what each scenario found."""
+    layout = str(plan.layout)
+    if results is None:
+        return Drill(plan, drivers, clock, log=log, on_wiped=on_wiped).run()
+    return Drill(plan, drivers, clock, log=log, on_wiped=on_wiped,
+                 on_creating=lambda mark: results.record_intent(POOL, "drill", layout, mark),
+                 on_created=lambda guid: results.record_pool(guid, POOL, "drill", layout)).run()
 
 
 def _mb_s(nbytes: int, seconds: float) -> float:

@@ -2,8 +2,9 @@
 
 The fill size from the capacity model, and from the layout which disks each scenario fails,
 replaces and corrupts. Each step holds the operation it runs (system/pool_ops.py, or Corrupt
-here); `DrillPlan.render()` is what --dry-run prints and `DrillPlan.execute()` runs exactly
-those steps (system/drill.py).
+here); `DrillPlan.render()` is what --dry-run prints, and `execute_drill(plan, ...)`
+(system/drill.py) runs exactly those steps. The plan knows nothing of its executor: the executor
+imports the plan.
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ import hashlib
 import json
 import os
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from zfslab.model.capacity import pool_capacity, whole_disk_capacity
-from zfslab.model.drill_results import ScenarioResult
 from zfslab.model.layouts import Layout, VdevKind
 from zfslab.system.corruption import corrupt_window, overwrite
 from zfslab.system.fio import FioJob
-from zfslab.system.pool_ops import (SYSTEM_CLOCK, Clear, Clock, CreatePool, DestroyPool, Drivers, FioRun, Offline,
-                                    Online, PoolSet, Replace, Scrub, Wait, Wipe, op_lines)
+from zfslab.system.pool_ops import (Clear, CreatePool, DestroyPool, Drivers, FioRun, Offline, Online, PoolSet, Replace,
+                                    Scrub, Wait, Wipe, op_lines)
 
 POOL = "zfslab-drill"
 MARK = "zfslab:drill"
@@ -158,20 +158,6 @@ class DrillPlan:
         shown: set[str] = set()
         return [{"kind": s.kind, "scenario": s.scenario, "title": s.title or None, "devices": list(s.devices),
                  "command": list(s.argv) or None, "line": s.line, "lines": _step_lines(s, shown)} for s in self.steps]
-
-    def execute(self, drivers: Drivers, results=None, clock: Clock = SYSTEM_CLOCK, *,
-                log: Callable[[str], None] = lambda text: None,
-                on_wiped: Callable[[list[str]], None] = lambda devices: None) -> list[ScenarioResult]:
-        """Run exactly these steps. In `results` (store/results.py), the create is recorded before
-        it runs (its mark) and the pool's GUID the moment it exists; `on_wiped` hears the disks each
-        wipe cleared. Returns what each scenario found."""
-        from zfslab.system.drill import Drill
-        layout = str(self.layout)
-        if results is None:
-            return Drill(self, drivers, clock, log=log, on_wiped=on_wiped).run()
-        return Drill(self, drivers, clock, log=log, on_wiped=on_wiped,
-                     on_creating=lambda mark: results.record_intent(POOL, "drill", layout, mark),
-                     on_created=lambda guid: results.record_pool(guid, POOL, "drill", layout)).run()
 
 
 def _step_lines(step: Step, shown: set[str]) -> list[str]:

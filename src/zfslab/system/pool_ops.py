@@ -16,7 +16,7 @@ from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import zpool_create_argv
 from zfslab.system.bonnie import Bonnie, BonnieJob, BonnieResult
 from zfslab.system.fio import Fio, FioJob, FioResult, fio_argv
-from zfslab.system.pool_safety import wipe_devices, wipe_line
+from zfslab.system.pool_safety import OwnPool, destroy_leftover, wipe_devices, wipe_line
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import (NO_REPLICAS, UDEV_RACES, ZfsDriver, clear_argv, destroy_argv, offline_argv, online_argv,
                                pool_set_argv, replace_argv, scrub_argv, wait_argv)
@@ -96,6 +96,29 @@ class DestroyPool:
     def run(self, d: Drivers) -> None:
         if d.zfs.pool_exists(self.pool):
             d.zfs.destroy_pool(self.pool, force=True)
+
+
+@dataclass(frozen=True)
+class DestroyLeftover:
+    """The pool an interrupted run left (pool_safety.own_leftover proved it its own): the benchmark
+    engines still working on it ended, then zpool destroy -f, once its GUID is checked again."""
+
+    own: OwnPool
+    purpose: str
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(destroy_argv(self.own.name, force=True))
+
+    @property
+    def wrapper(self) -> str:
+        how = (f"its GUID is recorded first, from the create this run recorded ({self.own.mark_prop}={self.own.mark})"
+               if self.own.adopted else "its GUID is recorded")
+        return (f"# {self.own.name} (GUID {self.own.guid}) is the pool this {self.purpose} run left when it was "
+                f"interrupted ({how}): fio or bonnie++ still running on it are ended before it is destroyed")
+
+    def run(self, d: Drivers, log=lambda text: None) -> list[str]:
+        return destroy_leftover(d.zfs, self.own, self.purpose, log)
 
 
 @dataclass(frozen=True)

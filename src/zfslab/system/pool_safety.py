@@ -5,9 +5,10 @@ refuse without -f, destroying only a leftover pool zfslab recorded, and wiping a
 from __future__ import annotations
 
 import dataclasses
-
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from zfslab.errors import UsageError
 from zfslab.model.layouts import Layout
@@ -35,37 +36,82 @@ def check_replication(layout: Layout, fix: str) -> None:
         raise MixedReplication(layout, why, fix)
 
 
+@dataclass(frozen=True)
+class OwnPool:
+    """An imported pool a run of zfslab left behind and proved its own (recognised_pool): its GUID
+    was recorded, or (`mark` set) only the create's intent was, whose `layout` the GUID is then
+    recorded under before the pool is destroyed."""
+
+    name: str
+    guid: str
+    mark_prop: str = ""
+    mark: str = ""
+    layout: str = ""
+
+    @property
+    def adopted(self) -> bool:
+        return bool(self.mark)
+
+
+def own_leftover(zfs: ZfsDriver, name: str, guids: set[str] | frozenset[str],
+                 intents: dict[tuple[str, str], str] | None = None, mark_prop: str = "", *,
+                 refuse_others: bool = True) -> OwnPool | None:
+    """The imported pool `name` when it is zfslab's own (recognised_pool), None when there is none.
+    Any other pool of that name is someone else's: refused (DisksRefused), never touched; with
+    `refuse_others` False (a dry run, which says what the gate would do), None. Reads only."""
+    if not zfs.pool_exists(name):
+        return None
+    own = recognised_pool(zfs, name, guids, intents, mark_prop)
+    if own is None:
+        if not refuse_others:
+            return None
+        raise DisksRefused(f"a pool named {name} (GUID {zfs.pool_guid(name)}) exists, and this results database "
+                           f"did not create it; zfslab never destroys it: export or rename it (zpool export {name}), "
+                           f"or use the database of the run that made it")
+    guid, mark = own
+    return OwnPool(name, guid, mark_prop, mark, intents[(name, mark)] if mark else "")
+
+
+def adopt_line(own: OwnPool) -> str:
+    """What a run says as it records the GUID of the pool a kill left before its record."""
+    return (f"pool {own.name} (GUID {own.guid}) is the one this run was creating when it was interrupted "
+            f"({own.mark_prop}={own.mark}, recorded before the create): recording its GUID")
+
+
+def destroy_leftover(zfs: ZfsDriver, own: OwnPool, purpose: str, log: Callable[[str], None]) -> list[str]:
+    """Destroy the pool own_leftover proved zfslab's, once its GUID is checked again (the plan was
+    made from a read before the gate); first end the benchmark engines still working on it.
+    Returns its name, or nothing if it is gone."""
+    if not zfs.pool_exists(own.name):
+        return []
+    guid = zfs.pool_guid(own.name)
+    if guid != own.guid:
+        raise DisksRefused(f"pool {own.name} now has GUID {guid}, not {own.guid} as when this run was planned; "
+                           f"zfslab never destroys it: export or rename it (zpool export {own.name})")
+    mountpoint = zfs.get(own.name, "mountpoint")["mountpoint"].value
+    if mountpoint.startswith("/"):
+        for user in end_engines_on(mountpoint):
+            log(f"ended {user.name} (pid {user.pid}), left running on {own.name} by an interrupted zfslab {purpose}")
+    log(f"destroying pool {own.name}, left by an interrupted zfslab {purpose} run")
+    zfs.destroy_pool(own.name, force=True)
+    return [own.name]
+
+
 def destroy_own_pool(zfs: ZfsDriver, name: str, guids: set[str], purpose: str, log: Callable[[str], None],
                      intents: dict[tuple[str, str], str] | None = None, mark_prop: str = "",
                      adopt: Callable[[str, str], None] = lambda guid, layout: None) -> list[str]:
-    """Destroy the imported pool `name` if its GUID is one zfslab recorded (a run killed in the
-    middle of a layout leaves it); first end the benchmark engines still working on it. A pool
-    whose GUID was not recorded is zfslab's only when a create of that name and mark (the
-    user property `mark_prop`, which the create sets) was recorded before it ran (`intents`:
-    (name, mark) -> layout), i.e. the run was killed between the create and the GUID's
-    record: `adopt(guid, layout)` records the GUID before the pool is destroyed, so its labels
-    stay provably zfslab's. Any other pool of that name is someone else's: refused, never
-    touched."""
-    if not zfs.pool_exists(name):
-        return []
-    own = recognised_pool(zfs, name, guids, intents, mark_prop)
+    """Destroy the imported pool `name` if it is zfslab's own (own_leftover: its GUID recorded, or
+    its create's intent and mark, when the run was killed between the create and the GUID's
+    record: `adopt(guid, layout)` records the GUID before the pool is destroyed, so its labels stay
+    provably zfslab's); any other pool of that name is refused, never touched. (drill does this
+    before its plan; bench plans it as the first step, bench_plan.py.)"""
+    own = own_leftover(zfs, name, guids, intents, mark_prop)
     if own is None:
-        guid = zfs.pool_guid(name)
-        raise DisksRefused(f"a pool named {name} (GUID {guid}) exists, and this results database did not "
-                           f"create it; zfslab never destroys it: export or rename it (zpool export {name}), "
-                           f"or use the database of the run that made it")
-    guid, mark = own
-    if mark:
-        log(f"pool {name} (GUID {guid}) is the one this run was creating when it was interrupted "
-            f"({mark_prop}={mark}, recorded before the create): recording its GUID")
-        adopt(guid, intents[(name, mark)])
-    mountpoint = zfs.get(name, "mountpoint")["mountpoint"].value
-    if mountpoint.startswith("/"):
-        for user in end_engines_on(mountpoint):
-            log(f"ended {user.name} (pid {user.pid}), left running on {name} by an interrupted zfslab {purpose}")
-    log(f"destroying pool {name}, left by an interrupted zfslab {purpose} run")
-    zfs.destroy_pool(name, force=True)
-    return [name]
+        return []
+    if own.adopted:
+        log(adopt_line(own))
+        adopt(own.guid, own.layout)
+    return destroy_leftover(zfs, own, purpose, log)
 
 
 def recognised_pool(zfs: ZfsDriver, name: str, guids: set[str] | frozenset[str],
@@ -128,7 +174,6 @@ def wipe_devices(runner: Runner, devices: list[str], *, sandbox: bool = False) -
             runner.run(["wipefs", "--all", "--quiet", part])
         runner.run(["wipefs", "--all", "--quiet", real])
     # every disk's pages at once: each fsync waits on its own disk, so the time is the slowest one's
-    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(reals)))) as pool:
         list(pool.map(zero_samples, reals))
     for real in reals:
