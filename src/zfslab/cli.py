@@ -122,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
               file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader closed the pipe (zfslab plan | head): end quietly
+        _stdout_to_devnull()
         return EXIT_OK
     except Exception as e:  # noqa: BLE001 - the last line of defence for a one-line error
         if debug:
@@ -133,6 +134,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_to_devnull() -> None:
+    """What is left in stdout's buffer goes nowhere: flushing it at exit would raise again
+    (the way Python's signal documentation gives for a closed pipe)."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (a test's capture): nothing to flush
+        pass
 
 
 def entry() -> None:

@@ -351,3 +351,21 @@ def test_every_registered_command_is_listed_by_zfslab_help(capsys):
     text = capsys.readouterr().out
     for command in COMMANDS:
         assert f"    {command.name}" in text and command.help.split()[0] in text, command.name
+
+
+@pytest.mark.parametrize("argv", [("plan", "24x4TB", "--all"), ("plan", "24x4TB", "--all", "--csv"),
+                                  ("risk", "raidz2:6", "--disk-size", "4TB"),
+                                  ("expand", "raidz2:6", "--disk-size", "4TB", "--add", "3")])
+def test_a_closed_pipe_ends_quietly(argv):
+    """zfslab plan --all | head -2 (issue 33: exit 1 with 'internal error', rich's own exit on a
+    closed pipe): a pipe whose reader has gone before zfslab writes (every write fails, as after
+    head's last line), and zfslab ends with 0 and says nothing."""
+    import os
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # no reader: the first write gets EPIPE, deterministically
+    try:
+        out = subprocess.run([sys.executable, "-m", "zfslab", *argv], stdout=write_end, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "COLUMNS": "80"}, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (out.returncode, out.stderr) == (0, "")

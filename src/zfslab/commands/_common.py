@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Iterator
 
-from rich.console import Console
+from zfslab.report.tables import Console
 
 from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.performance import DiskProfile

@@ -290,6 +290,7 @@ def _with_progress(execute) -> None:
 
 def _print_summary(summary: list[dict], sandbox: bool, db: str, run_id: int) -> None:
     from rich.console import Console
+    from zfslab.report.tables import Console as OutConsole
 
     def num(v, fmt="{:,.1f}"):
         return "-" if v is None or v == 0 else fmt.format(v)
@@ -303,7 +304,7 @@ def _print_summary(summary: list[dict], sandbox: bool, db: str, run_id: int) -> 
     caption = f"medians of the repeats; all measurements in {db} (run {run_id})"
     if sandbox:
         caption += "; SANDBOX: file vdevs, not representative of disks"
-    render_table(summary, cols, console=Console(width=None if Console().is_terminal else 160), caption=caption)
+    render_table(summary, cols, console=OutConsole(width=None if Console().is_terminal else 160), caption=caption)
 
 
 def _spread(r: dict) -> str:

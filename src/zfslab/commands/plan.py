@@ -6,7 +6,6 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.text import Text
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_arg, add_output_options, add_risk_options,
@@ -21,7 +20,7 @@ from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_te
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
 from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
-from zfslab.report.tables import to_json, wrapped_lines
+from zfslab.report.tables import Console, to_json, wrapped_lines
 
 if TYPE_CHECKING:
     from zfslab.model.bench_fit import BenchFit

@@ -12,8 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console as _RichConsole
 from rich.table import Table
+
+
+class Console(_RichConsole):
+    """rich's Console, except when the reader closes the pipe (zfslab plan | head): rich then exits
+    1, where print() raises BrokenPipeError, which cli.py ends quietly, as `ls | head` does."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
 
 
 @dataclass(frozen=True, slots=True)
