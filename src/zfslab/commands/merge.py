@@ -11,8 +11,8 @@ EXAMPLE = "zfslab merge st01.sqlite st02.sqlite -o all.sqlite"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("merge", epilog=f"example: {EXAMPLE}\nthen: zfslab plan --db all.sqlite, or zfslab report "
-                                       "--db all.sqlite --html report.html",
+    p = sub.add_parser("merge", epilog=f"example: {EXAMPLE}\nthen: zfslab plan --db all.sqlite\n"
+                                       "or: zfslab report --db all.sqlite --html report.html",
                        description="Merge zfslab results databases (one per host, or copies) into one, each run "
                                    "and drill once, with the host it came from. The inputs are read only and never "
                                    "changed; files of another program or a newer zfslab are refused. An existing "
