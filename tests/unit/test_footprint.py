@@ -275,36 +275,136 @@ def test_command_samples_by_bytes_or_time_and_gives_an_interval(run_cli, tmp_pat
         assert row["data_used_low_bytes"] <= row["data_used_bytes"] <= row["data_used_high_bytes"]
 
 
-def test_metadata_is_stored_uncompressed_where_a_16k_block_cannot_shrink():
-    """dRAID allocates whole rows: a 16K dnode block compressed to 4K still takes a 16K row on
-    draid1:4d at ashift 12, so zio_write_compress stores it as is (the 2.4.4 guest's dRAID metadata
-    was twice the compressed estimate)."""
-    from zfslab.model.footprint import metadata_compresses, metadata_estimate, pool_alloc
-    assert metadata_compresses(pool_alloc(parse_layout("raidz2:6"), 12))
-    assert metadata_compresses(pool_alloc(parse_layout("draid1:2d:4c:0s"), 12))   # rows of 8K
-    assert not metadata_compresses(pool_alloc(parse_layout("draid1:4d:6c:0s"), 12))
-    assert not metadata_compresses(pool_alloc(parse_layout("mirror:2"), 14))
-    # 3,200 more files (2 copies of each): on raidz their dnodes (128 B compressed) and entries (32 B)
-    # in sectors, on dRAID 512 B and 64 B in rows
-    def grown(text):
-        lay = parse_layout(text)
-        return (metadata_estimate(lay, 12, files=3300, directories=1, pointers=0)[1]
-                - metadata_estimate(lay, 12, files=100, directories=1, pointers=0)[1])
+def test_indirect_blocks_per_level_and_none_over_holes():
+    """dnode.h: 128K indirect blocks of 1,024 pointers; an object of one block has none (its pointer
+    is in the dnode); an indirect block over holes only is not written (dbuf_write_children_ready)."""
+    from zfslab.model.footprint_metadata import dense_indirect, indirect_levels
+    assert dense_indirect(1) == {}
+    assert dense_indirect(2) == {(1, 2): 1}
+    assert dense_indirect(5000) == {(1, 1024): 4, (1, 904): 1, (2, 5): 1}
+    # a 1 TiB file of 128K records with data in its first and last record: two L1s, two L2s, one L3
+    last = (1 << 40) // (128 * K) - 1
+    assert indirect_levels([(0, 1), (last, last + 1)], last) == {(1, 1): 2, (2, 1): 2, (3, 2): 1}
+    assert indirect_levels([], 0) == {}
 
-    def per_unit(text, unit):
-        return block_cost(parse_layout(text).groups[0], unit, 12).used_bytes / unit
-    assert grown("draid1:4d:6c:0s") == pytest.approx(3200 * 2 * (512 + 64) * per_unit("draid1:4d:6c:0s", 16384))
-    assert grown("raidz1:5") == pytest.approx(3200 * 2 * (128 + 32) * per_unit("raidz1:5", 4096))
+
+def test_a_directory_is_a_microzap_grown_512_bytes_at_a_time_then_a_fat_zap():
+    """zap_lockdir_impl: a microzap grows by SPA_MINBLOCKSIZE (8 entries of 64 B, the first chunk its
+    header) up to 128K; past 2,047 entries, or with a name of 50 bytes or more, it is a fat ZAP of
+    16K blocks (a header and leaves) with an indirect block."""
+    from zfslab.model.footprint_metadata import FZAP_BLOCK_BYTES, directory_blocks
+    assert [lsize for (lsize, _, _) in directory_blocks(0, 0, False)] == [512]
+    assert [lsize for (lsize, _, _) in directory_blocks(7, 70, False)] == [512]
+    assert [lsize for (lsize, _, _) in directory_blocks(8, 80, False)] == [1024]
+    assert [lsize for (lsize, _, _) in directory_blocks(2047, 20470, False)] == [128 * K]
+    fat = directory_blocks(2048, 20480, False)
+    leaves = sum(n for (lsize, clen, emb), n in fat.items() if lsize == FZAP_BLOCK_BYTES) - 1
+    assert 2048 * 3 / 638 <= leaves <= 2 * 2048 * 3 / 638            # leaves between full and half full
+    assert any(lsize == 128 * K and not emb for (lsize, _, emb) in fat)  # its L1
+    assert directory_blocks(3, 60, True) != directory_blocks(3, 60, False)   # a long name: fat at once
+
+
+def test_metadata_blocks_are_whole_allocations_twice_and_stored_as_is_where_they_cannot_shrink():
+    """Every metadata block is priced like data (lz4, rounded to the allocation unit), twice. On
+    dRAID a 16K dnode block compressed to 3K still takes a 16K row: stored as is (the 2.4.4 guest's
+    dRAID metadata was twice the old compressed estimate)."""
+    from zfslab.model.footprint import metadata_cost
+    from zfslab.model.footprint_metadata import TreeShape
+
+    def grown(text, ashift=12):    # 3,200 more files: 100 more dnode blocks of 32
+        lay = parse_layout(text)
+        one, many = (TreeShape(n, 0) for n in (24, 3224))
+        return metadata_cost(lay, ashift, many)[1] - metadata_cost(lay, ashift, one)[1]
+
+    def per_block(text, psize, ashift=12):
+        return 2 * block_cost(parse_layout(text).groups[0], psize, ashift).used_bytes
+    # beside the meta-dnode's L1, which now holds 101 pointers instead of 1 (+6.3 KB compressed)
+    l1 = {"draid1:4d:6c:0s": 0, "mirror:2": per_block("mirror:2", 4096), "mirror:2 9": per_block("mirror:2", 6144, 9)}
+    assert grown("draid1:4d:6c:0s") == pytest.approx(100 * per_block("draid1:4d:6c:0s", 16384))  # as is, a row
+    assert grown("mirror:2") == pytest.approx(100 * per_block("mirror:2", 4096) + l1["mirror:2"])  # 32 x 88 B: 4K
+    assert grown("mirror:2", 9) == pytest.approx(100 * per_block("mirror:2", 3072, 9) + l1["mirror:2 9"])  # 6 sectors
+
+
+def test_symlinks_and_directories_count_and_a_big_directory_costs_more_than_many_small(run_cli, tmp_path):
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "f").write_bytes(b"x" * 1000)
+    for i in range(50):
+        os.symlink("f" * (10 if i % 2 else 300), t / f"l{i}")
+    d = json.loads(run_cli("footprint", str(t), "--layouts", "mirror:2", "--json").stdout)
+    assert d["tree_shape"]["symlinks"] == 50 and d["tree_shape"]["long_symlinks"] == 25
+    without = tmp_path / "u"
+    without.mkdir()
+    (without / "f").write_bytes(b"x" * 1000)
+    e = json.loads(run_cli("footprint", str(without), "--layouts", "mirror:2", "--json").stdout)
+    assert d["layouts"][0]["metadata_used_bytes_estimate"] > e["layouts"][0]["metadata_used_bytes_estimate"]
+    assert d["layouts"][0]["data_used_bytes"] == e["layouts"][0]["data_used_bytes"]
+
+
+# ---- sparse files --------------------------------------------------------------------------------
+
+def _sparse_tree(tmp_path, size=1 << 40):
+    t = tmp_path / "sparse"
+    t.mkdir()
+    with open(t / "big.img", "wb") as f:     # 1 TiB, 120 KB of text across 5 MiB: two records of data
+        f.truncate(size)
+        f.seek((5 << 20) - 20480)
+        f.write(b"hello sparse world " * 6400)
+    if os.stat(t / "big.img").st_blocks * 512 >= size:
+        pytest.skip("this file system keeps no holes")
+    return t
+
+
+def test_a_sparse_file_is_priced_from_its_data_extents_and_its_holes_are_never_read(run_cli, tmp_path):
+    """SEEK_DATA/SEEK_HOLE: the records in holes are counted, not read. Kept as holes (cp, rsync -S)
+    they take no block whatever the compression; filled (rsync without -S) they are zeros: holes again
+    with compression on, 8M records of zeros with it off."""
+    t = _sparse_tree(tmp_path)
+
+    def run(*more):
+        r = run_cli("footprint", str(t), "--layouts", "mirror:2", "--json", *more)
+        assert r.exit_code == 0, r.stderr
+        return json.loads(r.stdout)
+    keep, fill = run(), run("--sparse", "fill")
+    assert keep["read"]["bytes_read"] == fill["read"]["bytes_read"] <= 2 * 128 * K   # only the data extent
+    assert keep["read"]["hole_records"] == (1 << 40) // (128 * K) - 2
+    assert keep["layouts"][0]["data_used_bytes"] == fill["layouts"][0]["data_used_bytes"] > 0
+    assert fill["layouts"][0]["holes"] == (1 << 40) // (128 * K) - 2 and keep["layouts"][0]["holes"] == 0
+    off_keep, off_fill = run("--compression", "off"), run("--compression", "off", "--sparse", "fill")
+    assert off_keep["layouts"][0]["data_used_bytes"] == 2 * 128 * K      # two records (USED: one mirror copy)
+    assert off_fill["layouts"][0]["data_used_bytes"] == 1 << 40
+    # the 1 TiB file's indirect blocks reach its last written record only (cp's hole at the end is
+    # a truncate, which writes no block): one L1 of two pointers
+    assert keep["tree_shape"]["indirect_blocks"] == [[1, 2, 1]]
+
+
+def test_sampling_a_sparse_file_draws_records_as_needed(run_cli, tmp_path):
+    """--sample 1s --recordsize 4K on a 1 TiB sparse file: 2^28 records, none drawn ahead of need
+    (it took 13.5 s and 455 MB when every draw was made first)."""
+    import resource
+    import time
+    t = _sparse_tree(tmp_path)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.monotonic()
+    r = run_cli("footprint", str(t), "--layouts", "mirror:2", "--sample", "1s", "--recordsize", "4K", "--json")
+    took = time.monotonic() - start
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["read"]["records_total"] == (1 << 40) // 4096 and 0 < d["read"]["records_read"] <= 1_000_000
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    assert cpu.ru_utime - before.ru_utime < took + 1 and took < 8
 
 
 def test_a_special_vdev_takes_the_metadata_and_the_blocks_up_to_special_small_blocks():
     """spa_preferred_class: metadata always, a file's data block when its psize is at most
     special_small_blocks; the rest on the data vdevs."""
     from zfslab.model.footprint import footprint
+    from zfslab.model.footprint_metadata import TreeShape
     blocks = {(4096, 4096): 10, (131072, 131072): 3}   # incompressible: ten 4K blocks, three records
     off = Compression(False)
-    plain = footprint(blocks, parse_layout("raidz2:6"), 12, off, files=13, directories=1)
-    special = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, files=13, directories=1,
+    shape = TreeShape(13, 1, directory_shapes={(13, 130, False): 1})
+    plain = footprint(blocks, parse_layout("raidz2:6"), 12, off, shape=shape)
+    special = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, shape=shape,
                         special_small_bytes=16384)
     mirror_4k = block_cost(parse_layout("mirror:3").groups[0], 4096, 12).used_bytes
     raidz_128k = block_cost(parse_layout("raidz2:6").groups[0], 131072, 12).used_bytes
@@ -313,7 +413,7 @@ def test_a_special_vdev_takes_the_metadata_and_the_blocks_up_to_special_small_bl
     assert special.special_used_bytes == pytest.approx(10 * mirror_4k + special.metadata_used_bytes)
     assert plain.special_used_bytes == 0 and not plain.metadata_on_special
     # without special_small_blocks only the metadata goes there
-    meta_only = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, files=13, directories=1)
+    meta_only = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, shape=shape)
     assert meta_only.special_data_used_bytes == 0 and meta_only.used_bytes == pytest.approx(plain.used_bytes)
     assert meta_only.special_used_bytes == meta_only.metadata_used_bytes > 0
 

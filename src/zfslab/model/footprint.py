@@ -18,26 +18,13 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from zfslab.model.capacity import SPA_MINBLOCKSHIFT, deflate_ratio, psize_to_asize
+from zfslab.model.footprint_metadata import (POINTERS_PER_INDIRECT, TreeShape, metadata_blocks,
+                                            spread_directories)
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 
 SPA_MINBLOCKSIZE = 512
 BPE_PAYLOAD_SIZE = 112       # a block compressing to this or less lives inside its block pointer
-DNODE_COMPRESSED_BYTES = 128  # a 512 B dnode (dnodesize=legacy); dnode blocks compress to about a quarter
-DIRECTORY_ENTRY_BYTES = 32   # a fat-zap entry, as special_size estimates it
-BLOCK_POINTER_BYTES = 128    # one per data block in an L1 indirect block (which compresses about 3x)
-INDIRECT_COMPRESSED_FRACTION = 0.375
-METADATA_COPIES = 2          # redundant_metadata=all
-# Where a 16K metadata block cannot be stored smaller (dRAID, whose allocation unit is a whole row of
-# 16K or more; ashift 14+), zio_write_compress stores dnode blocks and directories uncompressed: a
-# dnode then takes its whole 512 B, a directory entry its 64 B microzap entry (mzap_ent_phys_t)
-METADATA_BLOCK_BYTES = 16384  # a dnode block (32 dnodes), a directory's microzap of up to 256 entries
-DNODE_BYTES = 512
-MZAP_ENTRY_BYTES = 64
-# Blocks every ZPL dataset holds before any file: its objset, the meta-dnode's L1-L5 indirect
-# blocks (its tree is built for 2^48 objects), and the ZAPs of the master node, the SA master,
-# registry and layouts, the unlinked set, the shares directory and the root directory, 13 in all;
-# each compresses to one allocation unit
-DATASET_BASE_BLOCKS = 13
+METADATA_COPIES = 2          # redundant_metadata=all: dmu_write_policy gives metadata os_copies + 1
 Z95 = 1.959963984540054      # two-sided 95 % normal quantile
 
 BlockKey = tuple[int, int]   # (lsize, clen)
@@ -95,7 +82,7 @@ def placement(layout: Layout, special_small_bytes: int = 0):
     """A function of a data block's psize giving (groups with shares, on the special class?), as
     spa_preferred_class places it: a file's data block of at most special_small_blocks (its psize,
     after compression) on the special vdevs, when the layout has them; everything else on the data
-    vdevs. (Metadata always goes to the special class: metadata_estimate.)"""
+    vdevs. (Metadata always goes to the special class: metadata_cost.)"""
     normal = _spread(layout.groups)
     special_groups = [c.group for c in layout.classes if c.alloc_class == "special"]
     special = _spread(special_groups) if special_groups else None
@@ -218,7 +205,7 @@ class Footprint:
 
 
 def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp: Compression, *,
-              files: int = 0, directories: int = 0, pointers: int = 0, special_small_bytes: int = 0) -> Footprint:
+              shape: TreeShape | None = None, special_small_bytes: int = 0) -> Footprint:
     """The blocks on `layout`. With unlike vdev groups, blocks spread in proportion to each
     group's data disks (ZFS weighs by free space, which is that on an empty pool); with a special
     vdev, metadata and the data blocks of at most special_small_bytes go there (placement())."""
@@ -251,7 +238,7 @@ def footprint(blocks: Mapping[BlockKey, int], layout: Layout, ashift: int, comp:
             used += c.used_bytes * share
             special_used += c.used_bytes * share if on_special else 0.0
         data += roundup(psize, 1 << ashift) * n
-    meta_alloc, meta_used = metadata_estimate(layout, ashift, files=files, directories=directories, pointers=pointers)
+    meta_alloc, meta_used = metadata_cost(layout, ashift, shape, comp.floor_to_alloc) if shape else (0.0, 0.0)
     return Footprint(str(layout), logical, stored_logical, psize_sum,
                      data, parity, padding, asize, raw, used, meta_alloc, meta_used, counts["hole"],
                      counts["embedded"], counts["compressed"], counts["stored"], zero, special_used,
@@ -262,35 +249,25 @@ def has_special(layout: Layout) -> bool:
     return any(c.alloc_class == "special" for c in layout.classes)
 
 
-def metadata_compresses(alloc: PoolAlloc) -> bool:
-    """Whether a 16K metadata block that compresses to a quarter is stored smaller: its compressed
-    size rounded up to the allocation unit (at least spa_min_alloc) must be under 16K
-    (zio_write_compress). Not on dRAID with rows of 16K or more, nor at ashift 14 and above."""
-    quarter = max(METADATA_BLOCK_BYTES // 4, alloc.min_alloc_bytes)
-    return roundup(quarter, alloc.gcd_alloc_bytes) < METADATA_BLOCK_BYTES
-
-
-def metadata_estimate(layout: Layout, ashift: int, *, files: int, directories: int,
-                      pointers: int) -> tuple[float, float]:
-    """(alloc, used) of the data's metadata, an estimate: a compressed dnode per file and
-    directory, a directory entry per file, a block pointer per block of a file of several blocks
-    (`pointers`), and the dataset's own blocks, two copies of each, in blocks of the pool's
-    smallest allocation."""
-    if not files and not directories:
-        return 0.0, 0.0   # nothing known of the files (zdb's blocks hold their metadata already)
+def metadata_cost(layout: Layout, ashift: int, shape: TreeShape, floor_to_alloc: bool = True) -> tuple[float, float]:
+    """(alloc, used) of the tree's metadata: each block of metadata_blocks() (model/footprint_metadata.py)
+    compressed with lz4 by zio_write_compress's rules like data (an embeddable one of at most 112 B
+    lives in its pointer; one that cannot be stored smaller is stored as is), written twice
+    (redundant_metadata=all) on the special class if there is one (spa_preferred_class), else
+    spread over the data vdevs."""
     alloc_unit = pool_alloc(layout, ashift)
-    unit = alloc_unit.min_alloc_bytes
-    dnode, entry = ((DNODE_COMPRESSED_BYTES, DIRECTORY_ENTRY_BYTES) if metadata_compresses(alloc_unit)
-                    else (DNODE_BYTES, MZAP_ENTRY_BYTES))
-    meta = ((files + directories) * dnode + files * entry
-            + pointers * BLOCK_POINTER_BYTES * INDIRECT_COMPRESSED_FRACTION) * METADATA_COPIES
-    blocks_needed = meta / unit + DATASET_BASE_BLOCKS * METADATA_COPIES
     special = [c.group for c in layout.classes if c.alloc_class == "special"]
+    spread = _spread(special or layout.groups)
     alloc = used = 0.0
-    for g, w in _spread(special or layout.groups):   # spa_preferred_class: metadata to the special class
-        c = block_cost(g, unit, ashift)
-        alloc += blocks_needed * c.asize_bytes * w
-        used += blocks_needed * c.used_bytes * w
+    for (lsize, clen, embeddable), n in metadata_blocks(shape).items():
+        comp = Compression(True, embedded_data=embeddable, floor_to_alloc=floor_to_alloc)
+        _, psize = block_psize(lsize, max(1, clen), comp, alloc_unit)
+        if not psize:
+            continue
+        for g, w in spread:
+            c = block_cost(g, psize, ashift)
+            alloc += n * METADATA_COPIES * c.asize_bytes * w
+            used += n * METADATA_COPIES * c.used_bytes * w
     return alloc, used
 
 
@@ -369,6 +346,20 @@ class DataBlocks:
     directories: int
     pointers: int          # blocks of files of more than one block: one block pointer each
     complete: bool
+    shape: TreeShape | None = None   # directories, symlinks, indirect blocks as read (None: from the counts)
+
+    def tree_shape(self) -> TreeShape | None:
+        """The metadata's inputs: as read, else spread from the counts (a size list, an old saved
+        footprint: directories of equal size, one full L1 per 1,024 pointers); None for zdb's
+        histogram, whose blocks hold their metadata already."""
+        if self.shape is not None:
+            return self.shape
+        if not self.files and not self.directories:
+            return None
+        l1 = -(-self.pointers // POINTERS_PER_INDIRECT)
+        return TreeShape(self.files, self.directories,
+                         directory_shapes=spread_directories(self.files + self.directories - 1, self.directories),
+                         indirect={(1, POINTERS_PER_INDIRECT): l1} if l1 else {})
 
 
 def _scaled(fp: Footprint, k: float, k_logical: float) -> Footprint:
@@ -385,8 +376,7 @@ def data_footprint(data: DataBlocks, layout: Layout, ashift: int, comp: Compress
                    special_small_bytes: int = 0) -> Footprint:
     """The data's footprint on `layout`: exact when every file was read, else the read files'
     footprint scaled by (all files as is) / (read files as is), priced on this layout (USED)."""
-    fp = footprint(data.blocks, layout, ashift, comp, files=data.files, directories=data.directories,
-                   pointers=data.pointers, special_small_bytes=special_small_bytes)
+    fp = footprint(data.blocks, layout, ashift, comp, shape=data.tree_shape(), special_small_bytes=special_small_bytes)
     if data.complete:
         return fp
     off = Compression(False)

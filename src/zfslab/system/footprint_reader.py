@@ -10,6 +10,7 @@ files are counted warnings."""
 from __future__ import annotations
 
 import bisect
+import errno
 import os
 import random
 import stat
@@ -20,6 +21,7 @@ from typing import Callable
 
 from zfslab.errors import UsageError, clip, shown
 from zfslab.model.footprint import clen_key, file_block_sizes
+from zfslab.model.footprint_metadata import MZAP_NAME_LEN, SYMLINK_IN_BONUS_BYTES, DirShape
 from zfslab.system.zfs_lz4 import zfs_lz4
 
 LZ4_HEADER_BYTES = 4    # lz4_compress_zfs: the compressed length, big-endian, ahead of the data
@@ -74,6 +76,9 @@ class Walk:
     files: list[tuple[str, int, int, int]] = field(default_factory=list)
     directories: int = 0
     symlinks: int = 0
+    long_symlinks: int = 0    # target longer than the dnode's bonus holds: a spill block each
+    directory_shapes: dict[DirShape, int] = field(default_factory=dict)   # (entries, name bytes, long name)
+    maybe_sparse: set[int] = field(default_factory=set)   # indices into files: fewer blocks than bytes
     special: int = 0          # sockets, FIFOs, devices
     loops: int = 0            # directories met a second time
     unreadable_dirs: int = 0
@@ -117,6 +122,9 @@ def walk(paths: list[str]) -> Walk:
                 w.warn(f"{d}: {e.strerror}")
                 continue
             w.directories += 1
+            names = [len(os.fsencode(e.name)) for e in entries]
+            shape = (len(names), sum(names), any(n >= MZAP_NAME_LEN for n in names))
+            w.directory_shapes[shape] = w.directory_shapes.get(shape, 0) + 1
             for e in entries:
                 try:
                     est = e.stat(follow_symlinks=False)
@@ -124,9 +132,12 @@ def walk(paths: list[str]) -> Walk:
                     continue  # vanished since the listing
                 if stat.S_ISLNK(est.st_mode):
                     w.symlinks += 1
+                    w.long_symlinks += est.st_size > SYMLINK_IN_BONUS_BYTES   # lstat's size: the target's length
                 elif stat.S_ISDIR(est.st_mode):
                     stack.append(e.path)
                 elif stat.S_ISREG(est.st_mode):
+                    if est.st_blocks * 512 < est.st_size:   # holes, or compressed by its own file system
+                        w.maybe_sparse.add(len(w.files))
                     w.files.append((e.path, est.st_dev, est.st_ino, est.st_size))
                 else:
                     w.special += 1
@@ -206,49 +217,112 @@ def _open_walked(path: str, dev: int, ino: int, counts: ReadCounts) -> int | Non
     return fd
 
 
+KEPT_HOLE = -1          # a sampled record in a hole that the copy keeps: no block at all
+MAX_EXTENTS = 1 << 16   # data extents asked of one file; past them the rest is read as data
+Ranges = list[tuple[int, int]]
+
+
+def record_ranges(fd: int, size: int, recordsize: int) -> Ranges | None:
+    """The records [a, b) of an open file that hold data, from SEEK_DATA/SEEK_HOLE: the others lie
+    wholly in holes and read as zeros, so they are never read. None when the file system cannot
+    say (then every record is data)."""
+    n, _ = file_block_sizes(size, recordsize)
+    out: Ranges = []
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == errno.ENXIO:
+                break          # no data past pos
+            return None
+        if start >= size:
+            break
+        try:
+            end = min(size, os.lseek(fd, start, os.SEEK_HOLE))
+        except OSError:
+            return None
+        if len(out) >= MAX_EXTENTS:
+            end = size        # a file of very many extents: the rest counted as data
+        a, b = start // recordsize, min(n, -(-end // recordsize))
+        if out and out[-1][1] >= a:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+        pos = max(end, start + 1)
+    return out
+
+
+def sparse_ranges(w: Walk, recordsize: int, counts: ReadCounts) -> dict[int, Ranges]:
+    """Record ranges of the files that may have holes (fewer blocks than bytes), by index into
+    w.files: two lseeks an extent, no data read."""
+    out: dict[int, Ranges] = {}
+    for i in sorted(w.maybe_sparse):
+        path, dev, ino, size = w.files[i]
+        fd = _open_walked(path, dev, ino, counts)
+        if fd is None:
+            continue
+        try:
+            ranges = record_ranges(fd, size, recordsize)
+        finally:
+            os.close(fd)
+        n, _ = file_block_sizes(size, recordsize)
+        if ranges is not None and ranges != [(0, n)]:
+            out[i] = ranges
+    return out
+
+
+def in_ranges(ranges: Ranges, index: int) -> bool:
+    k = bisect.bisect_right(ranges, (index, float("inf"))) - 1
+    return k >= 0 and ranges[k][0] <= index < ranges[k][1]
+
+
 def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, compress: Callable[[bytes], int],
-                     counts: ReadCounts) -> dict[tuple[int, int], int] | None:
+                     counts: ReadCounts, ranges: Ranges | None = None,
+                     keep_holes: bool = True) -> dict[tuple[int, int], int] | None:
     """(lsize, clen) histogram of one file read now, or None when it cannot be read. Reads at
-    most the size the walk saw; a file that ends sooner is counted as shrunk and priced as read."""
+    most the size the walk saw; a file that ends sooner is counted as shrunk and priced as read.
+    `ranges`: the records that hold data (record_ranges); the others are holes, never read: a copy
+    that keeps holes writes no block there (keep_holes), one that fills them writes zeros."""
     fd = _open_walked(path, dev, ino, counts)
     if fd is None:
         return None
     try:
         n, lsize = file_block_sizes(size, recordsize)
+        if ranges is None:
+            ranges = [(0, n)]
         blocks: dict[tuple[int, int], int] = {}
         got = 0
-        for _ in range(n):
-            try:
-                data = os.read(fd, min(recordsize, size - got))
-            except OSError as e:
-                counts.unreadable += 1
-                counts.warn(f"{path}: {e.strerror}")
-                return None
-            if not data:
-                break
-            got += len(data)
-            record = data if len(data) == lsize else data + bytes(lsize - len(data))  # ZFS compresses the padded record
-            key = (lsize, 0) if data.count(0) == len(data) else (lsize, clen_key(lsize, compress(record)))
-            blocks[key] = blocks.get(key, 0) + 1
-        if got < size:
-            counts.shrunk += 1
-            counts.warn(f"{path}: shrank from {size:,} to {got:,} bytes while read")
-            blocks = _reblock(blocks, got, size, recordsize, lsize)
+        short = False
+        for a, b in ranges:
+            for index in range(a, b):
+                if short:
+                    break
+                want = min(recordsize, size - index * recordsize)
+                try:
+                    data = os.pread(fd, want, index * recordsize)
+                except OSError as e:
+                    counts.unreadable += 1
+                    counts.warn(f"{path}: {e.strerror}")
+                    return None
+                got += len(data)
+                if len(data) < want:
+                    short = True
+                    counts.shrunk += 1
+                    counts.warn(f"{path}: shrank from {size:,} bytes while read")
+                    if not data:
+                        break
+                record = data if len(data) == lsize else data + bytes(lsize - len(data))  # ZFS compresses the padded record
+                key = (lsize, 0) if data.count(0) == len(data) else (lsize, clen_key(lsize, compress(record)))
+                blocks[key] = blocks.get(key, 0) + 1
+        holes = n - sum(b - a for a, b in ranges)
+        if holes and not keep_holes:
+            blocks[(lsize, 0)] = blocks.get((lsize, 0), 0) + holes   # zeros written by the copy
         counts.read_files += 1
         counts.read_bytes += got
         return blocks
     finally:
         os.close(fd)
-
-
-def _reblock(blocks, got: int, size: int, recordsize: int, lsize: int):
-    """After a short read: a file now of `got` bytes. A single-block file's block shrinks with it."""
-    if got == 0:
-        return {}
-    if size <= recordsize:
-        n, new_lsize = file_block_sizes(got, recordsize)
-        return {(new_lsize, min(new_lsize, c) if c else 0): k for (_, c), k in blocks.items()}
-    return blocks
 
 
 @dataclass
@@ -258,7 +332,7 @@ class Sample:
     record read, and `population_records` how many records all files have."""
 
     read: list[tuple[int, dict[tuple[int, int], int]]]
-    records: list[tuple[int, int]]
+    records: list[tuple[int, int]]   # clen KEPT_HOLE: a hole the copy keeps (no block)
     population_records: int
     counts: ReadCounts
     seconds: float
@@ -266,18 +340,21 @@ class Sample:
 
 
 def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, max_bytes: int | None,
-                max_seconds: float | None, rng: random.Random, progress=None) -> Sample:
+                max_seconds: float | None, rng: random.Random, progress=None, ranges: dict[int, Ranges] | None = None,
+                keep_holes: bool = True) -> Sample:
     """Every file whole without a budget; with one, records drawn at random without replacement
     until the byte or time budget is spent. Records, not files, are the sampling unit: a record's
-    allocation is bounded, so the interval holds where file sizes are heavy-tailed."""
+    allocation is bounded, so the interval holds where file sizes are heavy-tailed. `ranges` (by
+    file index, sparse_ranges) says which records hold data: the others are holes, never read."""
     counts = ReadCounts()
+    ranges = ranges or {}
     start = time.monotonic()
     total = sum(f[3] for f in w.files)
     if max_bytes is None and max_seconds is None:
         read: list[tuple[int, dict]] = []
         done = 0
         for i, (path, dev, ino, size) in enumerate(w.files):
-            blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts)
+            blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts, ranges.get(i), keep_holes)
             done += size
             if blocks is not None:
                 read.append((i, blocks))
@@ -289,29 +366,49 @@ def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, m
         starts.append(starts[-1] + file_block_sizes(f[3], recordsize)[0])
     population = starts[-1]
     budget = population if max_bytes is None else max(1, min(population, -(-max_bytes // recordsize) * 4))
-    chosen = rng.sample(range(population), min(population, budget, MAX_SAMPLED_RECORDS))
     records: list[tuple[int, int]] = []
+    files_read: set[int] = set()
     done = 0
     goal = total if max_bytes is None else min(total, max_bytes)
-    for r in chosen:
+    for r in _draw(rng, population, min(population, budget, MAX_SAMPLED_RECORDS)):
         if records and max_bytes is not None and done >= max_bytes:
             break
         if records and max_seconds is not None and time.monotonic() - start >= max_seconds:
             break
         i = bisect.bisect_right(starts, r) - 1
         path, dev, ino, size = w.files[i]
-        key = read_record(path, dev, ino, size, r - starts[i], recordsize, compress, counts)
+        index = r - starts[i]
+        if i in ranges and not in_ranges(ranges[i], index):
+            lsize = file_block_sizes(size, recordsize)[1]
+            records.append((lsize, KEPT_HOLE if keep_holes else 0))   # a hole: known without reading
+            continue
+        key = read_record(path, dev, ino, size, index, recordsize, compress, counts)
         if key is not None:
             records.append(key)
+            files_read.add(i)
             done += key[0]
             counts.read_bytes += key[0]
         if progress is not None:
             progress(done, goal)
-    counts.read_files = len({bisect.bisect_right(starts, r) - 1 for r in chosen[:len(records)]})
+    counts.read_files = len(files_read)
     return Sample([], records, population, counts, time.monotonic() - start, len(records) == population)
 
 
-MAX_SAMPLED_RECORDS = 4_000_000
+MAX_SAMPLED_RECORDS = 1_000_000
+
+
+def _draw(rng: random.Random, population: int, k: int):
+    """k distinct indices of range(population) in random order, drawn as needed: a time budget
+    may stop after a few, so memory follows what was drawn, not the population."""
+    if 2 * k >= population:
+        yield from rng.sample(range(population), k)
+        return
+    seen: set[int] = set()
+    while len(seen) < k:
+        r = rng.randrange(population)
+        if r not in seen:
+            seen.add(r)
+            yield r
 
 
 def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize: int,
