@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError
@@ -100,6 +101,41 @@ def end_engines_on(mountpoint: str, *, timeout_s: float = 30.0, proc: str = "/pr
 PR_SET_PDEATHSIG = 1   # linux/prctl.h
 
 
+def _prctl():
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+def dies_with_this_process(*, hold: Callable[[], None] | None = None) -> Callable[[], None]:
+    """A `preexec_fn` for subprocess: in the child, between fork and exec, ask the kernel for
+    SIGKILL when the parent ends (prctl PR_SET_PDEATHSIG), then check the parent is still the
+    process that forked it, and die at once if it is not.
+
+    The check closes the race `setpriv --pdeathsig KILL` left open (issue 38): the request
+    counts only if the parent is alive when it is made. Killed between the fork and the request,
+    zfslab's child was already the reaper's, the kernel had nothing left to signal, and fio or
+    zpool iostat ran on with parent PID 1. Made in the child and checked after, the request is
+    either in place before the parent dies (the kernel kills the child) or finds the parent gone
+    (the check does). The kernel ties the signal to the thread that forked, so a child must be
+    waited for by the thread that started it (Runner.run does).
+
+    Python warns that preexec_fn may deadlock when other threads exist (zfslab runs the runner
+    from several): code run in the child could wait for a lock another thread held at the fork.
+    This one takes none: prctl is looked up here, in the parent, and the child only calls it, asks
+    getppid() and exits or returns. `hold` runs first in the child: tests hold the window open."""
+    parent = os.getpid()
+    prctl = _prctl()
+
+    def in_child() -> None:
+        if hold is not None:
+            hold()
+        if prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+            os._exit(126)  # never starts a child that would outlive zfslab
+        if os.getppid() != parent:  # zfslab died before the request took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+    return in_child
+
+
 def stop_with_parent(sig: int = signal.SIGTERM) -> None:
     """Have the kernel send `sig` to this process when its parent ends (prctl PR_SET_PDEATHSIG).
     A bench that `bench --hosts` started over ssh then stops, cleaning up as on Ctrl-C, when its
@@ -107,8 +143,7 @@ def stop_with_parent(sig: int = signal.SIGTERM) -> None:
     terminal no hangup, and the shell it runs execs a lone command, so the parent is sshd's session."""
     import ctypes
     parent = os.getppid()
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+    if _prctl()(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
     if os.getppid() != parent:   # it ended before the request took effect: no signal would come
         os.kill(os.getpid(), sig)

@@ -1,9 +1,10 @@
 """The one place that starts programs: argv lists only (never a shell), timeouts, and errors
 that carry the command, its exit code and the tail of its stderr.
 
-Every child dies with zfslab: it is started under `setpriv --pdeathsig KILL` (util-linux), so
-the kernel kills it when zfslab dies, even by SIGKILL. Otherwise an fio left running on a
-pool keeps that pool busy, and the next run cannot destroy it.
+Every child dies with zfslab: between fork and exec the child asks the kernel for SIGKILL when
+its parent ends and checks that the parent is still there (processes.dies_with_this_process),
+so it dies with zfslab even when zfslab is killed by SIGKILL at the instant it forks. Otherwise
+an fio left running on a pool keeps that pool busy, and the next run cannot destroy it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError
+from zfslab.system.processes import dies_with_this_process
 
 log = logging.getLogger("zfslab.run")
 
@@ -73,13 +75,15 @@ def _tail(text: str, lines: int = 5) -> str:
 
 
 class Runner:
-    """Runs programs. `env` is added to the environment; `path` overrides where programs are found."""
+    """Runs programs. `env` is added to the environment; `path` overrides where programs are found.
+    `after_fork` runs in each child before it asks to die with zfslab: tests hold that window
+    open with it, to kill zfslab there."""
 
-    def __init__(self, *, env: Mapping[str, str] | None = None, path: str | None = None) -> None:
+    def __init__(self, *, env: Mapping[str, str] | None = None, path: str | None = None,
+                 after_fork: Callable[[], None] | None = None) -> None:
         self.env = dict(env or {})
         self.path = path
-        # found on the system PATH, not self.path: it is zfslab's own means, not a tool it drives
-        self._setpriv = shutil.which("setpriv")
+        self.after_fork = after_fork
 
     def which(self, program: str) -> str | None:
         return shutil.which(program, path=self.path)
@@ -100,11 +104,12 @@ class Runner:
             if self.path:
                 env["PATH"] = self.path
         program = self.which(argv[0]) or argv[0]
-        launch = (self._setpriv, "--pdeathsig", "KILL", "--", program, *argv[1:]) if self._setpriv else argv
         t0 = time.monotonic()
         try:
-            p = subprocess.run(launch, capture_output=True, text=True, timeout=timeout_s, input=input_text, cwd=cwd,
-                               env=env, stdin=None if input_text is not None else subprocess.DEVNULL)
+            p = subprocess.run((program, *argv[1:]), capture_output=True, text=True, timeout=timeout_s,
+                               input=input_text, cwd=cwd, env=env,
+                               stdin=None if input_text is not None else subprocess.DEVNULL,
+                               preexec_fn=dies_with_this_process(hold=self.after_fork))
         except subprocess.TimeoutExpired:
             raise CommandTimeout(text, timeout_s) from None
         done = Completed(argv, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
