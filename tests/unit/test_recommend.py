@@ -247,14 +247,33 @@ def test_each_data_level_has_its_workload_and_the_option_overrides_it():
 
 
 def test_draid_pays_for_small_blocks_unless_the_data_is_bulk():
-    rec, by = _rec(24, 4, priority="space")
+    rec, by = _rec(60, 4, priority="space")
     assert not any(g.kind is VdevKind.DRAID for g in parse_layout(rec.layout).groups)
     why = {v.layout: v.advice for v in rec.over_budget}
-    assert "10 % at 4K, 40 % at 16K, 80 % at 128K" in why["draid2:8d:24c:1s"][0]
-    rec, by = _rec(24, 4, priority="space", workload="bulk")
-    assert rec.layout == "draid2:8d:24c:1s"
+    assert "10 % at 4K, 40 % at 16K, 80 % at 128K" in why["draid2:8d:60c:1s"][0]
+    rec, by = _rec(60, 4, priority="space", workload="bulk")
+    assert rec.layout == "draid2:8d:60c:1s"
     assert "pads small blocks (efficiency 10 % at 4K, 40 % at 16K, 80 % at 128K)" in rec.reason
-    assert by["draid2:8d:24c:1s"].as_dict()["draid_efficiency_by_block"] == {"4K": 0.1, "16K": 0.4, "128K": 0.8}
+    assert by["draid2:8d:60c:1s"].as_dict()["draid_efficiency_by_block"] == {"4K": 0.1, "16K": 0.4, "128K": 0.8}
+
+
+@pytest.mark.parametrize("data,parity,children", [(8, 1, 90), (8, 2, 32), (8, 3, 24), (4, 2, 19), (4, 3, 16)])
+def test_draid_is_advised_only_from_the_children_its_rebuild_gain_needs(data, parity, children):
+    """(c / (d + p))^p reaches 10 at the threshold and not one child before (docs/recommend.md#2)."""
+    from zfslab.model.recommend import SAFER_FACTOR, advice, draid_min_children, draid_rebuild_gain
+    assert draid_min_children(data, parity) == children
+    assert draid_rebuild_gain(children, data, parity) >= SAFER_FACTOR > draid_rebuild_gain(children - 1, data, parity)
+    token = f"draid{parity}:{data}d:{{}}c:1s"
+    assert any("rebuilds" in a for a in advice(token.format(children - 1), WORKLOADS["bulk"]))
+    assert not advice(token.format(children), WORKLOADS["bulk"])
+
+
+def test_raidz_width_follows_the_workload():
+    from zfslab.model.recommend import RAIDZ_MAX_WIDTH_LARGE_RECORDS, advice
+    assert advice("3xraidz3:12", WORKLOADS["bulk"]) == advice("3xraidz3:12", WORKLOADS["backup"]) == ()
+    assert advice("3xraidz3:12", WORKLOADS["general"]) == ("raidz vdev 12 wide (OpenZFS advises 3 to 9 for speed)",)
+    assert advice(f"raidz2:{RAIDZ_MAX_WIDTH_LARGE_RECORDS + 1}", WORKLOADS["bulk"])
+    assert advice("raidz2:10") and not advice("raidz2:9")
 
 
 @settings(max_examples=40, deadline=None)

@@ -101,7 +101,23 @@ SHORT_LIST_MAX = 8
 SPACE_TOLERANCE = 1 / 32
 SPEED_TOLERANCE = 0.10
 SAFER_FACTOR = 10.0
-RAIDZ_MAX_WIDTH = 9  # zpoolconcepts(7): "The recommended number is between 3 and 9 to help increase performance."
+# Data not sized by its random I/O (speed weighs at most half): a layout that survives one more
+# failure and is SAFER_FACTOR safer is built if it costs at most a tenth of the space, one parity
+# disk in a 10-wide vdev: Oracle advises RAIDZ-2 over RAID-Z and 2-way mirrors as performing alike
+# with a much longer MTTDL [oracle-raidz2] (docs/recommend.md#3-the-priority-chooses-within-the-budget).
+STURDIER_SPACE = 0.10
+# Width (docs/recommend.md#2-openzfs-practice-breaks-ties): zpoolconcepts(7): "The recommended number
+# is between 3 and 9 to help increase performance" -- a speed rule, for data with small blocks. Data
+# of large records (bulk, backup) streams as well from wider vdevs, and archives are built up to
+# about 12 (a RAID 6 stripe of 12 is IBM's distributed-RAID default); past 12 a resilver reads more
+# survivors than practice goes.
+RAIDZ_MAX_WIDTH = 9
+RAIDZ_MAX_WIDTH_LARGE_RECORDS = 12
+# dRAID's distributed spare rebuilds children / (data + parity) times as fast as a raidz resilver
+# onto a hot spare (the rebuild model, docs/reliability.md#repair-time), and P(loss) of parity p
+# scales as the repair time to the p-th power. The gain is material when it is SAFER_FACTOR, the
+# order of magnitude that the rule calls a difference (§4): below that a raidz of the same parity
+# gives the same safety without dRAID's fixed stripe width and its vdev that cannot be expanded.
 
 
 def scale_risk(p_reference: float, years: float) -> float:
@@ -207,14 +223,34 @@ class Verdict:
     advice: tuple[str, ...] = ()
 
 
-def advice(layout_text: str) -> tuple[str, ...]:
-    """What OpenZFS's own guidance says against a layout (docs/recommend.md#2-openzfs-practice-breaks-ties)."""
+def draid_rebuild_gain(children: int, data: int, parity: int) -> float:
+    """How many times lower P(loss) a dRAID's distributed-spare rebuild makes it than a raidz of the
+    same parity resilvering onto a hot spare: (children / (data + parity)) ** parity."""
+    return (children / (data + parity)) ** parity
+
+
+def draid_min_children(data: int, parity: int) -> int:
+    """The fewest children at which dRAID's rebuild gain reaches SAFER_FACTOR."""
+    return math.ceil(SAFER_FACTOR ** (1 / parity) * (data + parity) - 1e-9)
+
+
+def advice(layout_text: str, workload: Workload | None = None) -> tuple[str, ...]:
+    """What OpenZFS's own guidance says against a layout (docs/recommend.md#2-openzfs-practice-breaks-ties);
+    the widest raidz depends on whether the workload has small blocks (default: it has)."""
     notes = []
+    small = workload is None or workload.small_blocks
+    widest = RAIDZ_MAX_WIDTH if small else RAIDZ_MAX_WIDTH_LARGE_RECORDS
     for g in parse_layout(layout_text).groups:
-        if g.kind is VdevKind.RAIDZ and g.width > RAIDZ_MAX_WIDTH:
-            notes.append(f"raidz vdev {g.width} wide (OpenZFS advises 3 to {RAIDZ_MAX_WIDTH})")
+        if g.kind is VdevKind.RAIDZ and g.width > widest:
+            notes.append(f"raidz vdev {g.width} wide (OpenZFS advises 3 to {RAIDZ_MAX_WIDTH} for speed"
+                         + (")" if small else f"; large-record data up to {RAIDZ_MAX_WIDTH_LARGE_RECORDS})"))
         if g.kind is VdevKind.DRAID and g.draid_spares == 0:
             notes.append("dRAID without a distributed spare (its fast rebuild needs one)")
+        elif g.kind is VdevKind.DRAID and draid_rebuild_gain(g.width, g.draid_data, g.parity) < SAFER_FACTOR:
+            gain = draid_rebuild_gain(g.width, g.draid_data, g.parity)
+            notes.append(f"dRAID of {g.width} disks: its spare rebuilds {g.width / (g.draid_data + g.parity):.2g}× "
+                         f"as fast as raidz, {gain:.2g}× less risk; a {SAFER_FACTOR:g}× gain needs "
+                         f"{draid_min_children(g.draid_data, g.parity)} disks")
     kinds = {g.kind for g in parse_layout(layout_text).groups}
     if VdevKind.MIRROR in kinds and kinds & {VdevKind.RAIDZ, VdevKind.DRAID}:
         # Oracle's general pool practices: harder to manage, and performance may suffer
@@ -228,7 +264,7 @@ def small_blocks_text(row: PlanRow) -> str:
 
 
 def _practice(row: PlanRow, goal: Goal) -> tuple[str, ...]:
-    notes = advice(row.layout)
+    notes = advice(row.layout, goal.work)
     if row.needs_force:  # zpool create refuses it without -f: an expert keeps -f for emergencies
         notes += (f"zpool create needs -f ({row.needs_force})",)
     if row.small_blocks and goal.work.small_blocks and not parse_layout(row.layout).of_class("special"):
@@ -334,11 +370,20 @@ def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
     if goal.priority == "speed":
         return max(rows, key=lambda r: (score[id(r)], r.usable_bytes, [-x for x in _risk_key(r, goal)]))
     if goal.priority == "safety":
-        return min(rows, key=lambda r: (_risk_key(r, goal), -r.usable_bytes, -score[id(r)]))
+        # below the floor risks are equal: then the failures survived, the safety one can count
+        return min(rows, key=lambda r: (_risk_key(r, goal), -r.failures_guaranteed, -r.usable_bytes, -score[id(r)]))
     if goal.priority == "cost":
         return min(rows, key=lambda r: (_price(r), -score[id(r)], _risk_key(r, goal)))
     balance = _balance(rows, goal)
-    return max(rows, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
+    pick = max(rows, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
+    if goal.work.speed_weight <= 0.5:
+        # data not sized by its random I/O: a layout that survives more failures, is much safer and
+        # gives no less space is built, whatever random reads the pick had over it (§3, [oracle-raidz2])
+        sturdier = [r for r in rows if r.failures_guaranteed > pick.failures_guaranteed and much_safer(r, pick, goal)
+                    and r.usable_bytes >= (1 - STURDIER_SPACE) * pick.usable_bytes]
+        if sturdier:
+            return max(sturdier, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
+    return pick
 
 
 def _price(row: PlanRow) -> float:
