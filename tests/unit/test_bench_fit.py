@@ -12,7 +12,7 @@ from zfslab.model.bench_fit import BenchFit, fit_ranges, measured_vs_predicted
 from zfslab.model.performance import PRESETS
 from zfslab.store.bench_fit import fit_bench_run, measured_rates
 from zfslab.store.readback import MeasurementRecord, RunRecord, read_bench_history
-from zfslab.system.suites import streaming_rate
+from zfslab.store.rates import streaming_rate
 
 
 @pytest.fixture(scope="module")

@@ -278,7 +278,8 @@ def test_bad_iops_get_one_line_and_exit_2(run_cli, tmp_path, value, message):
 
 def test_the_iops_tests_are_the_ars_suites_4k_tests():
     from zfslab.model.iops_fit import METRICS
-    from zfslab.system.suites import IOPS_METRIC, SUITES
+    from zfslab.store.rates import IOPS_METRIC
+    from zfslab.system.suites import SUITES
     ars = {t.name: t for t in SUITES["ars"]}
     assert IOPS_METRIC == ARS and set(IOPS_METRIC.values()) == set(METRICS)
     for name, metric in IOPS_METRIC.items():  # the point each metric names: 4K, 1 job QD1 or 8 jobs QD8

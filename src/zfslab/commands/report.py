@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.report.tables import to_json
     from zfslab.store.bench_fit import measured_rates
     from zfslab.store.readback import bench_history
-    from zfslab.system.suites import streaming_rate
+    from zfslab.store.rates import streaming_rate
 
     _check_outputs(args)
     runs, bench, drills, latest = read_results(args.db)

@@ -10,7 +10,7 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import DiskProfile
 from zfslab.store.readback import (BenchHistory, DamagedDatabase, MeasurementRecord, RunRecord, read_bench_history,
                                    read_resilver_records)
-from zfslab.system.suites import iops_rate, streaming_rate
+from zfslab.store.rates import iops_rate, streaming_rate
 
 MIN_FIT_LAYOUTS = 2  # one pool cannot tell the disks from the host
 

@@ -66,35 +66,6 @@ SUITES: dict[str, list[Test]] = {
 # suite bonnie runs bonnie++ itself, as calomel did; one run measures these three columns
 BONNIE_TESTS = ("bonnie-write", "bonnie-rewrite", "bonnie-read")
 
-# the streaming tests and the speed model's metric each one measures (validate, plan --db, report)
-STREAMING_METRIC = {"seqwrite": "write", "rewrite": "rewrite", "seqread": "read",
-                    "bonnie-write": "write", "bonnie-rewrite": "rewrite", "bonnie-read": "read"}
-
-
-def streaming_rate(row) -> tuple[str, float | None] | None:
-    """(metric, MB/s) a stored measurement (store.readback.MeasurementRecord) gives of a streaming
-    test, None for any other test: a read test's rate is its read_mb_s, a write or rewrite's its write_mb_s."""
-    metric = STREAMING_METRIC.get(row.test)
-    if metric is None:
-        return None
-    return metric, row.read_mb_s if metric == "read" else row.write_mb_s
-
-
-# the 4K tests of the ars suite and the random-path metric each one measures (plan --db's IOPS fit)
-IOPS_METRIC = {"randread-4k-t1q1": "rand_read_iops_qd1", "randread-4k-t8q8": "rand_read_iops_qd8",
-               "randwrite-4k-t1q1": "rand_write_iops_qd1", "randwrite-4k-t8q8": "rand_write_iops_qd8",
-               "syncwrite-4k-t1q1": "sync_write_iops_qd1", "syncwrite-4k-t8q8": "sync_write_iops_qd8"}
-
-
-def iops_rate(row) -> tuple[str, float | None] | None:
-    """(metric, IOPS) a stored measurement (store.readback.MeasurementRecord) gives of a 4K ars test,
-    None for any other test: a read test's rate is its read_iops, a write or sync write's its write_iops."""
-    metric = IOPS_METRIC.get(row.test)
-    if metric is None:
-        return None
-    return metric, row.read_iops if metric.startswith("rand_read") else row.write_iops
-
-
 DEFAULTS = {"ars": ("4g", 60, 10), "seq": ("16g", 0, 0), "quick": ("1g", 10, 2),
             "bonnie": ("16g", 0, 0)}  # size per job (bonnie: the file), runtime, ramp
 
