@@ -468,6 +468,11 @@ def _print_reading_notes(out, notes: dict) -> None:
         out.print("warnings: " + ", ".join(said))
         if notes.get("warnings"):
             print_wrapped(out, f"  e.g. {shown(notes['warnings'][0], 90)}")
+    if notes.get("sparse_files"):
+        kept = notes.get("holes") == "kept"
+        out.print(f"sparse: {notes['sparse_files']:,} files with holes ({notes['hole_records']:,} records never read), "
+                  + ("kept as holes as cp and rsync -S copy them (--sparse fill: as written zeros)" if kept
+                     else "priced as written zeros (--sparse fill)"))
     if "bytes_read" in notes and notes.get("read_seconds"):
         out.print(f"read {_size(notes['bytes_read'])} in {notes['read_seconds']:.1f} s "
                   f"({notes['bytes_read'] / notes['read_seconds'] / 1e6:.0f} MB/s)")

@@ -82,6 +82,51 @@ def make_corpus(root: str) -> None:
         f.write(text(100 * K))
 
 
+def make_shape_tree(root: str, scale: int = 1) -> None:
+    """A tree whose metadata matters (issue 38): many small directories (microzaps, most too small
+    for a block), one of 2,600 entries and one of names of 60 bytes (fat ZAPs), files of several
+    records (indirect blocks), symlinks with short and long targets, and sparse files (a 1 GiB one
+    with three 256 KiB islands, one with data at both ends, one all hole) that `cp -a` keeps sparse.
+    `scale` divides the counts (the CI case). About 19 MB of data at scale 1."""
+    rng = random.Random(38)
+    text = text_like(rng, b"etaoinshrdlucmfwypvbgk", vocabulary=3000, longest=11, per_line=11)
+    os.makedirs(f"{root}/dirs", exist_ok=True)
+    for d in range(300 // scale):
+        os.makedirs(f"{root}/dirs/d{d:03d}", exist_ok=True)
+        for i in range(rng.choice((0, 1, 3, 6, 9, 14, 25, 40))):
+            with open(f"{root}/dirs/d{d:03d}/{'n' * rng.randint(1, 12)}{i}.txt", "wb") as f:
+                f.write(text(rng.randint(100, 6000)))
+    os.makedirs(f"{root}/big-dir", exist_ok=True)
+    for i in range(2600 // scale):
+        with open(f"{root}/big-dir/entry-{i:05d}", "wb") as f:
+            f.write(text(rng.randint(50, 400)))
+    os.makedirs(f"{root}/long-names", exist_ok=True)
+    for i in range(30):
+        with open(f"{root}/long-names/{'a-rather-long-file-name-that-a-microzap-cannot-hold-'}{i:08d}", "wb") as f:
+            f.write(text(700))
+    os.makedirs(f"{root}/links", exist_ok=True)
+    for i in range(160 // scale):
+        target = "../big-dir/entry-00001" if i % 4 else "../" + "/".join(["sub"] * 60) + f"/{i}"
+        os.symlink(target, f"{root}/links/l{i:03d}")
+    os.makedirs(f"{root}/large", exist_ok=True)
+    with open(f"{root}/large/random.bin", "wb") as f:
+        f.write(rng.randbytes((5 << 20) // scale))
+    with open(f"{root}/large/text.txt", "wb") as f:
+        f.write(text((9 << 20) // scale + 12345))
+    os.makedirs(f"{root}/sparse", exist_ok=True)
+    with open(f"{root}/sparse/disk.img", "wb") as f:
+        f.truncate(1 << 30)
+        for at in (0, 300 << 20, 1000 << 20):
+            f.seek(at)
+            f.write(text(256 * K))
+    with open(f"{root}/sparse/ends.img", "wb") as f:
+        f.write(rng.randbytes(100 * K))
+        f.seek((64 << 20) - 100 * K)
+        f.write(rng.randbytes(100 * K))
+    with open(f"{root}/sparse/hole.img", "wb") as f:
+        f.truncate(10 << 20)
+
+
 def copy_tree(src: str, dst: str) -> None:
     """Every byte written, zeros too (as rsync without -S does): compression decides the holes."""
     for dirpath, _, names in os.walk(src):
@@ -99,7 +144,7 @@ def _predict_all(compression: str, recordsize: str, ashift: int) -> dict:
     layouts = ",".join(sorted({c[0] for c in CASES}))
     p = subprocess.run([sys.executable, "-m", "zfslab", "footprint", CORPUS, "--layouts", layouts, "--compression",
                         compression, "--recordsize", recordsize, "--ashift", str(ashift), "--zfs-version",
-                        _version(), "--special-small-blocks", SPECIAL_SMALL, "--json"],
+                        _version(), "--special-small-blocks", SPECIAL_SMALL, "--sparse", "fill", "--json"],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     return {r["layout"]: r for r in json.loads(p.stdout)["layouts"]}
@@ -139,6 +184,69 @@ CASES = [  # (layout, ashift, [(compression, recordsize)])
     ("raidz1:3+special=mirror:2", 12, [("off", "128K"), ("zstd", "128K")]),
 ]
 SPECIAL_SMALL = "16K"  # the datasets' special_small_blocks where the pool has a special vdev
+
+
+SHAPE_TREE = "/var/tmp/zfslab-footprint-shape"
+SHAPE_CASES = [  # (layout, ashift, compressions): each dataset gets the tree by cp -a (holes kept)
+    ("raidz1:5", 12, ["off", "zstd"]),
+    ("raidz2:6", 12, ["lz4"]),
+    ("mirror:2", 12, ["off"]),
+    ("mirror:2", 9, ["off", "lz4"]),
+    ("draid1:4d:6c:0s", 12, ["off", "lz4"]),
+    ("raidz1:3+special=mirror:2", 12, ["off"]),
+]
+
+
+def measure_tree(zfs, disks, tree: str, layout: str, ashift: int, compressions, pool: str = POOL) -> list[tuple]:
+    """cp -a the tree into one dataset per compression; (name, predicted, real) of USED and ALLOC
+    growth for each, the prediction from `zfslab footprint TREE` with the pool's settings."""
+    lay = parse_layout(layout)
+    devices = lay.disks + sum(c.group.disks for c in lay.classes)
+    zfs.create_pool(pool, lay, disks[:devices], ashift=ashift, force=True,
+                    fs_props={"atime": "off", "mountpoint": f"/mnt/{pool}"})
+    rows = []
+    try:
+        for compression in compressions:
+            if not OPTIONAL.get(compression, True):
+                continue
+            fs = f"{pool}/{compression}"
+            sh("zpool", "sync", pool)
+            before = int(sh("zpool", "list", "-Hp", "-o", "alloc", pool).split()[0])
+            sh("zfs", "create", "-o", f"compression={compression}", fs)
+            sh("cp", "-a", f"{tree}/.", f"/mnt/{fs}/")
+            sh("zpool", "sync", pool)
+            grown = int(sh("zpool", "list", "-Hp", "-o", "alloc", pool).split()[0]) - before
+            used = int(sh("zfs", "get", "-Hp", "-o", "value", "used", fs).split()[0])
+            p = subprocess.run([sys.executable, "-m", "zfslab", "footprint", tree, "--layouts", layout,
+                                "--compression", compression, "--ashift", str(ashift), "--zfs-version", _version(),
+                                "--json"], capture_output=True, text=True, timeout=600)
+            assert p.returncode == 0, p.stderr
+            r = json.loads(p.stdout)["layouts"][0]
+            rows.append((f"{layout} a{ashift} {compression}", r["used_bytes"], used, r["alloc_bytes"], grown,
+                         r["data_used_bytes"]))
+    finally:
+        zfs.destroy_pool(pool, force=True)
+    return rows
+
+
+def print_rows(rows) -> None:
+    print(f"\n{'case':34} {'USED pred':>11} {'USED real':>11} {'diff':>7} {'ALLOC pred':>11} {'ALLOC real':>11} "
+          f"{'diff':>7} {'data pred':>11}")
+    for name, pu, ru, pa, ra, pd in rows:
+        print(f"{name:34} {pu:>11,} {ru:>11,} {(pu - ru) / ru:>+7.2%} {pa:>11,} {ra:>11,} {(pa - ra) / ra:>+7.2%} "
+              f"{pd:>11,}")
+
+
+@pytest.mark.parametrize("layout, ashift, compressions", SHAPE_CASES, ids=[f"{c[0]}-a{c[1]}" for c in SHAPE_CASES])
+def test_footprint_on_directories_symlinks_large_and_sparse_files(zfs, disks, layout, ashift, compressions):
+    """USED and ALLOC growth to 1 % on a tree of many directories, a fat ZAP, symlinks, files of many
+    records and sparse files copied by cp -a (docs/footprint.md#metadata)."""
+    if not os.path.exists(f"{SHAPE_TREE}/sparse/hole.img"):
+        make_shape_tree(SHAPE_TREE)
+    rows = measure_tree(zfs, disks, SHAPE_TREE, layout, ashift, compressions)
+    print_rows(rows)
+    bad = [r for r in rows if abs(r[1] - r[2]) > 0.01 * r[2] or abs(r[3] - r[4]) > 0.01 * r[4]]
+    assert not bad, bad
 
 
 @pytest.fixture(scope="module")
