@@ -14,12 +14,19 @@ from zfslab.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, UsageError,
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's wrapping, one line of the text at a time: the exit code table keeps a row a line."""
+    """argparse's wrapping, one line of the text at a time: the exit code table keeps a row a line,
+    and an example command is continued with ` \\` (report/shell_text.py)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap
+
+        from zfslab.report.shell_text import COMMAND_LINE, command_lines
         out = []
         for line in text.split("\n"):
+            example = COMMAND_LINE.fullmatch(line)
+            if example:  # a command to copy: one line, or continued with " \\", never cut bare
+                out += command_lines(example["command"], width, lead=indent + example["lead"], indent=indent + "    ")
+                continue
             lead = indent + " " * (len(line) - len(line.lstrip(" ")))
             hang = indent + " " * 7 if line.startswith("  ") else lead   # a table row: under its text
             out.append(textwrap.fill(" ".join(line.split()), width, initial_indent=lead, subsequent_indent=hang))
@@ -116,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = e.worded(PARAM_FLAGS)  # the model's names for its settings, as the flags that set them
         # a refusal lists one disk a line; every other error is one line whatever its values hold
         lines = text.split("\n") if getattr(e, "one_line_each", False) else [text]
-        print("zfslab: error: " + "\n".join(one_line(line) for line in lines), file=sys.stderr)
+        print(_for_terminal("zfslab: error: " + "\n".join(one_line(line) for line in lines)), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
@@ -134,6 +141,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _for_terminal(message: str) -> str:
+    """An error's lines wrapped between words to a terminal's width (the terminal itself would cut
+    them mid-word), continuations indented; in a pipe or a log, each line whole, for grep."""
+    if not sys.stderr.isatty():
+        return message
+    import shutil
+    import textwrap
+    width = shutil.get_terminal_size().columns
+    return "\n".join(part for line in message.split("\n") for part in
+                     textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False) or [""])
 
 
 def _stdout_to_devnull() -> None:

@@ -369,3 +369,45 @@ def test_a_closed_pipe_ends_quietly(argv):
     finally:
         os.close(write_end)
     assert (out.returncode, out.stderr) == (0, "")
+
+
+def _help_examples(command: str, columns: int, monkeypatch) -> tuple[list[str], list[list[str]]]:
+    """The example commands of a command's epilog, and each as its --help prints it at `columns`."""
+    from zfslab.cli import build_parser
+    from zfslab.report.shell_text import COMMAND_LINE
+    monkeypatch.setenv("COLUMNS", str(columns))
+    sub = next(a for a in build_parser(command)._actions if a.dest == "command").choices[command]
+    wanted = [m["command"] for line in sub.epilog.split("\n") if (m := COMMAND_LINE.fullmatch(line))]
+    printed, lines = [], sub.format_help().split("\n")
+    for i, line in enumerate(lines):
+        if COMMAND_LINE.fullmatch(line.split(" \\")[0] if line.endswith(" \\") else line):
+            block = [line]
+            while block[-1].endswith(" \\"):
+                block.append(lines[i + len(block)])
+            printed.append(block)
+    return wanted, printed
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100, 120])
+@pytest.mark.parametrize("command", _commands())
+def test_help_examples_are_one_line_or_continued_with_a_backslash(command, columns, monkeypatch):
+    """issue 33: at 100 columns bench's example was cut bare, and its first line, copied, ran bench
+    without --dry-run. Each example line fits, every line but its last ends in ' \\', and the lines
+    joined are the example, word for word."""
+    import shlex
+    wanted, printed = _help_examples(command, columns, monkeypatch)
+    assert wanted and len(printed) == len(wanted)
+    for command_text, block in zip(wanted, printed):
+        assert all(line.endswith(" \\") for line in block[:-1]) and not block[-1].endswith("\\")
+        assert all(len(line) <= columns - 2 for line in block), block  # argparse's width: COLUMNS - 2
+        joined = " ".join(line.removesuffix(" \\").strip() for line in block).split(": ", 1)[1]
+        assert shlex.split(joined) == shlex.split(command_text)
+
+
+def test_a_command_too_long_for_a_line_is_continued_between_words():
+    from zfslab.report.shell_text import command_lines
+    text = "zfslab bench --disks /dev/a,/dev/b --layouts mirror:2 --db x.sqlite --dry-run"
+    lines = command_lines(text, 40, lead="example: ")
+    assert lines == ["example: zfslab bench \\", "    --disks /dev/a,/dev/b \\", "    --layouts mirror:2 --db x.sqlite \\",
+                     "    --dry-run"]  # an option and its value stay together
+    assert command_lines(text, None) == [text] and command_lines(text, 200, lead="$ ") == ["$ " + text]

@@ -202,7 +202,9 @@ def _dry_run(args, request, prior, infos, leftover, picks) -> int:
         print(to_json({"dry_run": True, "layouts": [str(x) for x in request.layouts], **calibration,
                        "measurements_stored": len(done), "steps": plan.step_records()}))
     else:
-        print("\n".join((_calibration_lines(picks, len(request.devices)) if picks else []) + plan.render()))
+        from zfslab.report.shell_text import script_lines, terminal_columns
+        print("\n".join(script_lines((_calibration_lines(picks, len(request.devices)) if picks else []) + plan.render(),
+                                      terminal_columns())))
     return dry_run_verdict(infos, prior.guids, args, request.sandbox)
 
 

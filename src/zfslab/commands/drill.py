@@ -124,7 +124,8 @@ def _run(zfs, runner, args, scenarios) -> int:
             print(to_json({"dry_run": True, "layout": str(disks.layout), "fill": args.fill,
                            "fill_bytes": plan.fill_bytes, "steps": plan.step_records()}))
         else:
-            print("\n".join(plan.render()))
+            from zfslab.report.shell_text import script_lines, terminal_columns
+            print("\n".join(script_lines(plan.render(), terminal_columns())))
         return dry_run_verdict(infos, guids, args, bool(args.sandbox))
     return _execute(zfs, runner, args, disks, scenarios, guids, intents)
 
