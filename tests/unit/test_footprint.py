@@ -459,3 +459,16 @@ def test_lz4_is_openzfs_own_code_where_libzpool_has_it(monkeypatch):
     monkeypatch.setenv("ZFSLAB_LZ4", "package")
     assert zfs_lz4() is None
     assert compressor("lz4")(text) == 4 + len(lz4.block.compress(text, mode="default", store_size=False))
+
+
+def test_plan_data_from_a_tree_with_a_1_tib_sparse_file_reads_only_its_data(run_cli, tmp_path):
+    """plan --data-from DIR reads the tree as footprint does: the holes are counted, never read."""
+    import time
+    t = _sparse_tree(tmp_path)
+    start = time.monotonic()
+    r = run_cli("plan", "6x4TB", "--data-from", str(t), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert time.monotonic() - start < 20
+    rows = json.loads(r.stdout)["layouts"]
+    # 1 TiB of holes kept as holes: a few hundred KB of USED, not a TiB
+    assert rows and all(0 < row["data_used_bytes"] < 4 << 20 for row in rows)
