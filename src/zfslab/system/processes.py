@@ -3,7 +3,9 @@
 A run killed hard can leave its benchmark engine working on the pool (bonnie++'s seeker
 processes, a user's fio job file that forks). Before the next run destroys that pool (its own:
 the GUID proves it), the engines zfslab starts are ended, and anything else found using the
-pool stops the run: zfslab never kills a process it did not start.
+pool stops the run: zfslab never kills a process it did not start. And, so that a kill leaves
+no such engine in the first place, the death signal every child asks for before its exec
+(dies_with_this_process) and a remote bench's own (stop_with_parent).
 """
 
 from __future__ import annotations
