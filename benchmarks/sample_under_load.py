@@ -8,8 +8,11 @@ was checked, so the figure comes from the same read.
     python3 tests/e2e/guest/guest.py 2.4 \\
         'python3 /mnt/repo/benchmarks/sample_under_load.py /dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0007'
 
-Read-only on devices (O_DIRECT, exclusive open). --blank-file makes a sparse file of that size in
-a temporary folder and reads it through a loop device (root; without losetup: the file itself).
+Read-only on devices (O_DIRECT, exclusive open), unless --island DEVICE, which first writes 4 KiB
+of random data at the page the sample reads last on that device (it destroys what is there: test
+disks only): the full read must find it, where the old budget would have stopped short of it.
+--blank-file makes a sparse file of that size in a temporary folder and reads it through a loop
+device (root; without losetup: the file itself).
 """
 
 import argparse
@@ -22,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 
-from zfslab.system.disks import read_samples, sample_findings  # noqa: E402
+from zfslab.system.disks import read_samples, sample_findings, sample_plan  # noqa: E402
 
 OLD_BUDGET_S = 4.0  # the budget issue 38 removed: pages whose check came later were not read
 
@@ -74,13 +77,30 @@ def blank_device(folder: str, size: str) -> tuple[str, str | None]:
     return done.stdout.strip(), done.stdout.strip()
 
 
+def write_island(device: str) -> int:
+    """4 KiB of random data at the page the sample reads last; returns its offset."""
+    fd = os.open(device, os.O_RDWR | os.O_EXCL)
+    try:
+        last = [o for sweep in sample_plan(os.lseek(fd, 0, os.SEEK_END)).passes() for o in sweep][-1]
+        os.pwrite(fd, os.urandom(4096), last)
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return last
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("devices", nargs="*")
     ap.add_argument("--blank-file", metavar="SIZE", help="also read a blank sparse file of SIZE (truncate -s)")
     ap.add_argument("--hogs", type=int, default=os.cpu_count() or 1, help="busy loops (default: one a core)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--island", metavar="DEVICE", help="write data at the page read last on DEVICE, then read it too")
     args = ap.parse_args()
+    if args.island:
+        print(f"{args.island}: 4 KiB of data written at byte {write_island(args.island):,}, the page read last")
+        args.devices.append(args.island)
     with tempfile.TemporaryDirectory(prefix="zfslab-sample-") as folder:
         devices, loop = list(args.devices), None
         if args.blank_file:
