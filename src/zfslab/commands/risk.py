@@ -76,9 +76,12 @@ def _class_disk(args: argparse.Namespace, params: RiskParams) -> RiskParams | No
     pool's replacement time, fill, scrubs, horizons and repair policy; None: the data disks' own."""
     if not args.special_disk_type:
         return None
+    from zfslab.model.reliability.params import field_inputs
     disk = load_disk_type(args.special_disk_type)
+    # --lse-rate is the data disks'; the special disks keep their own type's latent-error rate
+    latent = field_inputs(disk.name, seeks=disk.speed.rand_read_iops_qd1 < 1000, error_model=params.error_model)
     return params.with_(afr=disk.afr, mtbf_hours=None, ber_per_bit=disk.ber_per_bit,
-                        streaming_mb_s=disk.streaming_mb_s, resilver_mb_s=None)
+                        streaming_mb_s=disk.streaming_mb_s, resilver_mb_s=None, **latent)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,7 +177,9 @@ def _params_record(p: RiskParams) -> dict:
     return {"afr": p.afr, "failure_rate_per_hour": p.failure_rate_per_hour, "mtbf_hours": p.mtbf_hours,
             "ber_per_bit": p.ber_per_bit, "replace_hours": p.replace_hours, "resilver_mb_s": p.resilver_mb_s,
             "streaming_mb_s": p.streaming_mb_s, "fill": p.fill, "scrub_days": p.scrub_days,
-            "lse_per_hour": p.lse_per_hour, "parallel_repair": p.parallel_repair, "years": list(p.years)}
+            "lse_per_hour": p.lse_per_hour, "error_model": p.error_model,
+            "lse_episodes_per_year": p.lse_episodes_per_year if p.field else None,
+            "parallel_repair": p.parallel_repair, "years": list(p.years)}
 
 
 def _print_risk(layout: Layout, params: RiskParams, result, ours) -> None:
