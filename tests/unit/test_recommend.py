@@ -259,7 +259,7 @@ def test_draid_pays_for_small_blocks_unless_the_data_is_bulk():
 
 @pytest.mark.parametrize("data,parity,children", [(8, 1, 90), (8, 2, 32), (8, 3, 24), (4, 2, 19), (4, 3, 16)])
 def test_draid_is_advised_only_from_the_children_its_rebuild_gain_needs(data, parity, children):
-    """(c / (d + p))^p reaches 10 at the threshold and not one child before (docs/recommend.md#2)."""
+    """(c / (d + p))^p reaches 10 at the threshold and not one child before (docs/recommend.md#2-openzfs-practice-breaks-ties)."""
     from zfslab.model.recommend import SAFER_FACTOR, advice, draid_min_children, draid_rebuild_gain
     assert draid_min_children(data, parity) == children
     assert draid_rebuild_gain(children, data, parity) >= SAFER_FACTOR > draid_rebuild_gain(children - 1, data, parity)

@@ -58,7 +58,38 @@ def field_lse(disk_type: str, *, seeks: bool = True) -> FieldLse:
     return BY_DISK_TYPE.get(disk_type, NEARLINE if seeks else FLASH)
 
 
-def expected_scrub_findings(disks: int, fill: float, episodes_per_year: float) -> float:
-    """LSE episodes a pool's scrubs repair in a year: each one on an allocated part is found by the
-    next scrub (docs/reliability.md#checked-against-the-field)."""
-    return disks * fill * episodes_per_year
+@dataclass(frozen=True, slots=True)
+class ScrubCheck:
+    """What the scrubs of one pool find in a year on each model (docs/reliability.md#checked-against-the-field)."""
+
+    disks: int
+    disk_bytes: int
+    fill: float
+    scrub_days: float
+    field_episodes_per_year: float  # latent-error episodes found, the field model
+    field_records_per_year: float
+    datasheet_errors_per_scrub: float  # bits read x BER
+    datasheet_errors_per_year: float
+
+    @property
+    def scrubs_per_year(self) -> float:
+        return 365.0 / self.scrub_days
+
+    @property
+    def field_p_scrub_repairs(self) -> float:
+        """P(one scrub reports a repair), the field model."""
+        return -math.expm1(-self.field_episodes_per_year / self.scrubs_per_year)
+
+    @property
+    def datasheet_p_scrub_repairs(self) -> float:
+        return -math.expm1(-self.datasheet_errors_per_scrub)
+
+
+def scrub_check(disks: int, disk_bytes: int, *, fill: float = 0.5, scrub_days: float = 30.0,
+                lse: FieldLse = NEARLINE, ber_per_bit: float = 1e-14) -> ScrubCheck:
+    """A pool's scrub findings per year: every latent error born on an allocated part is found by
+    the next scrub (field), or every bit a scrub reads fails at the BER (datasheet)."""
+    episodes = disks * fill * lse.episodes_per_year
+    per_scrub = disks * disk_bytes * fill * 8 * ber_per_bit
+    return ScrubCheck(disks, disk_bytes, fill, scrub_days, episodes, episodes * RECORDS_PER_EPISODE, per_scrub,
+                      per_scrub * 365.0 / scrub_days)
