@@ -4,6 +4,7 @@ code. No logic of its own: each command is a module of zfslab.commands."""
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -92,6 +93,23 @@ def command_of(args: Sequence[str]) -> str:
     return ""
 
 
+_LAYOUT_KIND = re.compile(r"(mirror|raidz[123]?|draid[123]?|stripe|disk)", re.IGNORECASE)
+
+
+def _joined_hint(command: str, args: Sequence[str]) -> str:
+    """What the words after the command most likely meant as one (issue 33): 'plan 24 x 4TB' is
+    24x4TB, 'capacity raidz2 6' is raidz2:6; "" when no joining reads as either."""
+    words = list(args[args.index(command) + 1:]) if command in args else []
+    words = words[:next((i for i, w in enumerate(words) if w.startswith("-")), len(words))]
+    if len(words) < 2:
+        return ""
+    if re.fullmatch(r"[0-9]+[xX×][0-9.]+[A-Za-z]*", "".join(words)):
+        return f": write the disks as one word, zfslab {command} {''.join(words)}"
+    if len(words) == 2 and _LAYOUT_KIND.fullmatch(words[0]) and words[1].isdigit():
+        return f": write the layout as one word, zfslab {command} {words[0]}:{words[1]}"
+    return ""
+
+
 def _sigterm_interrupts():
     """SIGTERM (systemd, kill, a CI timeout) ends a command as Ctrl-C does: its finally blocks
     destroy what it made and every finished measurement is already saved."""
@@ -110,8 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = [a for a in args_list if a != "--debug"]
     previous = _sigterm_interrupts()
     try:
-        parser = build_parser(command_of(args_list))
-        args = parser.parse_args(args_list)
+        command = command_of(args_list)
+        parser = build_parser(command)
+        args, extra = parser.parse_known_args(args_list)
+        if extra:
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}{_joined_hint(command, args_list)}"
+                             f" (see zfslab {command or ''} --help)".replace("  ", " "))
         if args.command is None:
             parser.print_help()
             return EXIT_OK

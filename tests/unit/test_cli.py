@@ -39,7 +39,7 @@ def test_every_command_has_help(run_cli, capsys, command):
     assert e.value.code == 0
     text = capsys.readouterr().out
     options = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
-    assert len(options) >= 2 and [o for o in options if o not in text] == []
+    assert "--help" in options and [o for o in options if o not in text] == []
     assert f"example: zfslab {command}" in text
     assert "%%" not in text
 
@@ -156,7 +156,7 @@ def test_layout_json_with_devices(run_cli):
     # issue 23: errors say what to type
     (["plan", "24x4"], "zfslab: error: cannot read disks '24x4': 4 bytes is no disk; give the unit, e.g. 24x4TB\n", 2),
     (["plan", "12x500"], "zfslab: error: cannot read disks '12x500': 500 bytes is no disk; give the unit, e.g. 12x500GB\n", 2),
-    (["plan", "24", "4TB"], "zfslab: error: write the disks as one word: zfslab plan 24x4TB\n", 2),
+    (["plan", "24", "4TB"], "zfslab: error: write the disks as one word: zfslab plan 24x4TB (see zfslab plan --help)\n", 2),
     (["plan", "24"], "zfslab: error: cannot read disks '24': say their size too, e.g. 24x4TB\n", 2),
     (["capacity", "raidz2:6", "--disk-size", "4"],
      "zfslab: error: argument --disk-size: 4 bytes is no disk; give the unit, e.g. 4TB (see zfslab capacity --help)\n", 2),
@@ -326,7 +326,8 @@ def test_the_start_imports_no_command_module_and_no_heavy_library(argv):
     command module and numpy, scipy and matplotlib with them, 28x a bare Python start)."""
     modules = _modules_after(*argv)
     assert not _top(modules) & set(HEAVY), sorted(_top(modules) & set(HEAVY))
-    assert not {m for m in modules if m.startswith(("zfslab.commands.", "zfslab.model", "zfslab.report"))}
+    light = {"zfslab.report", "zfslab.report.shell_text"}  # the help formatter's: standard library only
+    assert not {m for m in modules if m.startswith(("zfslab.commands.", "zfslab.model", "zfslab.report"))} - light
 
 
 def test_a_command_imports_its_own_module_only():
@@ -411,3 +412,33 @@ def test_a_command_too_long_for_a_line_is_continued_between_words():
     assert lines == ["example: zfslab bench \\", "    --disks /dev/a,/dev/b \\", "    --layouts mirror:2 --db x.sqlite \\",
                      "    --dry-run"]  # an option and its value stay together
     assert command_lines(text, None) == [text] and command_lines(text, 200, lead="$ ") == ["$ " + text]
+
+
+@pytest.mark.parametrize("argv, fix", [
+    (("plan", "24", "x4TB"), "zfslab plan 24x4TB (see zfslab plan --help)"),
+    (("plan", "24", "x", "4TB"), "zfslab plan 24x4TB (see zfslab plan --help)"),
+    (("plan", "24", "4TB"), "zfslab plan 24x4TB (see zfslab plan --help)"),
+    (("capacity", "raidz2", "6"), "zfslab capacity raidz2:6 (see zfslab capacity --help)"),
+    (("capacity", "raidz2:6", "foo"), "unrecognized arguments: foo (see zfslab capacity --help)"),
+    (("plan", "24x4TB", "--frob"), "unrecognized arguments: --frob (see zfslab plan --help)"),
+])
+def test_words_that_belong_together_get_the_fix_and_the_commands_help(run_cli, argv, fix):
+    """issue 33: 'plan 24 x4TB' suggested 24xx4TB, 'plan 24 x 4TB' and 'capacity raidz2 6' said only
+    'unrecognized arguments ... (see zfslab --help)'."""
+    r = run_cli(*argv)
+    assert r.exit_code == 2 and r.stderr.startswith("zfslab: error: ") and r.stderr.rstrip().endswith(fix), r.stderr
+    assert "xx" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_space_without_a_unit_is_refused(run_cli):
+    """issue 33: plan 8x12TB --min-usable 40 planned for 40 bytes."""
+    r = run_cli("plan", "8x12TB", "--min-usable", "40")
+    assert r.exit_code == 2 and "--min-usable: 40 has no unit" in r.stderr and "40TB" in r.stderr
+    assert "40.00 TB usable" in run_cli("plan", "8x12TB", "--min-usable", "40TB").stdout
+
+
+def test_plan_without_disks_says_its_disks_are_an_example(run_cli):
+    """issue 33: zfslab plan alone planned 24 x 4 TB without a word."""
+    first = run_cli("plan").stdout.splitlines()[0]
+    assert first.startswith("No disks given: an example of 24x4TB") and "zfslab plan 8x12TB" in first
+    assert not run_cli("plan", "24x4TB").stdout.startswith("No disks")

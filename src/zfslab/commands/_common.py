@@ -135,6 +135,15 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def pool_size_arg(text: str) -> int:
+    """size_arg for an amount of space (--min-usable 40TB): a bare number is refused, as a disk's
+    size is; its unit is what the user left out, not bytes (issue 33: 40 was taken as 40 bytes)."""
+    if re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*", text, re.ASCII):
+        raise argparse.ArgumentTypeError(f"{text.strip()} has no unit; give one, e.g. {text.strip()}TB "
+                                         f"(or {text.strip()}B for bytes)")
+    return size_arg(text)
+
+
 def disk_size_arg(text: str) -> int:
     """size_arg for a disk, that names the unit a too small bare number lacks."""
     unit = missing_unit(text)
@@ -220,7 +229,8 @@ def add_goal_options(p: argparse.ArgumentParser) -> None:
                    help="most P(some files damaged) to accept over --horizon (overrides --data's)")
     g.add_argument("--horizon", type=float_arg("--horizon", 0.01, MAX_YEARS), metavar="YEARS",
                    help="years the risk budget and the table's risks refer to (default: 5 if in --years, else its longest)")
-    g.add_argument("--min-usable", type=size_arg, metavar="SIZE", help="at least this much usable space")
+    g.add_argument("--min-usable", type=pool_size_arg, metavar="SIZE",
+                   help="at least this much usable space, with its unit, e.g. 40TB")
     g.add_argument("--min-failures", type=int_arg("--min-failures", 0, 255), metavar="N",
                    help="survive at least N failed disks at once (default: --data's; 0 allows a stripe)")
     g.add_argument("--disk-price", metavar="PRICE",

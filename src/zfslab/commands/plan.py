@@ -76,7 +76,8 @@ def _plan_disks(args: argparse.Namespace) -> DiskSet:
     if args.disks_size_word is not None:
         word = args.disks_size_word
         if args.disks is not None and args.disks.strip().isdigit():
-            raise UsageError(f"write the disks as one word: zfslab plan {args.disks.strip()}x{shown(word)}")
+            joined = args.disks.strip() + ("" if word.strip()[:1] in ("x", "X", "×") else "x") + word.strip()
+            raise UsageError(f"write the disks as one word: zfslab plan {shown(joined)} (see zfslab plan --help)")
         raise UsageError(f"unexpected argument {clip(word)}: give the disks once, as COUNTxSIZE (e.g. 24x4TB)")
     if args.disks is not None:
         if args.disk_count or args.disk_size or args.vdev_bytes:
@@ -180,6 +181,11 @@ def _fit_table(rows, rec, goal: Goal, risk, speed, calibrated, keys, args):
 def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, args) -> None:
     """The disks and the goal above the table, the table, and the recommendation below it."""
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
+    # no disks given and none from --db: say that these are an example, and how to give one's own
+    if _no_disks_given(args) and not args.db:
+        for line in wrapped_lines(f"No disks given: an example of {DEFAULT_DISKS}; give yours, e.g. zfslab plan 8x12TB.",
+                                  page):
+            out.print(Text(line, style="bold"), soft_wrap=True)
     for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", page):
         out.print(Text(line, style="bold"), soft_wrap=True)
     for line in wrapped_lines(f"For {goal.data} data [{budget_text(goal)}], {workload_text(goal)}, "
