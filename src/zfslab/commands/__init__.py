@@ -44,5 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "report", "an HTML page with tables and charts: plan, bench results, drills"),
     Command("merge", "merge", "merge results databases from several hosts into one"),
     Command("layout", "layout", "check a layout, or read one from a zpool create vdev list"),
+    Command("completion", "completion", "print the bash, zsh or fish completion script (docs/install.md)"),
+    Command("man", "man", "print the manual page zfslab(1) in roff"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
