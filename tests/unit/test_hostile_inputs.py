@@ -84,6 +84,9 @@ def _damaged(tmp_path, sql: str) -> str:
     ("UPDATE runs SET options_json = '[1]'", "options_json = "),
     ("UPDATE runs SET options_json = '{\"ashift\": 12, \"recordsize\": \"100K\"}'", "recordsize '100K'"),
     ("UPDATE run_disks SET size_bytes = -1", "size_bytes = -1, below 0"),
+    # issue 38: finite, but its mean, sum or square overflows ("math range error")
+    ("UPDATE measurements SET write_mb_s = 1e308 WHERE id = 1", "write_mb_s = 1e+308, above 1e+08, more than any pool"),
+    ("UPDATE measurements SET read_iops = 1e308", "read_iops = 1e+308, above 1e+10"),
 ])
 def test_a_damaged_value_is_refused_alike_by_every_reader(run_cli, tmp_path, sql, message):
     path = _damaged(tmp_path, sql)

@@ -36,6 +36,9 @@ _BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_
 # Stored figures zfslab never writes below 0: a rate, a count, a size, a duration
 _NOT_NEGATIVE = {"read_mb_s", "write_mb_s", "read_iops", "write_iops", "repeats", "ram_bytes", "size_bytes",
                  "seconds", "fill", "fill_bytes", "resilvered_bytes"}
+# ... nor above what any pool zfslab plans can do (1,024 disks at 100 GB/s and 10 million IOPS
+# each): a rate of 1e308 is finite, but its mean, sum or square overflows the model's arithmetic
+_AT_MOST = {"read_mb_s": 1e8, "write_mb_s": 1e8, "read_iops": 1e10, "write_iops": 1e10}
 
 
 def _checked(row: dict, columns: dict, what: str, path: str) -> dict:
@@ -48,6 +51,9 @@ def _checked(row: dict, columns: dict, what: str, path: str) -> dict:
             and not (isinstance(value, float) and not math.isfinite(value)))
         if ok and name in _NOT_NEGATIVE and value is not None and value < 0:
             raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, below 0: not a zfslab value")
+        if ok and name in _AT_MOST and value is not None and value > _AT_MOST[name]:
+            raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, above {_AT_MOST[name]:g}, "
+                                                    "more than any pool: not a zfslab value")
         if not ok:
             raise DamagedDatabase(shown(path, 200), f"{what} has {name} = {clip(value)}, not a zfslab value")
     return row
@@ -123,6 +129,7 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
         r["disk_ids"] = tuple(d["serial"] if all(x["serial"] for x in disks) else d["device"] for d in disks)
         r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
         if has_table(conn, "measurements"):
+            _check_stored_rates(conn, r["id"], path)
             try:
                 summary = results.summary(r["id"])
             except (TypeError, ValueError, statistics.StatisticsError):  # text where numbers belong
@@ -139,6 +146,17 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     return runs, bench, drills, latest
 
 
+
+
+def _check_stored_rates(conn: sqlite3.Connection, run_id: int, path: str) -> None:
+    """Each stored rate of a run, before any mean or sum of them: a number is finite, not below 0
+    and not above _AT_MOST (text where a number belongs is the summary's to refuse)."""
+    for m in conn.execute("SELECT layout, test, read_mb_s, write_mb_s, read_iops, write_iops FROM measurements "
+                          "WHERE run_id = ?", (run_id,)):
+        m = dict(m)
+        numbers = {k: m[k] for k in _AT_MOST if isinstance(m[k], (int, float)) and not isinstance(m[k], bool)}
+        _checked(numbers, {k: (int, float) for k in numbers}, f"a measurement of run {run_id} (table measurements, "
+                 f"{shown(m['layout'], 40)} {shown(m['test'], 40)})", path)
 
 
 _RESILVER_COLUMNS = {"id": (int,), "drill_id": (int,), "layout": (str,), "vdev_kind": (str,), "how": (str,),
