@@ -121,3 +121,56 @@ def test_the_footer_is_at_most_a_third_of_what_plan_prints_at_80_columns(args):
     assert "--explain" in footer[-1] + footer[-2]
     explained = in_terminal(["plan", *args, "--explain"], 80)
     assert "usable: zfs list USED+AVAIL" in explained and "P(loss): pool lost" in explained
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_named_columns_are_all_shown_and_never_cut(columns):
+    """issue 33: --columns layout,tb,loss,damage,why_not at 80 and 100 dropped tb and the risks and
+    cut layouts to '12xmir…'. Too wide for the terminal, the table wraps: every column, every row."""
+    screen = in_terminal(["plan", "24x4TB", "--all", "--columns", "layout,tb,loss,damage,why_not"], columns)
+    assert "…" not in screen and max(cell_len(line) for line in screen.splitlines()) <= columns
+    expected = plan_json("24x4TB")
+    for row in expected["layouts"]:
+        assert screen.count(f" {row['layout']} ") >= 1, row["layout"]
+        assert f"{row['usable_tb']:,.2f}" in screen
+    for header in ("usable", "P(loss)", "P(damage)", "left out because"):
+        assert header in screen
+
+
+def test_all_says_why_each_layout_is_not_listed():
+    """issue 33: plan --all never showed the reasons, even at 160 columns, and a layout in budget
+    that loses had an empty one. At 120 columns each row not on the short list has its reason."""
+    screen = in_terminal(["plan", "24x4TB", "--all"], 120)
+    expected = plan_json("24x4TB")
+    listed = set(expected["recommendation"]["shortlist"])
+    lines = screen.splitlines()
+    assert "left out because" in screen and max(cell_len(line) for line in lines) <= 120
+    start = next(line for line in lines if "left out because" in line).index("left out because")
+    for row in expected["layouts"]:
+        if row["layout"] in listed:
+            continue
+        line = next(line for line in lines if line[3:].startswith(row["layout"] + " "))
+        assert line[start:].strip(), line  # the reason's column, left-aligned under its header
+
+
+def test_the_fit_sums_widths_as_rich_lays_the_table_out():
+    """fit_table adds column widths instead of measuring a rich table per trial (issue 33's start-up):
+    the sum must be rich's own measure, for any set of columns."""
+    import random
+    from zfslab.model.disk_types import DISK_TYPES
+    from zfslab.model.plan import disk_set, plan
+    from zfslab.model.recommend import Goal, recommend
+    from zfslab.model.reliability.params import params_for_class
+    from zfslab.model.units import TB
+    from zfslab.report import plan_table
+    disks = disk_set(24, 4 * TB)
+    rows = plan(disks, risk=params_for_class("hdd", disks.disk_bytes), speed=DISK_TYPES["hdd"].speed)
+    goal = Goal()
+    rec = recommend(rows, goal)
+    cols = plan_table.plan_columns(goal, rec, None, rows)
+    widths = plan_table._column_widths(rows, cols)
+    rng = random.Random(7)
+    for _ in range(40):
+        chosen = [c for c in cols if rng.random() < 0.5] or cols[:2]
+        table = plan_table._table(rows, chosen, lambda r: False)
+        assert plan_table._sum_width(widths, chosen) == plan_table.table_width(table), [c.key for c in chosen]

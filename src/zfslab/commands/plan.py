@@ -263,8 +263,9 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             draids.setdefault(small_blocks_text(r), []).append(r.layout)
     if draids:
         lines.append("dRAID pads each block to whole stripes, efficiency: " + "; ".join(
-            f"{names[0]}{' and alike' if len(names) > 1 else ''} {text}" for text, names in list(draids.items())[:3])
-            + (" …" if len(draids) > 3 else "") + ".")
+            f"{names[0]}{' and alike' if len(names) > 1 else ''} {text}" for text, names in
+            list(draids.items())[:None if args.explain else 3])
+            + (f"; {len(draids) - 3} more in --explain" if len(draids) > 3 and not args.explain else "") + ".")
     if fitted.left_out:
         lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
     legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -21,6 +21,7 @@ from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
 from zfslab.model.cost import money
 from zfslab.model.units import odds, power_of_ten
+from zfslab.report.tables import wrapped_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +74,10 @@ SPEED_COLUMNS = {  # metric: (key, header)
 }
 
 
-def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: FitRanges | None = None) -> list[PlanColumn]:
-    """Every column in screen order."""
+def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: FitRanges | None = None,
+                 rows: Sequence[PlanRow] = ()) -> list[PlanColumn]:
+    """Every column in screen order; `rows`, the plan's, let a row's reason name the listed layout that beats it."""
+    listed = [r for r in rows if rec is not None and r.layout in rec.shortlist]
     h = goal.horizon_years
     mark = (lambda r: "★" if r.layout == rec.layout else "◆" if r.layout in rec.shortlist else "") if rec else (lambda r: "")
     cols = [
@@ -113,8 +116,26 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: FitRanges |
     cols.append(PlanColumn("shape", "shape", lambda r: r.shape, left=True))
     if rec is not None:
         why = {v.layout: "; ".join(v.why_out or v.advice) for v in rec.over_budget}
-        cols.append(PlanColumn("why_not", "left out because", lambda r: why.get(r.layout, ""), left=True))
+        cols.append(PlanColumn("why_not", "left out because",
+                               lambda r: why.get(r.layout) or in_budget_why_not(r, listed, rec, goal), left=True))
     return cols
+
+
+def in_budget_why_not(row: PlanRow, listed: Sequence[PlanRow], rec: Recommendation, goal: Goal) -> str:
+    """Why a layout within the budget is not on the short list (issue 33: its cell was empty):
+    which listed layout has as much space, speed and safety, or that the list is full; "" for a
+    listed one. Read from the rows' figures, as the short list weighs them."""
+    if row.layout in rec.shortlist:
+        return ""
+    h = goal.horizon_years
+
+    def figures(r: PlanRow) -> tuple:
+        return (r.usable_bytes, speed_score(r, goal.metrics) or 0.0, -(loss(r, h) or 0.0), -(damage(r, h) or 0.0),
+                r.failures_guaranteed)
+    better = next((s for s in listed if all(a >= b for a, b in zip(figures(s), figures(row)))), None)
+    if better is not None:
+        return f"in budget; {better.layout} has as much space, speed and safety"
+    return f"in budget; the short list keeps {len(rec.shortlist)}"
 
 
 def _mttdl(hours: float | None) -> str:
@@ -135,13 +156,38 @@ def column_keys(goal: Goal) -> list[str]:
     return [c.key for c in plan_columns(goal, None) if c.key != "mark"] + ["why_not"]
 
 
-def _table(rows: Sequence[PlanRow], columns: Sequence[PlanColumn], highlight: Callable[[PlanRow], bool]) -> Table:
+def _table(rows: Sequence[PlanRow], columns: Sequence[PlanColumn], highlight: Callable[[PlanRow], bool],
+           wrap: dict[str, int] | None = None) -> Table:
+    """wrap: the left-aligned text columns that may wrap between words, and their most width."""
+    wrap = wrap or {}
     table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold", show_edge=False)
     for c in columns:
         table.add_column(Text(c.header), justify="left" if c.left else "right", no_wrap=True)
-    for r in rows:
-        table.add_row(*(c.text(r) for c in columns), style="bold green" if highlight(r) else None)
+    for r in rows:  # a wrapped cell cut as prose is (wrapped_lines: never inside "1 in 2,800")
+        table.add_row(*(c.text(r) if c.key not in wrap else "\n".join(wrapped_lines(c.text(r), wrap[c.key], indent=0))
+                        for c in columns), style="bold green" if highlight(r) else None)
     return table
+
+
+def _chosen_tables(rows: Sequence[PlanRow], chosen: Sequence[PlanColumn], highlight: Callable[[PlanRow], bool],
+                   width: int | None) -> Table | Group:
+    """The columns --columns names, every one shown and no cell cut (issue 33: rich cut layouts to
+    '12xmir…' and dropped columns): one table when it fits; else the table wrapped, as several one
+    below the other, each led by the mark and the layout. A prose column (why_not) wider than
+    what is left of the page wraps its cells between words."""
+    widths = _column_widths(rows, chosen)
+    if width is None or _sum_width(widths, chosen) <= width:
+        return _table(rows, chosen, highlight)
+    lead = [c for c in chosen if c.key in ("mark", "layout")]
+    parts: list[list[PlanColumn]] = []
+    for c in (c for c in chosen if c not in lead):
+        if parts and _sum_width(widths, lead + parts[-1] + [c]) <= width:
+            parts[-1].append(c)
+        else:
+            parts.append([c])
+    room = max(10, width - _sum_width(widths, lead) - 2)
+    tables = [_table(rows, lead + part, highlight, wrap={c.key: room for c in part if c.left}) for part in parts]
+    return Group(*(item for t in tables for item in (t, "")))
 
 
 def table_width(table: Table) -> int:
@@ -171,12 +217,12 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
               have: set[str], keys: Sequence[str] | None = None, calibrated: FitRanges | None = None) -> Fitted:
     """The table for `width` columns (None: every column). `keys` (--columns) chooses exactly;
     the intervals of a calibration show only with every column or when chosen."""
-    cols = [c for c in plan_columns(goal, rec, calibrated) if (not c.needs or c.needs in have)
+    cols = [c for c in plan_columns(goal, rec, calibrated, rows) if (not c.needs or c.needs in have)
             and (c.key != "why_not" or any(r.layout not in rec.shortlist for r in rows))]
     highlight = (lambda r: r.layout == rec.layout) if rec else (lambda r: False)
     if keys is not None:
         chosen = [c for c in cols if c.key == "mark" or c.key in keys]
-        return Fitted(_table(rows, chosen, highlight), tuple(c.key for c in chosen), ())
+        return Fitted(_chosen_tables(rows, chosen, highlight, width), tuple(c.key for c in chosen), ())
     if width is None:
         return Fitted(_table(rows, cols, highlight), tuple(c.key for c in cols), ())
     widths = _column_widths(rows, cols)
@@ -188,21 +234,41 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if key in essential:
             essential.remove(key)
     chosen = set(essential)
-    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["tib", "why_not", "raw_pct", "mttdl", "best_case"] + \
+    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "tib", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     by_key = {c.key: c for c in cols}
     left_out = [_named(by_key[k].header) for k in ("tib", "speed", "cost", "damage", "fails", "tb", "loss")
                 if k in by_key and by_key[k].essential and k not in chosen]
+    # --all: after the workload's own figures, room for the reasons, which wrap in it (issue 33:
+    # never shown, even at 160 columns, for want of room for the longest on one line)
+    reserve = 0
     for key in order:  # then the others, most useful first, while the table fits
         if key not in by_key:
             continue
         trial = [c for c in cols if c.key in chosen or c.key == key]
-        if _sum_width(widths, trial) <= width:
+        if key == "why_not":
+            room = width - _sum_width(widths, [c for c in cols if c.key in chosen]) - 2
+            if room >= min(widths["why_not"], WHY_NOT_MIN_WIDTH):
+                reserve = min(widths["why_not"], WHY_NOT_RESERVE) if room >= WHY_NOT_RESERVE else room
+                reserve += 2
+            else:
+                left_out.append(_named(by_key[key].header))
+            continue
+        if _sum_width(widths, [c for c in trial if c.key != "why_not"]) <= width - reserve:
             chosen.add(key)
         else:
             left_out.append(_named(by_key[key].header))
     shown = [c for c in cols if c.key in chosen]
-    return Fitted(_table(rows, shown, highlight), tuple(c.key for c in shown), tuple(left_out))
+    wrap = {}
+    room = width - _sum_width(widths, shown) - 2
+    if reserve:
+        shown = [c for c in cols if c.key in chosen or c.key == "why_not"]
+        wrap = {"why_not": room} if widths["why_not"] > room else {}
+    return Fitted(_table(rows, shown, highlight, wrap), tuple(c.key for c in shown), tuple(left_out))
+
+
+WHY_NOT_MIN_WIDTH = 20  # narrower, a reason would take more lines than it is worth
+WHY_NOT_RESERVE = 40     # --all keeps this much for the reasons before adding optional columns
 
 
 ONE_DISK_WORDS = {
