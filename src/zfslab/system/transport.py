@@ -10,10 +10,8 @@ marked down. Both honour one contract (tests/transport_contract.py).
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from typing import Protocol
@@ -91,10 +89,10 @@ class SshTransport:
                  options: Sequence[str] = ()) -> None:
         self.runner = runner or Runner()
         self.config_file, self.options = config_file, tuple(options)
-        # private: the control sockets are the open connections, usable by whoever can reach them
-        base = os.environ.get("XDG_RUNTIME_DIR")
-        self.control_dir = tempfile.mkdtemp(prefix="zfslab-ssh-", dir=base if base and os.path.isdir(base) else None)
-        os.chmod(self.control_dir, 0o700)
+        # private: the control sockets are the open connections, usable by whoever can reach them;
+        # folders of runs killed outright are removed first (system/ssh_folders.py)
+        from zfslab.system.ssh_folders import make_control_folder
+        self.control_dir = make_control_folder()
         self._used: dict[str, Host] = {}
         self._lock = threading.Lock()
 
@@ -171,9 +169,9 @@ class SshTransport:
 
 
 def _login(host: Host) -> str:
-    port = f" -p {host.port}" if host.port is not None else ""
+    """What to type after `ssh` to try the host by hand: quoted for a shell, whatever the names hold."""
     user = f"{host.user}@" if host.user else ""
-    return f"{user}{host.destination}{port}"
+    return shlex.join([f"{user}{host.destination}", *(["-p", str(host.port)] if host.port is not None else [])])
 
 
 # How ssh itself words a failed connection (OpenSSH 9): a remote program that exits 255 says
