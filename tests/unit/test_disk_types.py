@@ -16,10 +16,12 @@ def plan_json(run_cli, *args):
 
 @pytest.mark.parametrize("option", ["--disk-type", "--disk-model", "--disk-class"])
 def test_each_name_of_the_option_sets_speed_and_risk_together(run_cli, option):
-    nvme = plan_json(run_cli, option, "nvme")
+    nvme = plan_json(run_cli, option, "nvme", "--error-model", "datasheet")
     assert nvme["disk_type"] == "nvme" and "AFR 1 %" in nvme["risk_inputs"] and "BER 1e-17" in nvme["risk_inputs"]
+    field = plan_json(run_cli, option, "nvme")  # the field model: flash's latent-error rate
+    assert "0.17 latent errors/disk-year" in field["risk_inputs"]
     row = nvme["layouts"][0]
-    hdd = plan_json(run_cli)["layouts"][0]
+    hdd = plan_json(run_cli, "--error-model", "datasheet")["layouts"][0]
     assert row["speed"]["read_mb_s"] > 5 * hdd["speed"]["read_mb_s"]
     assert row["p_damage"]["5"] < hdd["p_damage"]["5"] / 100  # flash's UBER, not the HDD's BER
 
@@ -32,10 +34,11 @@ def test_the_resilver_ceiling_is_the_speed_profiles_own_rate():
 def test_a_measured_profile_brings_its_failure_figures_or_its_mediums(run_cli, tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text(profile_toml(DISK_TYPES["hdd"].speed))
-    out = plan_json(run_cli, "--disk-type", str(path))
+    out = plan_json(run_cli, "--disk-type", str(path), "--error-model", "datasheet")
     assert "AFR 1.5 %" in out["risk_inputs"] and "BER 1e-14" in out["risk_inputs"]
+    assert "0.047 latent errors/disk-year" in plan_json(run_cli, "--disk-type", str(path))["risk_inputs"]
     path.write_text(profile_toml(DISK_TYPES["hdd"].speed) + "afr_pct = 4.0\nber_per_bit = 1e-15\n")
-    out = plan_json(run_cli, "--disk-type", str(path))
+    out = plan_json(run_cli, "--disk-type", str(path), "--error-model", "datasheet")
     assert "AFR 4 %" in out["risk_inputs"] and "BER 1e-15" in out["risk_inputs"]
     path.write_text(profile_toml(DISK_TYPES["hdd"].speed) + "afr_pct = nan\n")
     bad = run_cli("plan", "8x12TB", "--disk-type", str(path))

@@ -337,8 +337,8 @@ def mttdl_text(hours: float | None) -> str:
 def failure_inputs_text(p: RiskParams) -> str:
     """How often disks fail and are replaced: the inputs plan's short footer names."""
     rate = f"MTBF {p.mtbf_hours:g} h" if p.mtbf_hours else f"AFR {100 * p.afr:g} %"
-    if p.field:  # docs/reliability.md#field-error-model
-        errors = f"latent errors {p.lse_episodes_per_year:.2g}/disk-year, scrub every {p.scrub_days:g} d"
+    if p.field:  # the field error model: read errors are latent ones a scrub finds; inputs_text() adds the rate
+        errors = f"scrub {p.scrub_days:g} d"
     else:
         errors = f"BER {p.ber_per_bit:g}"
     return f"{rate}, {errors}, replacement {p.replace_hours:g} h"
@@ -348,7 +348,8 @@ def inputs_text(p: RiskParams) -> str:
     resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else ", ".join(
         f"{p.healing_mb_s(mirror):.0f} MB/s {kind}{' (measured by drill)' if p.resilver_measured(mirror) else ''}"
         for mirror, kind in ((True, "mirrors"), (False, "raidz")))
-    return (f"{failure_inputs_text(p)}, resilver {resilver}, "
+    latent = f", field read errors {p.lse_episodes_per_year:.2g} latent errors/disk-year" if p.field else ""
+    return (f"{failure_inputs_text(p)}{latent}, resilver {resilver}, "
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 
 
