@@ -11,7 +11,8 @@ from tests.fleet_fakes import SimTransport
 from zfslab import __version__
 from zfslab.cli import main
 from zfslab.errors import UsageError
-from zfslab.model.fleet_profile import BadRemoteProfile, FleetProfile, parse_remote_profile
+from zfslab.model.fleet_profile import FleetProfile
+from zfslab.system.fleet_profile import BadRemoteProfile, parse_remote_profile
 from zfslab.report.fleet_text import profile_lines
 from zfslab.model.inventory import Host
 from zfslab.commands.profile_disk import parse_threshold

@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import DATA
 from tests.fleet_fakes import SimTransport
 from zfslab.model.inventory import Host
-from zfslab.model.preflight import BadLsblk, DiskFacts, HostFacts, parse_lsblk, refusals
+from zfslab.model.preflight import DiskFacts, HostFacts, refusals
+from zfslab.system.preflight import BadLsblk, parse_lsblk
 from zfslab.system.preflight import preflight
 
 HDD = DiskFacts("/dev/sda", 4_000_787_030_016, "HGST HUS726T4TAL", "V6G1", True, 512, 4096)

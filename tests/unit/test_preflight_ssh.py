@@ -9,7 +9,7 @@ import pytest
 from tests.unit.test_transport_ssh import sshd  # noqa: F401 - the private sshd fixture
 from zfslab import __version__
 from zfslab.model.inventory import Host
-from zfslab.model.preflight import LSBLK_COLUMNS, parse_lsblk
+from zfslab.system.preflight import LSBLK_COLUMNS, parse_lsblk
 from zfslab.system.preflight import preflight
 from zfslab.system.transport import SshTransport
 

@@ -1,22 +1,14 @@
 """Fleet acceptance (`profile-disk --hosts`): each disk's figures as its host's `zfslab profile-disk
 --json` printed them, the peers they are compared with, and the answer as data. Pure: the system
-side (system/fleet_profile.py) runs the remote commands (docs/fleet.md#outliers)."""
+side (system/fleet_profile.py) runs the remote commands and parses their answers
+(docs/fleet.md#outliers)."""
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 
-from zfslab.errors import ZfslabError, clip
 from zfslab.model.outliers import Figures, Outlier, host_figures, outliers
 from zfslab.model.units import format_bytes
-
-
-class BadRemoteProfile(ZfslabError):
-    """host {}: `zfslab profile-disk {}` printed {}, not a disk profile; is the controller's zfslab installed there?"""
-
-    exit_code = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,30 +33,6 @@ class DiskResult:
         # random: QD1, each read waits for the one before, so a disk that retries reads or seeks
         # slowly shows its own latency, not what its queue and firmware reordering hide
         return Figures(self.host, self.disk, self.peer_group, self.seq_mb_s, self.rand_iops_qd1)
-
-
-def _rate(data: dict, key: str) -> float | None:
-    value = data.get(key)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-    return float(value) if ok else None
-
-
-def parse_remote_profile(text: str, *, host: str, disk: str, model: str | None, size_bytes: int) -> DiskResult:
-    """`zfslab profile-disk DISK --json` output -> the disk's figures; BadRemoteProfile if it is not one."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    rates = {k: _rate(data, k) for k in ("seq_read_mb_s", "inner_fraction", "rand_read_iops_qd1",
-                                        "rand_read_iops_qd8")} if isinstance(data, dict) else {}
-    missing = [k for k in ("seq_read_mb_s", "inner_fraction", "rand_read_iops_qd1", "rand_read_iops_qd8")
-               if rates.get(k) is None]
-    if missing:
-        shown_text = clip(text.strip(), 60) if not isinstance(data, dict) else f"no {missing[0]}"
-        raise BadRemoteProfile(host, disk, shown_text)
-    return DiskResult(host, disk, model, size_bytes, rates["seq_read_mb_s"],
-                      rates["seq_read_mb_s"] * rates["inner_fraction"], rates["rand_read_iops_qd1"],
-                      rates["rand_read_iops_qd8"])
 
 
 @dataclass(frozen=True, slots=True)

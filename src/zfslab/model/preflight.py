@@ -1,26 +1,16 @@
 """Preflight of a fleet, before anything is written: every host reachable, the controller's zfslab,
 OpenZFS and fio present, and the named disks identical across hosts (count, size, model,
-rotational, logical and physical sector size). Pure: system/preflight.py gathers the facts; this
-parses them and words each refusal as one line naming the host and the difference."""
+rotational, logical and physical sector size). Pure: system/preflight.py gathers the facts and
+parses lsblk's answer into them; this judges them and words each refusal as one line naming the
+host and the difference."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import ZfslabError, clip
-
-# lsblk's columns preflight asks for (util-linux 2.33+; -b: sizes in bytes)
-LSBLK_COLUMNS = "NAME,PATH,TYPE,SIZE,MODEL,SERIAL,ROTA,LOG-SEC,PHY-SEC"
-
-
-class BadLsblk(ZfslabError):
-    """host {}: lsblk printed {}, not the JSON zfslab asked for; is util-linux 2.33 or newer installed?"""
-
-    exit_code = 4
-
+from zfslab.errors import ZfslabError
 
 @dataclass(frozen=True, slots=True)
 class DiskFacts:
@@ -51,47 +41,6 @@ class HostFacts:
     fio_version: str | None
     disks: tuple[DiskFacts, ...]
     missing_disks: tuple[str, ...] = ()   # named, but not on this host
-
-
-def _int(value, what: str, host: str) -> int:
-    if isinstance(value, bool) or not ((isinstance(value, int) and value >= 0)
-                                       or (isinstance(value, str) and value.isascii() and value.isdigit())):
-        raise BadLsblk(host, f"{what} = {clip(value)}")
-    return int(value)
-
-
-def _bool(value, what: str, host: str) -> bool:
-    # util-linux 2.33-2.36 print "0"/"1", newer versions true/false
-    if value in (True, False, "0", "1", 0, 1):
-        return value in (True, "1", 1)
-    raise BadLsblk(host, f"{what} = {clip(value)}")
-
-
-def parse_lsblk(text: str, host: str) -> tuple[DiskFacts, ...]:
-    """`lsblk -J -b -o LSBLK_COLUMNS DISK...` -> one DiskFacts per disk named, in lsblk's order."""
-    try:
-        data = json.loads(text)
-        devices = data["blockdevices"]
-    except (ValueError, KeyError, TypeError):
-        raise BadLsblk(host, clip(text.strip(), 60)) from None
-    if not isinstance(devices, list):
-        raise BadLsblk(host, f"blockdevices = {clip(devices)}")
-    out = []
-    for d in devices:
-        if not isinstance(d, dict) or not isinstance(d.get("path"), str):
-            raise BadLsblk(host, f"a device {clip(d)}")
-        model, serial = d.get("model"), d.get("serial")
-        out.append(DiskFacts(d["path"], _int(d.get("size"), "size", host),
-                             model.strip() if isinstance(model, str) and model.strip() else None,
-                             serial.strip() if isinstance(serial, str) and serial.strip() else None,
-                             _bool(d.get("rota"), "rota", host), _int(d.get("log-sec"), "log-sec", host),
-                             _int(d.get("phy-sec"), "phy-sec", host)))
-    return tuple(out)
-
-
-def first_line(text: str) -> str | None:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line or None
 
 
 def refusals(facts: Sequence[HostFacts], *, controller_version: str, need_zfs: bool = True) -> list[str]:

@@ -4,11 +4,13 @@ cannot be reached, refuses or fails is one line; the others still report."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import one_line
-from zfslab.model.fleet_drill import HostDrill, parse_remote_drill
+from zfslab.errors import ZfslabError, clip, one_line
+from zfslab.model.fleet_drill import HostDrill, ScenarioOutcome
 from zfslab.model.inventory import Host
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.fleet_profile import checked_hosts
@@ -61,3 +63,35 @@ def fleet_drill(transport: Transport, hosts: Sequence[Host], disks: Sequence[str
     failures += [str(o.error) if not o.ok else o.value for o in outcomes if not o.ok or isinstance(o.value, str)]
     return FleetDrill(tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostDrill)),
                       tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostPlan)), tuple(failures))
+
+
+class BadRemoteDrill(ZfslabError):
+    """host {}: `zfslab drill` printed {}, not a drill result; is the controller's zfslab installed there?"""
+
+    exit_code = 4
+
+
+def _seconds(value) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def parse_remote_drill(text: str, host: str) -> HostDrill:
+    """`zfslab drill ... --json` -> the host's drill; BadRemoteDrill if it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise BadRemoteDrill(host, clip(text.strip(), 60)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
+        raise BadRemoteDrill(host, clip(text.strip(), 60))
+    found = []
+    for s in data["scenarios"]:
+        seconds = _seconds(s.get("seconds")) if isinstance(s, dict) else None
+        if seconds is None or not isinstance(s.get("scenario"), str) or not isinstance(s.get("outcome"), str):
+            raise BadRemoteDrill(host, f"a scenario {clip(s, 60)}")
+        found.append(ScenarioOutcome(s["scenario"], s["outcome"], seconds))
+    layout, verdict = data.get("layout"), data.get("verdict")
+    if not isinstance(layout, str) or not isinstance(verdict, str):
+        raise BadRemoteDrill(host, f"layout {clip(layout)}, verdict {clip(verdict)}")
+    return HostDrill(host, layout, verdict, _seconds(data.get("seconds")) or sum(s.seconds for s in found),
+                     tuple(found), data)

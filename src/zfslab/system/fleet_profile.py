@@ -4,15 +4,18 @@ reached, or a disk whose profile fails, is one line; the others are still measur
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from zfslab.model.fleet_profile import DiskResult, FleetProfile, parse_remote_profile
+from zfslab.errors import ZfslabError, clip
+from zfslab.model.fleet_profile import DiskResult, FleetProfile
 from zfslab.model.inventory import Host
 from zfslab.model.preflight import HostFacts, PreflightRefused, refusals
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.preflight import host_facts
-from zfslab.system.transport import Transport
+from zfslab.system.transport import HostUnreachable, Transport
 
 # The disks of one host are profiled at once, as the issue asks: 24 disks take one disk's time,
 # not 24 times it, and every disk of every host runs under the same load, so peers stay
@@ -79,9 +82,38 @@ def _profile_host(transport: Transport, host: Host, disks: Sequence[str], facts:
             return e
     with ThreadPoolExecutor(max_workers=max(1, min(DISKS_AT_ONCE, len(disks))), thread_name_prefix="zfslab-disk") as pool:
         answers = list(pool.map(caught, disks))
-    from zfslab.system.transport import HostUnreachable
     lost = next((a for a in answers if isinstance(a, HostUnreachable)), None)
     if lost is not None and all(isinstance(a, Exception) for a in answers):
         raise lost   # the host went away: one line, not one per disk
     lines = list(dict.fromkeys(str(a) for a in answers if isinstance(a, Exception)))
     return [a for a in answers if isinstance(a, DiskResult)], lines
+
+
+class BadRemoteProfile(ZfslabError):
+    """host {}: `zfslab profile-disk {}` printed {}, not a disk profile; is the controller's zfslab installed there?"""
+
+    exit_code = 4
+
+
+def _rate(data: dict, key: str) -> float | None:
+    value = data.get(key)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def parse_remote_profile(text: str, *, host: str, disk: str, model: str | None, size_bytes: int) -> DiskResult:
+    """`zfslab profile-disk DISK --json` output -> the disk's figures; BadRemoteProfile if it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    rates = {k: _rate(data, k) for k in ("seq_read_mb_s", "inner_fraction", "rand_read_iops_qd1",
+                                        "rand_read_iops_qd8")} if isinstance(data, dict) else {}
+    missing = [k for k in ("seq_read_mb_s", "inner_fraction", "rand_read_iops_qd1", "rand_read_iops_qd8")
+               if rates.get(k) is None]
+    if missing:
+        shown_text = clip(text.strip(), 60) if not isinstance(data, dict) else f"no {missing[0]}"
+        raise BadRemoteProfile(host, disk, shown_text)
+    return DiskResult(host, disk, model, size_bytes, rates["seq_read_mb_s"],
+                      rates["seq_read_mb_s"] * rates["inner_fraction"], rates["rand_read_iops_qd1"],
+                      rates["rand_read_iops_qd8"])
