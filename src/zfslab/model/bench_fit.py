@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
+from zfslab.model.performance import predict
 
 if TYPE_CHECKING:  # scipy loads only when a fit is asked for
     from zfslab.model.iops_fit import IopsFit
@@ -89,8 +91,8 @@ def fit_ranges(bench_fit: BenchFit, layouts: list[str], ashift: int, recordsize:
                level: float = 0.9) -> FitRanges:
     """Each layout's range per streaming metric (and IOPS metric, when fitted), for the plan's ashift
     and recordsize."""
+    # deliberate lazy loading: the fits import scipy (0.2 s), paid only when a fit predicts
     from zfslab.model.iops_fit import predict_iops_intervals
-    from zfslab.model.layout_grammar import parse_layout
     from zfslab.model.speed_fit import predict_intervals
 
     fit = replace(bench_fit.fit, ashift=ashift, recordsize=recordsize)  # the parameters are the disks' and host's
@@ -119,8 +121,6 @@ class MeasuredVsPredicted:
 def measured_vs_predicted(rates: list[MeasuredRate], profile: DiskProfile, *,
                           ashift: int) -> list[MeasuredVsPredicted]:
     """Each streaming rate above 0 beside what `profile` predicts for its layout."""
-    from zfslab.model.performance import predict
-
     return [MeasuredVsPredicted(r.stored_layout, r.test, getattr(predict(r.layout, profile, ashift=ashift),
                                                                  f"{r.metric}_mb_s"), r.value)
             for r in rates if r.value and r.value > 0]

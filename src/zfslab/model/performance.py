@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass, replace
 
 from zfslab.model.capacity import psize_to_asize
+from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 
 KiB = 1024
@@ -416,7 +417,6 @@ def predict(layout: Layout, disk: DiskProfile, host: HostLimits | None = None, *
 
 
 def single_disk(disk: DiskProfile, host: HostLimits | None = None, **kw) -> SpeedPrediction:
-    from zfslab.model.layout_grammar import parse_layout
     return predict(parse_layout("disk"), disk, host, **kw)
 
 

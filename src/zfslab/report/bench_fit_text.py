@@ -16,6 +16,7 @@ def fit_fields(layout: str, bench_fit: BenchFit, ranges: FitRanges) -> dict:
     for metric in ("write", "rewrite", "read"):
         out[f"measured_{metric}_mb_s"] = measured.get(metric)
     if bench_fit.iops is not None:
+        # deliberate lazy loading: iops_fit imports scipy, loaded here only when an IOPS fit ran
         from zfslab.model.iops_fit import METRICS
         iops = (bench_fit.iops_measured or {}).get(layout, {})
         out["measured_iops"] = bool(iops)

@@ -37,6 +37,7 @@ def _layout(m: MeasurementRecord, path: str):
 def fit_bench_run(path: str, base: DiskProfile) -> BenchFit:
     """Fit the speed model on the latest bench run of `path` with streaming results (and the random
     path on the latest ars run on the same disks)."""
+    # deliberate lazy loading: the fits import scipy (0.2 s), paid only when a fit runs
     from zfslab.model.speed_fit import FitError, Measurement, fit_speed
 
     history = read_bench_history(path)
@@ -95,6 +96,7 @@ def latest_per_layout(rates: list[MeasuredRate], runs: dict[int, RunRecord]) -> 
 def _fit_iops(history: BenchHistory, streaming_run: RunRecord, streaming: DiskProfile, path: str):
     """The random path fitted on the latest run on the same disks that measured the ars suite's 4K
     tests (often a run of its own: `bench --suite ars`); (None, None, None) when there is none."""
+    # deliberate lazy loading: the fits import scipy (0.2 s), paid only when a fit runs
     from zfslab.model.iops_fit import IopsMeasurement, fit_iops
 
     same = {r.id for r in history.runs if _same_disks(r, streaming_run) and r.sandbox == streaming_run.sandbox}
@@ -112,6 +114,7 @@ def _fit_iops(history: BenchHistory, streaming_run: RunRecord, streaming: DiskPr
 def _run_rows(rates: list[MeasuredRate], run_ids: set[int], make, unit: str, db: str):
     """The rates of runs `run_ids` as fit rows made by `make`, and {layout: {metric: value}}; a rate no
     fit may take is refused."""
+    # deliberate lazy loading: FitError's module imports numpy and scipy, paid only when a fit runs
     from zfslab.model.speed_fit import FitError
 
     rows, measured = [], {}
@@ -129,6 +132,7 @@ def _run_rows(rates: list[MeasuredRate], run_ids: set[int], make, unit: str, db:
 def measured_resilvers(path: str, bench_fit: BenchFit) -> dict[str, MeasuredResilver]:
     """The latest healing resilver per vdev kind (mirror, raidz) that drill timed on disks of the
     fitted bench run (its pool's disks all among the run's; the spare may be any disk)."""
+    # deliberate lazy loading: FitError's module imports numpy and scipy, paid only when a fit runs
     from zfslab.model.speed_fit import FitError
 
     disks = set(bench_fit.disk_ids)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from zfslab.errors import UsageError, ZfslabError, clip, shown
 from zfslab.model.layouts import MAX_POOL_DISKS
 from zfslab.model.units import MAX_SIZE, parse_blocksize
+from zfslab.store.results import Results
+from zfslab.store.schema import has_table, open_readonly
 
 
 class DamagedDatabase(ZfslabError):
@@ -98,7 +100,6 @@ def read_results(path: str | None):
         raise UsageError(f"--db {shown(path, 200)}: a directory; give the results file bench or drill wrote")
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader, a device is not ours to read
         raise UsageError(f"--db {shown(path, 200)}: not a regular file; give the results file bench or drill wrote")
-    from zfslab.store.schema import has_table, open_readonly
     try:
         conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
     except UnicodeDecodeError:  # a table name that is not UTF-8: damaged bytes in the schema
@@ -116,7 +117,6 @@ def read_results(path: str | None):
 
 
 def _read(conn: sqlite3.Connection, path: str, has_table):
-    from zfslab.store.results import Results
     results = Results(conn)
     runs = [_checked_options(_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])} (table runs)", path), path)
             for r in conn.execute("SELECT * FROM runs ORDER BY id")] if has_table(conn, "runs") else []
@@ -168,7 +168,6 @@ _RESILVER_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "role": (str,
 def read_resilvers(path: str) -> list[dict]:
     """Every resilver drill timed (migration 4), each with its disks, read without changing the file;
     [] for a database from before drill recorded them. Call after read_results() has vetted `path`."""
-    from zfslab.store.schema import has_table, open_readonly
     conn = open_readonly(path)
     try:
         if not has_table(conn, "resilvers"):

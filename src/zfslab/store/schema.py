@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from contextlib import contextmanager
+from urllib.parse import quote
 
 from zfslab.errors import ZfslabError
 
@@ -227,7 +229,6 @@ def _file_problem(path: str) -> str | None:
     """Why path cannot be an SQLite file, before SQLite is let near it."""
     if os.path.isdir(path):
         return "a directory, not a results file"
-    import stat
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read below
             return "not a regular file, not a results file"
@@ -330,5 +331,4 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 
 def _uri_path(path: str) -> str:
-    from urllib.parse import quote
     return quote(os.path.abspath(path))

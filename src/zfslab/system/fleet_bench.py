@@ -22,10 +22,15 @@ from zfslab.model.bench_time import TestShape, predicted_bench_s
 from zfslab.model.inventory import Host
 from zfslab.model.layouts import Layout
 from zfslab.model.ledger import Ledger
-from zfslab.model.sharding import Job
+from zfslab.model.sharding import Job, Shard, makespan_s
 from zfslab.model.units import parse_fio_size
+from zfslab.store.fleet import bench_progress, late_results
+from zfslab.store.merge import merge
 from zfslab.system.bench_plan import BenchOptions
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
+from zfslab.system.fleet import Event, execute
+from zfslab.system.preflight import preflight
+from zfslab.system.suites import suite_tests
 from zfslab.system.transport import Transport
 
 # relative to the remote user's home, where ssh starts the remote command; {key}: disks and options
@@ -76,7 +81,6 @@ class FleetBenchRequest:
         return argv + (["--dry-run"] if dry_run else [])
 
     def jobs(self) -> list[Job]:
-        from zfslab.system.suites import suite_tests
         shapes = [TestShape(t.time_based, t.numjobs) for t in suite_tests(self.options.suite)] or [TestShape(False)]
         size = parse_fio_size(self.options.size)
         return [Job(str(x), predicted_bench_s(x, shapes, size_bytes=size, runtime_s=self.options.runtime_s,
@@ -101,7 +105,6 @@ class FleetPlan:
 
     def render(self) -> list[str]:
         """The plan per host, as --dry-run prints it before each host's own dry run."""
-        from zfslab.model.sharding import Shard, makespan_s
         shards = [Shard(h.name, tuple(self.ledger.jobs[n] for n in self.queue(h.name))) for h in self.request.hosts]
         done = sorted(n for n, who in self.ledger.done.items() if who == EARLIER)
         lines = [f"# fleet: {len(self.ledger.jobs)} layouts on {len(shards)} hosts, predicted "
@@ -115,7 +118,6 @@ class FleetPlan:
 def finished_before(request: FleetBenchRequest) -> tuple[dict[str, str], dict[str, set[str]]]:
     """What --db holds of this bench: layout -> host that finished it, and host -> layouts its runs
     left unfinished (read-only)."""
-    from zfslab.store.fleet import bench_progress
     origins = {h.name for h in request.hosts}
     return bench_progress(request.db, request.options.as_dict(), len(request.devices), origins)
 
@@ -149,7 +151,6 @@ def plan_fleet(request: FleetBenchRequest, finished: Mapping[str, str] | None = 
 
 def preflight_refusals(transport: Transport, request: FleetBenchRequest, controller_version: str) -> list[str]:
     """Every host's refusal, one line each ([]: every host may start); reads only."""
-    from zfslab.system.preflight import preflight
     _, lines = preflight(transport, request.hosts, request.devices, controller_version=controller_version,
                          limit=request.limit)
     return lines
@@ -197,7 +198,6 @@ def job_timeout_s(job: Job) -> float:
 def execute_fleet(transport: Transport, plan: FleetPlan, *, on_start: Callable[[str, str], None],
                   on_event: Callable) -> list:
     """Make each host's database folder, run every cleanup and job (system/fleet.py), return the events."""
-    from zfslab.system.fleet import execute
     req = plan.request
     hosts = {h.name: h for h in req.hosts}
 
@@ -224,7 +224,6 @@ def execute_fleet(transport: Transport, plan: FleetPlan, *, on_start: Callable[[
 
 
 def on_event_lost(on_event: Callable, host: str, error: Exception) -> None:
-    from zfslab.system.fleet import Event
     on_event(Event(host, "", "lost", str(error)))
 
 
@@ -232,7 +231,6 @@ def late_rule(request: FleetBenchRequest, cleanup: Mapping[str, Sequence[str]] |
     """What a pull leaves out, given the files pulled: a host's partial result for a layout another
     host finished (it was lost mid-layout, the layout ran again elsewhere), and the result of a
     cleanup run (run again only to destroy its pool). Everything else, older runs included, counts."""
-    from zfslab.store.fleet import late_results
 
     def make(files: Sequence[str]) -> set[tuple[str, str]]:
         paths = [*files, request.db] if os.path.exists(request.db) else list(files)
@@ -255,7 +253,6 @@ def pull(transport: Transport, request: FleetBenchRequest, hosts: Sequence[Host]
          rule: Callable[[Sequence[str]], set[tuple[str, str]]]) -> Pulled:
     """Each host's database, copied consistently on the host (`zfslab merge DB -o SNAPSHOT`: SQLite's
     own reader, whatever a running bench is writing), fetched, and merged into --db."""
-    from zfslab.store.merge import merge
 
     index = {h.name: i for i, h in enumerate(hosts)}
 

@@ -42,6 +42,7 @@ def compressor(name: str) -> Callable[[bytes], int] | None:
         own = zfs_lz4()   # OpenZFS's own lz4 where libzpool has it (system/zfs_lz4.py)
         if own is not None:
             return own
+        # deliberate lazy loading: the lz4 package, only when footprint prices lz4 without libzpool
         import lz4.block
 
         return lambda data: LZ4_HEADER_BYTES + len(lz4.block.compress(data, mode="default", store_size=False))
@@ -49,6 +50,7 @@ def compressor(name: str) -> Callable[[bytes], int] | None:
     # ASCII digits, at most two: str.isdigit() takes '²' and 5,000 digits, which int() refuses
     level_ok = not level_text or (len(level_text) <= 2 and level_text.isascii() and level_text.isdigit())
     if base == "zstd" and level_ok and (not level_text or 1 <= int(level_text) <= 19):
+        # deliberate lazy loading: zstandard, only when footprint prices zstd
         import zstandard
 
         level = int(level_text or ZSTD_DEFAULT_LEVEL)

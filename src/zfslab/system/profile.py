@@ -12,7 +12,8 @@ import datetime
 import json
 import math
 import os
-from dataclasses import replace
+import tomllib
+from dataclasses import asdict, replace
 
 from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
 from zfslab.system.disks import DisksRefused, inspect_disk, refusal_lines
@@ -69,7 +70,6 @@ def profile_disk(device: str, *, seconds: int = 20, write_tests: bool = False, r
 
 def profile_dict(p: DiskProfile) -> dict:
     """The profile for --json: an unknown (infinite) host limit is null, as JSON has no infinity."""
-    from dataclasses import asdict
 
     def finite(v):
         if isinstance(v, dict):
@@ -92,7 +92,6 @@ HOST_KEYS = ("write_mb_s", "read_mb_s", "rewrite_parallel", "parity_mb_s", "cpus
 def profile_from_toml(text: str, name: str) -> DiskProfile:
     """The DiskProfile a profile's TOML describes (what profile_toml writes, or a hand-edited
     copy); `name` when it names none. ProfileError says what is wrong."""
-    import tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -18,7 +18,8 @@ from typing import Protocol
 
 from zfslab.errors import ZfslabError, one_line, shown
 from zfslab.model.inventory import Host
-from zfslab.system.runner import Completed, Runner
+from zfslab.system.fanout import fan_out
+from zfslab.system.runner import CommandTimeout, Completed, Runner, ToolMissing
 
 # ssh's own exit status when the connection, not the remote command, failed (ssh(1): EXIT STATUS)
 SSH_ERROR = 255
@@ -100,7 +101,6 @@ class SshTransport:
         return ssh_argv(host, argv, control_dir=self.control_dir, config_file=self.config_file, options=self.options)
 
     def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
-        from zfslab.system.runner import CommandTimeout
         with self._lock:
             self._used[host.name] = host
         command = shlex.join(str(a) for a in argv)
@@ -132,7 +132,6 @@ class SshTransport:
         return ["scp", "-q", *options, "--", f"{target}:{remote_path}", local_path]
 
     def fetch(self, host: Host, remote_path: str, local_path: str, *, timeout_s: float) -> None:
-        from zfslab.system.runner import CommandTimeout
         with self._lock:
             self._used[host.name] = host
         what = f"scp {shown(remote_path, 200)}"
@@ -161,7 +160,6 @@ class SshTransport:
         """Ask each master to exit, then remove the private folder."""
         with self._lock:
             used, self._used = list(self._used.values()), {}
-        from zfslab.system.fanout import fan_out
 
         # local sockets only, no sshd sees these; an error is a master already gone
         fan_out(used, lambda host: self._control(host, "exit"), limit=32)
@@ -205,7 +203,6 @@ class LocalTransport:
         self.down = set(down)
 
     def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
-        from zfslab.system.runner import CommandTimeout, ToolMissing
         if host.name in self.down:
             raise HostUnreachable(host.name, "marked down", _login(host))
         command = shlex.join(str(a) for a in argv)

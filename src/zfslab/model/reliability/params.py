@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, replace
 
 from zfslab.errors import ParamError
+from zfslab.model.disk_types import DISK_TYPES
+from zfslab.model.reliability.field_errors import RECORDS_PER_EPISODE, field_lse
 
 HOURS_PER_YEAR = 8760.0
 DEFAULT_YEARS = (1.0, 5.0, 10.0)
@@ -37,7 +39,6 @@ class DiskClass:
 
 def _classes() -> dict[str, DiskClass]:
     # one description of each disk: the risk figures and the speed come from the same DiskType
-    from zfslab.model.disk_types import DISK_TYPES
     return {t.name: DiskClass(t.name, t.afr, t.ber_per_bit, t.streaming_mb_s, t.source) for t in DISK_TYPES.values()}
 
 
@@ -153,6 +154,5 @@ def params_for_class(disk_class: str, disk_bytes: int, **overrides) -> RiskParam
 
 def field_inputs(disk_type: str, *, seeks: bool = True, error_model: str = DEFAULT_ERROR_MODEL) -> dict:
     """The error model's RiskParams fields for a disk type: the field studies' LSE rate for its class."""
-    from zfslab.model.reliability.field_errors import RECORDS_PER_EPISODE, field_lse
     return {"error_model": error_model, "lse_episodes_per_year": field_lse(disk_type, seeks=seeks).episodes_per_year,
             "lse_records_per_episode": RECORDS_PER_EPISODE}
