@@ -1,5 +1,7 @@
 """Properties every risk answer must have, over many layouts and inputs."""
 
+import math
+
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -67,3 +69,38 @@ def test_distributed_spares_never_raise_the_risk(params, data, parity, spares):
     base = p5(Layout((VdevGroup(VdevKind.DRAID, children, parity, 1, data, 0),)), params)
     more = p5(Layout((VdevGroup(VdevKind.DRAID, children, parity, 1, data, spares),)), params)
     assert more.p_loss[1] <= base.p_loss[1] * (1 + 1e-6)
+
+
+# the field error model (docs/reliability.md#field-error-model)
+field_st = st.builds(
+    RiskParams,
+    disk_bytes=st.integers(TB, 24 * TB),
+    afr=st.floats(0.002, 0.2),
+    replace_hours=st.floats(0, 500),
+    resilver_mb_s=st.floats(20, 2000),
+    fill=st.floats(0.05, 1.0),
+    error_model=st.just("field"),
+    lse_episodes_per_year=st.floats(0.001, 1.0),
+    scrub_days=st.floats(1, 365),
+)
+layout_st = st.builds(lambda kind, width, parity, count: Layout((VdevGroup(
+    kind, width if kind is VdevKind.RAIDZ else parity + 1, parity, count),)),
+    st.sampled_from([VdevKind.RAIDZ, VdevKind.MIRROR]), st.integers(5, 16), st.integers(1, 3), st.integers(1, 4))
+
+
+@given(params=field_st, layout=layout_st, factor=st.floats(1.1, 10))
+def test_more_latent_errors_or_rarer_scrubs_never_lower_the_damage(params, layout, factor):
+    base = p5(layout, params)
+    more = p5(layout, params.with_(lse_episodes_per_year=min(params.lse_episodes_per_year * factor, 365)))
+    rarer = p5(layout, params.with_(scrub_days=params.scrub_days * factor))
+    assert more.p_damage[1] >= base.p_damage[1] and rarer.p_damage[1] >= base.p_damage[1]
+    assert more.p_loss == base.p_loss == rarer.p_loss  # read errors damage blocks; the chain alone loses pools
+
+
+@given(params=field_st, layout=layout_st)
+def test_field_damage_is_bounded_by_the_critical_episodes(params, layout):
+    # each damaging episode needs a resilver with no redundancy left: never more likely than one
+    r = p5(layout, params)
+    assert 0 <= r.p_damage[1] <= 1
+    episodes = sum(v.critical_episodes_per_hour * v.count for v in r.vdevs) * 5 * 8760
+    assert r.p_damage[1] <= -math.expm1(-episodes) * (1 + 1e-9)
