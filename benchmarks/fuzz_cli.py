@@ -2,6 +2,8 @@
 
     python3 benchmarks/fuzz_cli.py                      # 10,000 command lines, forked from one loaded parent
     python3 benchmarks/fuzz_cli.py --mode exec -n 500   # the real executable, a fresh interpreter each time
+    nice -n 10 python3 benchmarks/fuzz_cli.py --focus issue38 -n 1500 --timeout 20 --cpu-seconds 20
+                                                        # only issue 38's classes (tests/cli_fuzz.py issue_38_line)
 
 Command lines come from tests/cli_fuzz.py (plan, capacity, risk, layout, validate, report,
 profile-disk, bench and drill with hostile values and malformed files; profile-disk only on
@@ -11,7 +13,9 @@ resource limits (CPU seconds, address space, file size) and a wall-clock timeout
 may be started. The summary counts internal errors, tracebacks, unexpected exit codes, runs over
 10 s (wall clock, and CPU seconds from wait4, which a busy machine does not inflate), the peak
 resident memory of any run (wait4's ru_maxrss), and files created, changed or removed other than
-the outputs the command was given (the inputs must stay byte for byte).
+the outputs the command was given (the inputs must stay byte for byte). Each run's TMPDIR and
+XDG_RUNTIME_DIR is a private folder that must be empty again after it (merge's private copies,
+ssh control folders), and runs above --big-mb of resident memory are counted.
 Failures go to a JSON-lines file with the command line and the end of stderr.
 """
 
@@ -35,7 +39,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
-from cli_fuzz import COMMANDS, EXIT_CODES, RandomChooser, changed_outside_outputs, check_safe, command_line, snapshot  # noqa: E402
+from cli_fuzz import (COMMANDS, EXIT_CODES, RandomChooser, changed_outside_outputs, check_safe,  # noqa: E402
+                      command_line, issue_38_line, snapshot)
 
 
 def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
@@ -86,6 +91,8 @@ def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts
                 os.dup2(new, fd)
                 os.close(new)
             os.chdir(workdir)
+            os.environ["TMPDIR"] = os.environ["XDG_RUNTIME_DIR"] = opts.private_tmp
+            tempfile.tempdir = None   # tempfile reads TMPDIR again
             import subprocess
             subprocess.Popen = _no_programs  # type: ignore[misc,assignment]
             from zfslab.cli import main
@@ -125,6 +132,7 @@ def _spawn_with_limits(cmd, workdir, out, err, devnull, opts) -> int:
             os.dup2(out.fileno(), 1)
             os.dup2(err.fileno(), 2)
             os.chdir(workdir)
+            os.environ["TMPDIR"] = os.environ["XDG_RUNTIME_DIR"] = opts.private_tmp
             os.execv(cmd[0], cmd)
         finally:
             os._exit(127)
@@ -143,6 +151,9 @@ def main() -> int:
     p.add_argument("--cpu-seconds", type=int, default=60, help="RLIMIT_CPU of each run")
     p.add_argument("--memory-mb", type=int, default=4096, help="RLIMIT_AS of each run, MiB")
     p.add_argument("--file-mb", type=int, default=256, help="RLIMIT_FSIZE of each run, MiB")
+    p.add_argument("--big-mb", type=int, default=500, help="a run whose peak resident memory passes this counts")
+    p.add_argument("--focus", choices=("all", "issue38"), default="all",
+                   help="all: every class of tests/cli_fuzz.py; issue38: only the classes issue 38 found unbounded")
     p.add_argument("--failures", default="fuzz-failures.jsonl", help="where failing command lines are written")
     opts = p.parse_args()
 
@@ -157,8 +168,11 @@ def main() -> int:
     outer = tempfile.mkdtemp(prefix="zfslab-fuzz-campaign-")
     base = os.path.join(outer, "runs")
     logs = os.path.join(outer, "logs")
+    opts.private_tmp = os.path.join(outer, "tmp")   # each run's TMPDIR and XDG_RUNTIME_DIR: empty after it
     os.mkdir(base)
     os.mkdir(logs)
+    os.mkdir(opts.private_tmp, 0o700)
+    draw = issue_38_line if opts.focus == "issue38" else command_line
     data = os.path.join(REPO, "tests", "data")  # the repository's own files: checked around each run
     codes: collections.Counter = collections.Counter()
     by_command: collections.Counter = collections.Counter()
@@ -177,7 +191,7 @@ def main() -> int:
 
     for i in range(opts.count):
         workdir = tempfile.mkdtemp(dir=base)
-        case = command_line(RandomChooser(opts.seed + i), workdir)
+        case = draw(RandomChooser(opts.seed + i), workdir)
         check_safe(case)
         if opts.mode == "exec" and any("\x00" in a for a in case.argv):
             counts["skipped: NUL in an argument (no exec can pass it)"] += 1
@@ -213,9 +227,18 @@ def main() -> int:
             busiest = (cpu, str(case))
         if rss_kib > peak[0]:
             peak = (rss_kib, str(case))
+        if rss_kib > opts.big_mb * 1024:
+            fail(f"runs over {opts.big_mb} MB", case, code, seconds, f"{rss_kib / 1024:.0f} MiB\n{err}")
         changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
-        if sorted(os.listdir(base)) != [os.path.basename(workdir)] or sorted(os.listdir(outer)) != ["logs", "runs"]:
+        if sorted(os.listdir(base)) != [os.path.basename(workdir)] or sorted(os.listdir(outer)) != ["logs", "runs",
+                                                                                                     "tmp"]:
             changed.append("beside the run's folder")
+        left = os.listdir(opts.private_tmp)
+        if left:
+            changed.append(f"left in TMPDIR: {left}")
+            for name in left:   # the next run starts from an empty one (never through a symlink)
+                path = os.path.join(opts.private_tmp, name)
+                os.unlink(path) if os.path.islink(path) or not os.path.isdir(path) else shutil.rmtree(path)
         if snapshot(data) != data_before:  # (someone else editing tests/data meanwhile shows up here too)
             changed.append("tests/data")
         if changed:
@@ -231,12 +254,13 @@ def main() -> int:
     shutil.rmtree(outer, ignore_errors=True)
 
     print(f"command: {' '.join(sys.argv)}")
-    print(f"mode: {opts.mode}; seeds {opts.seed}..{opts.seed + opts.count - 1}; "
+    print(f"mode: {opts.mode}; focus {opts.focus}; seeds {opts.seed}..{opts.seed + opts.count - 1}; "
           f"{time.monotonic() - started:,.0f} s in all")
     print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in COMMANDS)})")
     print("exit codes: " + ", ".join(f"{k}: {v:,}" for k, v in sorted(codes.items())))
     for kind in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
-                 f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU", "files changed outside the outputs"):
+                 f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU", f"runs over {opts.big_mb} MB",
+                 "files changed outside the outputs"):
         print(f"{kind}: {counts[kind]}")
     for kind, n in counts.items():
         if kind.startswith("skipped"):
@@ -248,7 +272,8 @@ def main() -> int:
     print(f"peak memory (max RSS of one run): {peak[0] / 1024:.0f} MiB: {peak[1][:300]}")
     print(f"failing command lines: {opts.failures}")
     problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
-                                       f"runs over {opts.slow:g} s", "files changed outside the outputs"))
+                                       f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU",
+                                       f"runs over {opts.big_mb} MB", "files changed outside the outputs"))
     return 1 if problems else 0
 
 

@@ -10,7 +10,10 @@ a regular file or does not exist, never a device. bench and drill come only as d
 (--dry-run first, before anything hostile), their disks only as names inside the run's folder
 (files, folders, FIFOs or nothing: never a device, so the disk check refuses them before any
 program could run), their --sandbox and --db inside it too; check_safe holds every generated
-line to that before it runs.
+line to that before it runs. A fleet line (issue 38: --hosts or an inventory) always gives an
+empty --disks, refused before any host is contacted, and names no host but 127.0.0.1; check_safe
+asserts both. No line writes through a symlink or aims one at a system file (the tree's
+symlinks are read, never written through).
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ SCENARIO_SETS = ["degraded,resilver,corrupt", "degraded", "resilver", "corrupt",
                  "degraded,nope", "DEGRADED", "resilver,,corrupt"]
 # names an output may get, all inside the run's folder: a missing folder, an existing folder or file, odd names
 OUTPUT_NAMES = ["out.html", "report.html", "missing/out.html", "existing_dir", "existing_file", "", ".",
-                "out dir/x.html", "[x].html", "-x.html", "new.toml", "é.html", "a" * 300 + ".html"]
+                "out dir/x.html", "[x].html", "-x.html", "new.toml", "é.html", "a" * 300 + ".html",
+                "existing_file/all.sqlite"]   # issue 38: a folder -o cannot be written in (a file, not a folder)
 
 
 class Chooser(Protocol):
@@ -212,6 +216,9 @@ class Builder:
         """A path the command may write: only ever inside the run's folder."""
         name = self.c.pick(OUTPUT_NAMES)
         path = os.path.join(self.dir, name) if name else ""
+        if name == "existing_file/all.sqlite":
+            with open(os.path.join(self.dir, "existing_file"), "w") as f:
+                f.write("a file where -o's folder should be\n")
         if name == "existing_dir":
             os.makedirs(path, exist_ok=True)
         elif name == "existing_file":
@@ -360,13 +367,14 @@ class Builder:
             return self.write(path, b"SQLite format 3\x00" + self.c.binary(5000))
         if what == 7:
             return self.write(path, self.encode("just some text\n"))
-        if what == 8:  # issue 26: a WAL-mode file, its log beside it without the -shm index
-            return self.wal_copy(path, own=bool(self.c.integer(0, 1)))
+        if what == 8:  # issue 26: a WAL-mode file, its log beside it without the -shm index (issue 38: or with it)
+            return self.wal_copy(path, own=bool(self.c.integer(0, 1)), shm=self.c.integer(0, 2) == 0)
         return self.write(path, self.c.binary(5000))
 
-    def wal_copy(self, path: str, *, own: bool) -> str:
+    def wal_copy(self, path: str, *, own: bool, shm: bool = False) -> str:
         """zfslab's file or another program's, copied with its -wal mid-write (no -shm): a reader
-        that opened it with mode=ro would create the -shm beside it."""
+        that opened it with mode=ro would create the -shm beside it. With shm, the -shm too, as a
+        running writer has it: a mode=ro reader would write its read marks there."""
         import shutil
         src = os.path.join(tempfile.mkdtemp(prefix="zfslab-wal-"), "src.db")
         try:
@@ -379,6 +387,8 @@ class Builder:
             conn.execute("INSERT INTO notes VALUES (1)")
             shutil.copyfile(src, path)
             shutil.copyfile(src + "-wal", path + "-wal")
+            if shm:
+                shutil.copyfile(src + "-shm", path + "-shm")
             conn.close()
         finally:
             shutil.rmtree(os.path.dirname(src), ignore_errors=True)
@@ -517,17 +527,81 @@ class Builder:
         return path
 
     def footprint_json(self) -> str:
-        """plan --data-from's saved input: a footprint --json, sometimes damaged or hostile."""
+        """plan --data-from's saved input: a footprint --json, sometimes damaged or hostile (issue 38:
+        counts of 1e400 or 10**400, nesting 100,000 deep, wrong types)."""
         path = self.path("footprint.json")
         if self.special(path):
             return path
-        value = self.maybe_hostile(lambda: self.c.pick(["1000", "0", "1e12", "5e15"]), share=2)
+        value = self.maybe_hostile(lambda: self.c.pick(["1000", "0", "1", "3"]), share=2)
+        if self.c.integer(0, 2) == 0:
+            value = self.c.pick(["1e400", "-1e400", "1" + "0" * 400, "9" * 5000, "NaN", "Infinity", "-1", "2.5",
+                                 "true", '"x"', "null", "[]", "{}", "9223372036854775807", "1e308"])
+        size = self.c.pick(["131072", "4096", "0", "16777216", "16777217", "1e400", "-4096", "1099511627776"])
+        saved = (f'{{"blocks":[[{size},{size},{value}]],"read_as_is":[[{size},{size},{value}]],'
+                 f'"all_as_is":[[{size},{size},{value}]],"compression":"{self.c.pick(["off", "lz4", "zstd"])}",'
+                 f'"recordsize_bytes":{self.c.pick(["131072", "1048576", "100000", "0", "1e400"])},"files":1,'
+                 f'"directories":1,"pointers":0,"complete":{self.c.pick(["true", "false", "1", "null"])}}}')
+        deep = self.c.integer(1, 200_000)
         body = self.c.pick([
+            saved, saved, saved,
             f'{{"stored_logical_bytes": {value}, "records": 10, "logical_bytes": {value}}}',
             '{"layouts": []}', "[]", "null", '{"stored_logical_bytes": "x"}', "{", "",
-            f'{{"logical_bytes": {value}, "stored_logical_bytes": {value}, "compression": "lz4"}}',
+            '{"a":' * deep + "1" + "}" * deep, "[" * deep + "]" * deep, "[" * deep,
         ])
         return self.write(path, self.encode(body))
+
+    # --- issue 38: fleets named by --hosts or an inventory, always refused before any ssh --------
+    def hosts_value(self) -> str:
+        """A --hosts value: names ssh must never see, or 127.0.0.1 (the only address a test may name)."""
+        return self.c.pick(["a;>/tmp/x", "a$(touch${IFS}/tmp/x)", "-oProxyCommand=x", "127.0.0.1;id",
+                            "root;x@127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "", ",", "127.0.0.1,127.0.0.1",
+                            "a b", "h\x00", "héte", "a|b", "`id`", "127.0.0.1:1", "root@127.0.0.1:1",
+                            "127.0.0.1:1,root@127.0.0.1:2", self.hostile()])
+
+    def inventory(self) -> str:
+        """An inventory (INI or YAML) of the kinds that exploded (issue 38 items 5-7), or a plain one of 127.0.0.1."""
+        yaml_file = bool(self.c.integer(0, 1))
+        path = self.path("hosts.yml" if yaml_file else "hosts.ini")
+        if self.special(path):
+            return path
+        n = self.c.integer(1, 45)
+        if yaml_file:
+            lines = ["all:", "  vars:", '    a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+            lines += [f"    a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, self.c.integer(1, 9))]
+            last = f"*a{max(0, len(lines) - 3)}"
+            kind = self.c.integer(0, 5)
+            if kind == 0:
+                lines += ["  hosts:", f"    h1: {{ansible_host: {last}}}"]
+            elif kind == 1:
+                lines += [f"  hosts: {last}"]
+            elif kind == 2:
+                lines += ["  children:", f"    g: {last}"]
+            elif kind == 3:   # a diamond through anchors: each group names the one before three times
+                lines = ["all:", "  children:", "    g0: &g0 {hosts: {127.0.0.1: }}"]
+                lines += [f"    g{i}: &g{i} {{children: {{a{i}: *g{i - 1}, b{i}: *g{i - 1}, c{i}: *g{i - 1}}}}}"
+                          for i in range(1, min(n, 14))]
+            elif kind == 4:
+                lines = ["all:", "  hosts:", f"    {self.c.pick(['h[1:20000].invalid', 'h[1:999999999][1:9]', 'a;b'])}:"]
+            else:
+                lines = ["all:", "  hosts:", "    127.0.0.1:", f"      ansible_port: {self.c.pick(['1', '0', '99999'])}"]
+            return self.write(path, self.encode("\n".join(lines) + "\n"))
+        kind = self.c.integer(0, 5)
+        if kind == 0:     # each group names the next twice: 2^n paths
+            text = "".join(f"[g{i}:children]\ng{i + 1}\ng{i + 1}\n" for i in range(n)) + f"[g{n}]\n127.0.0.1\n"
+        elif kind == 1:   # 400 sections of a 20,000-host range
+            text = "".join(f"[s{i}]\nh[1:{self.c.pick(['20000', '5000', '250'])}].invalid\n" for i in range(400))
+        elif kind == 2:
+            text = "".join(f"[g{i}]\n" for i in range(self.c.pick([10, 1001])))
+        elif kind == 3:
+            text = "[g]\n" + "\n".join(self.c.pick(["a;>/tmp/x", "127.0.0.1 ansible_host='a;b'",
+                                                    "127.0.0.1 ansible_user='x y'", "h[1:99999999999999999999]",
+                                                    "127.0.0.1 ansible_port=" + "9" * 5000,
+                                                    "x ansible_host=" + "[" * 100_000]) for _ in range(3)) + "\n"
+        elif kind == 4:
+            text = "[g:children]\n" + "c\n" * self.c.pick([10, 10_001])
+        else:
+            text = "[g]\n127.0.0.1:1\n127.0.0.1 ansible_port=2\n"
+        return self.write(path, self.encode(text))
 
 
 ValueFn = Callable[[Builder], str | None]  # None: a flag without a value
@@ -645,7 +719,8 @@ OPTIONS: dict[str, dict[str, ValueFn]] = {
         "--layouts": lambda b: b.layouts(), "--disks": lambda b: b.maybe_hostile(lambda: b.c.pick(DISK_SETS)),
         "--disk-size": lambda b: b.size(),
         "--compression": lambda b: b.maybe_hostile(lambda: b.c.pick(["off", "lz4", "zstd", "zstd-19", "gzip-9",
-                                                                     "zstd-20", "gzip-0", "LZ4", "zle"])),
+                                                                     "zstd-20", "gzip-0", "LZ4", "zle", "zstd-²",
+                                                                     "zstd-" + "9" * 5000, "gzip-" + "1" * 4301])),
         "--recordsize": lambda b: b.maybe_hostile(lambda: b.c.pick(RECORDSIZES)), "--ashift": lambda b: b.number(ASHIFTS),
         "--zfs-version": lambda b: b.maybe_hostile(lambda: b.c.pick(VERSIONS)),
         "--sample": lambda b: b.maybe_hostile(lambda: b.c.pick(["1MB", "0", "1s", "0.1s", "10GB", "-1s", "1e400s"])),
@@ -680,8 +755,37 @@ def positionals(b: Builder, command: str) -> list[str]:
     return []
 
 
+def issue_38_line(c: Chooser, workdir: str) -> Case:
+    """One command line of the classes issue 38 found unbounded: a saved footprint's numbers and
+    depth, merge's inputs (WAL, damaged) and -o, footprint's compression level, fleets named by
+    --hosts or an inventory (refused before ssh), a results file holding 1e308."""
+    b = Builder(c, workdir)
+    what = c.integer(0, 5)
+    if what == 0:
+        argv = ["plan", c.pick(["6x4TB", "24x4TB", "4x100MB"]), "--data-from", b.footprint_json()]
+        argv += c.pick([[], ["--json"], ["--grow", "50%"], ["--no-risk", "--no-speed"]])
+    elif what == 1:
+        argv = ["merge", *[b.db() for _ in range(c.pick([1, 2, 3]))], "-o", b.output()]
+        argv += ["--json"] if c.integer(0, 3) == 0 else []
+    elif what == 2:
+        argv = ["footprint", b.tree(), "--compression", c.pick(["zstd-" + "9" * 5000, "gzip-" + "1" * 4301, "zstd-²",
+                                                              "gzip-٣", "zstd-19", "gzip-1", "zstd-0", "zstd-"])]
+    elif what == 3:
+        argv = ["plan", "6x4TB", "--db", b.db()] if c.integer(0, 1) else ["report", "--db", b.db(), "--json"]
+    else:
+        command = c.pick(DISK_COMMANDS)
+        argv = [command, "--dry-run"]
+        argv += ["--hosts", b.hosts_value()] if c.integer(0, 1) else ["--inventory", b.inventory()]
+        if c.integer(0, 2) == 0:
+            argv += ["--group", b.maybe_hostile(lambda: c.pick(["all", "g0", "g", "s1", "nope"]))]
+        argv += ["--disks", c.pick(["", ",", " , "]), "--db", b.path("new.sqlite")]   # no disks: refused
+    return Case(argv, workdir, b.outputs)
+
+
 def command_line(c: Chooser, workdir: str) -> Case:
     """One hostile command line of one of COMMANDS, with its input files made in workdir."""
+    if c.integer(0, 7) == 0:
+        return issue_38_line(c, workdir)
     b = Builder(c, workdir)
     command = c.pick(COMMANDS)
     argv = [command, *positionals(b, command)]
@@ -744,6 +848,18 @@ def check_safe(case: Case) -> None:
         return
     assert args.dry_run, case.argv
     _assert_inside(case.workdir, args.db)
+    if getattr(args, "hosts", None) is not None or getattr(args, "inventory", None) is not None:
+        # a fleet: never one that could reach ssh. Its --disks names none, which is refused before any
+        # host is contacted, and any host it names is 127.0.0.1
+        assert args.disks is not None and not args.disks.replace(",", "").strip(), case.argv
+        try:
+            from zfslab.commands._hosts import hosts_from_args
+            with contextlib.redirect_stderr(io.StringIO()):
+                hosts = hosts_from_args(args)
+        except Exception:  # noqa: BLE001 - refused: no host at all
+            hosts = ()
+        assert all(h.destination == "127.0.0.1" for h in hosts or ()), case.argv
+        return
     if args.sandbox is not None:
         _assert_inside(case.workdir, args.sandbox)
     for disk in [*(args.disks or "").split(","), getattr(args, "spare_disk", None) or ""]:

@@ -96,14 +96,28 @@ def fuzz_root():
     outer = tempfile.mkdtemp(prefix="zfslab-fuzz-")  # ours alone: "../x" from a case lands in root or here
     root = os.path.join(outer, "root")
     os.mkdir(root)
-    yield root
-    shutil.rmtree(outer, ignore_errors=True)
+    # the examples' temporary folder (merge's private copies, ssh control folders): empty after each
+    private = os.path.join(outer, "tmp")
+    os.mkdir(private, 0o700)
+    saved = tempfile.tempdir, os.environ.get("XDG_RUNTIME_DIR")
+    tempfile.tempdir = os.environ["XDG_RUNTIME_DIR"] = private
+    try:
+        yield root
+    finally:
+        tempfile.tempdir = saved[0]
+        if saved[1] is None:
+            os.environ.pop("XDG_RUNTIME_DIR", None)
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = saved[1]
+        shutil.rmtree(outer, ignore_errors=True)
 
 
 def watched_state(root: str) -> dict:
-    """What must not change: the repository's test data and the folder around the fuzz root. (A
-    case writes only inside its own folder: the generator gives no other path to write to.)"""
-    return snapshot(DATA) | {"around": sorted(os.listdir(os.path.dirname(root)))}
+    """What must not change: the repository's test data, the folder around the fuzz root and the
+    examples' temporary folder. (A case writes only inside its own folder: the generator gives no
+    other path to write to.)"""
+    outer = os.path.dirname(root)
+    return snapshot(DATA) | {"around": sorted(os.listdir(outer)), "tmp": sorted(os.listdir(os.path.join(outer, "tmp")))}
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -157,3 +171,42 @@ def test_the_issues_command_lines(tmp_path, argv):
     before = snapshot(str(tmp_path))
     assert_well_behaved(case, *run_case(case))
     assert snapshot(str(tmp_path)) == before
+
+
+# Issue 38's new classes, each once: a fleet refused before ssh, hostile host names, compression levels
+ISSUE_38 = [
+    ["bench", "--hosts", "127.0.0.1:1", "--disks", "", "--dry-run", "--db", "r.sqlite"],
+    ["drill", "--hosts", "127.0.0.1:1", "--disks", "", "--dry-run", "--db", "r.sqlite"],
+    ["bench", "--hosts", "a;>/tmp/x", "--disks", "", "--dry-run", "--db", "r.sqlite"],
+    ["bench", "--hosts", "a$(touch${IFS}/tmp/x)", "--disks", "", "--dry-run", "--db", "r.sqlite"],
+    ["footprint", ".", "--compression", "zstd-" + "9" * 5000],
+    ["footprint", ".", "--compression", "zstd-²"],
+]
+
+
+@pytest.mark.parametrize("argv", ISSUE_38, ids=[" ".join(a)[:50] for a in ISSUE_38])
+def test_issue_38s_command_lines(tmp_path, argv):
+    case = Case(list(argv), str(tmp_path))
+    before = snapshot(str(tmp_path))
+    code, out, err, seconds = run_case(case)
+    assert_well_behaved(case, code, out, err, seconds)
+    assert code == 2 and snapshot(str(tmp_path)) == before
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large], max_examples=40)
+@given(data=st.data())
+def test_issue_38s_classes_are_one_line_errors_or_answers(fuzz_root, data):
+    """The generator's issue 38 lines alone (one line in eight of the test above)."""
+    from cli_fuzz import issue_38_line
+    workdir = tempfile.mkdtemp(dir=fuzz_root)
+    try:
+        case = issue_38_line(HypothesisChooser(data), workdir)
+        before, around = snapshot(workdir), watched_state(fuzz_root)
+        code, out, err, seconds = run_case(case)
+        assert_well_behaved(case, code, out, err, seconds)
+        changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
+        assert not changed, f"{case} changed {changed}"
+        assert watched_state(fuzz_root) == around, f"{case} changed a file outside its folder"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
