@@ -4,7 +4,6 @@ the raidz/dRAID/mirror allocation of every block (docs/footprint.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import random
@@ -375,22 +374,6 @@ def _layout_record(layout: Layout, fp: Footprint, usable, iv, charged: float) ->
         r.update(data_used_low_bytes=round(iv.low) if finite else None,
                  data_used_high_bytes=round(iv.high) if finite else None)
     return r
-
-
-def load_data(path: str) -> DataBlocks:
-    """DataBlocks from a saved `footprint --json` file (plan --data-from)."""
-    text = read_text_file(path, "footprint JSON", max_bytes=MAX_SIZE_LIST_BYTES, kind="JSON")
-    try:
-        r = json.loads(text)
-
-        def hist(name):
-            return {(int(a), int(b)): int(n) for a, b, n in r[name]}
-        return DataBlocks(hist("blocks"), hist("read_as_is"), hist("all_as_is"), str(r["compression"]),
-                          int(r["recordsize_bytes"]), int(r["files"]), int(r["directories"]), int(r["pointers"]),
-                          bool(r["complete"]))
-    except (ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"footprint JSON {shown(path, 200)}: not the output of zfslab footprint --json "
-                         f"({shown(str(e), 60)})") from None
 
 
 def _fits(usable: int | None, used: float) -> str:
