@@ -88,7 +88,7 @@ def test_plan_fits_the_terminal_and_cuts_no_number(disks, columns):
     by_layout = {r["layout"]: r for r in expected["layouts"]}
     table = [line for line in lines if line[:1] in ("★", "◆") and not line.startswith(("★ Recommended", "◆ worth"))]
     assert sorted(line.split()[1] for line in table) == sorted(rec["shortlist"])
-    tib = "usable TiB" not in screen.split("Left out for width:")[-1].split("(--wide")[0]  # the first to go at 80
+    tib = "TiB" in next(line for line in lines if line.strip().startswith("layout"))  # the first to go at 80
     odds = r"1 in [0-9.,]+(×10[⁰¹²³⁴⁵⁶⁷⁸⁹]+)?"  # powers of ten: never 'M'/'T', which read as bytes
     for line in table:  # every figure whole: usable TB and TiB (when shown), failures, both risks
         cells = line.split()
@@ -100,8 +100,9 @@ def test_plan_fits_the_terminal_and_cuts_no_number(disks, columns):
 
 
 def test_a_wide_terminal_shows_more_columns_and_a_narrow_one_says_what_it_left_out():
-    narrow = in_terminal(["plan", "24x4TB"], 80)
-    wide = in_terminal(["plan", "24x4TB"], 160)
+    assert "10 more columns with --wide" in in_terminal(["plan", "24x4TB"], 80)  # the short footer counts them
+    narrow = in_terminal(["plan", "24x4TB", "--explain"], 80)  # --explain names them
+    wide = in_terminal(["plan", "24x4TB", "--explain"], 160)
     left_out = " ".join(narrow.split("Left out for width:")[1].split("(--wide")[0].split())
     assert "4K write IOPS" in left_out and "usable TiB" in left_out
     assert "4K write IOPS" not in wide.split("Left out for width:")[1] and "MTTDL" not in wide.split("Left out")[1]
@@ -174,3 +175,26 @@ def test_the_fit_sums_widths_as_rich_lays_the_table_out():
         chosen = [c for c in cols if rng.random() < 0.5] or cols[:2]
         table = plan_table._table(rows, chosen, lambda r: False)
         assert plan_table._sum_width(widths, chosen) == plan_table.table_width(table), [c.key for c in chosen]
+
+
+def test_plan_24x4tb_and_its_answer_fit_a_24_line_terminal():
+    """issue 33: the ★ paragraph repeated the header's budget and its row's figures (8-11 lines at 80
+    columns). With the command line above it, plan 24x4TB fits 80x24."""
+    lines = in_terminal(["plan", "24x4TB"], 80, rows=24).rstrip("\n").splitlines()
+    assert len(lines) <= 23, "\n".join(lines)
+    assert max(cell_len(line) for line in lines) <= 80
+
+
+@pytest.mark.parametrize("args", [["24x4TB"], ["6x8TB", "--workload", "vm"], ["4x4TB"], ["5x4TB", "--data", "scratch"],
+                                  ["36x18TB", "--data", "archive"], ["12x8TB", "--priority", "safety"]])
+def test_the_star_paragraph_says_what_the_table_does_not_in_5_lines(args):
+    screen = in_terminal(["plan", *args], 80)
+    lines = screen.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("★ Recommended"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("◆ worth considering"))
+    star = " ".join(" ".join(lines[start:end]).split())
+    assert end - start <= 5, star
+    header = " ".join(lines[:4])
+    budget = header.split("[")[1].split("]")[0]
+    assert "within the budget" in star and budget not in star  # the budget once, in the header
+    assert "usable (" not in star and "P(pool loss)" not in star  # the pick's and the safer one's figures: their rows

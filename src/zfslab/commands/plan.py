@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -17,6 +18,7 @@ from zfslab.model.capacity import rules_for
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_text, workload_text
+from zfslab.model.recommend import _figures as pick_figures  # the reason's own words for the pick's figures
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
 from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                        "recommendation": rec.as_dict(), "layouts": _json_rows(rows, rec, calibration, calibrated, fits)}))
         return 0
     shown_rows, fitted, out, page = _fit_table(rows, rec, goal, risk, speed, calibrated, keys, args)
-    _print_head(out, page, disks, rules, goal, rec, fitted, args)
+    _print_head(out, page, disks, rules, goal, rec, fitted, args, rows)
     for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
         for part in wrapped_lines(line, page):
             out.print(Text(part, style="dim"), soft_wrap=True)
@@ -178,7 +180,23 @@ def _fit_table(rows, rec, goal: Goal, risk, speed, calibrated, keys, args):
     return shown_rows, fitted, out, page
 
 
-def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, args) -> None:
+def star_reason(rec, pick, goal: Goal) -> str:
+    """The recommendation's reason less what the screen already shows (issue 33: 102-144 words,
+    8-11 lines at 80 columns): the budget is in the header, the pick's figures in its row of the
+    table. What stays: why this layout, its shape, and the trade-offs against the others. The
+    reason's words are recommend's; this only leaves parts out (when they are not found as
+    written, the reason is shown whole)."""
+    text = rec.reason
+    if pick is None or not rec.within_budget:
+        return text
+    text = text.replace(f" for {goal.data} data [{budget_text(goal)}]", "")
+    text = text.replace(f": {pick_figures(pick, goal)}.", ".", 1)
+    # the safer choice is a row of the table: its name and what it costs in space, not its figures again
+    return re.sub(r"Safer: (\S+): ([^,.]+(?:\.[0-9][^,.]*)?)(?:, [^.]+(?:\.[0-9][^.]*)*)?\.", r"Safer: \1, at \2.", text,
+                  count=1)
+
+
+def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, args, rows) -> None:
     """The disks and the goal above the table, the table, and the recommendation below it."""
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     # no disks given and none from --db: say that these are an example, and how to give one's own
@@ -195,7 +213,9 @@ def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, 
     out.print()
     # prose cut between words, never inside a number or between a number and its unit
     lead = "★ Recommended: "
-    first, *more = wrapped_lines(lead + rec.reason, page)
+    pick = next((r for r in rows if r.layout == rec.layout), None)
+    reason = rec.reason if args.explain else star_reason(rec, pick, goal)  # --explain: the whole reason, figures too
+    first, *more = wrapped_lines(lead + reason, page)
     out.print(Text.assemble((lead, "bold"), first[len(lead):]), soft_wrap=True)
     for line in more:
         out.print(Text(line), soft_wrap=True)
@@ -266,18 +286,20 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             f"{names[0]}{' and alike' if len(names) > 1 else ''} {text}" for text, names in
             list(draids.items())[:None if args.explain else 3])
             + (f"; {len(draids) - 3} more in --explain" if len(draids) > 3 and not args.explain else "") + ".")
-    if fitted.left_out:
-        lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
     legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers)
     if args.explain:
+        if fitted.left_out:
+            lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
         return lines + legend
-    # the table's own words stay short: a third of the lines at most (issue 23), the rest behind --explain
+    # the table's own words stay short (issue 23, and issue 33: plan 24x4TB fits a 24-line terminal at
+    # 80 columns): the inputs and the count of columns left out in one sentence, the rest behind --explain
     basis = f"{disk.name} disks" + (f", {failure_inputs_text(risk)}" if risk is not None else "")
     how = (f"speed fitted on {len(calibration.measured)} measured layouts {_fit_source(calibration)}"
-           if speed is not None and calibration is not None else "speed predicted, uncalibrated" if speed is not None
+           if speed is not None and calibration is not None else "speed uncalibrated" if speed is not None
            else "")
-    return lines + [f"Figures assume {basis}" + (f"; {how}" if how else "")
-                    + ". --explain says what each column means and every input."]
+    more = len(fitted.left_out)
+    hidden = f" {more} more column{'s' * (more != 1)} with --wide;" if more else ""
+    return lines + [f"Figures: {basis}" + (f"; {how}" if how else "") + f".{hidden} --explain says what each means."]
 
 
 def _fit_source(calibration, note: str = "") -> str:
