@@ -70,10 +70,11 @@ def _checked_options(row: dict, path: str) -> dict:
     text = row.get("options_json")
     if not isinstance(text, str) or len(text) > 100_000:
         raise refuse(f"= {clip(text)}")
-    try:   # NaN, Infinity and 1e400 (a float too large: inf) are not JSON zfslab writes
-        options = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    except (ValueError, RecursionError):
-        raise refuse(f"= {clip(text)}") from None
+    from zfslab.model.json_input import JsonInputError, parse
+    try:   # the bounded reader: NaN, Infinity, 1e400, 10**400 and deep nesting are not JSON zfslab writes
+        options = parse(text)
+    except JsonInputError as e:
+        raise refuse(f"= {clip(text)} ({e})") from None
     if not isinstance(options, dict):
         raise refuse(f"= {clip(text)}")
     ashift = options.get("ashift", 12)
