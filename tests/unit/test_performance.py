@@ -203,3 +203,37 @@ def test_plan_speed_columns_and_profile_files(run_cli, tmp_path):
     assert next(r for r in rows if r["layout"] == "8xdisk")["speed"]["write_mb_s"] == pytest.approx(720)
     bad = run_cli("plan", "8x12TB", "--disk-model", str(tmp_path / "none.toml"))
     assert bad.exit_code == 2 and "no such file" in bad.stderr
+
+
+def test_the_fit_s_vectorised_model_is_streaming_mb_s_term_for_term():
+    """Issue 38: validate --loo evaluates model/streaming_table.py, many layouts and parameter
+    sets at once; on every kind of vdev, mixed groups, an infinite host or pipeline and reads in
+    series or fully pipelined, it gives what streaming_mb_s gives for one layout."""
+    import numpy as np
+
+    from zfslab.model.streaming_table import StreamingTable
+
+    texts = ("disk", "24xdisk", "mirror:2", "12xmirror:2+spare:1", "raidz1:3", "raidz2:6", "2xraidz3:11", "raidz1:24",
+             "draid2:8d:24c:1s", "raidz2:6+mirror:2", "2xraidz1:5+2xmirror:3")
+    shapes = [layout_shape(parse_layout(t), 128 * 1024, ashift) for t in texts for ashift in (9, 12)]
+    ceilings = [math.inf if i % 3 else 900.0 + 50 * i for i in range(len(shapes))]
+    table = StreamingTable(shapes, ceilings)
+    rng = np.random.default_rng(38)
+    names = ("disk_write_mb_s", "disk_read_mb_s", "disk_rewrite_mb_s", "host_write_mb_s", "host_read_mb_s",
+             "reads_in_flight", "rewrite_parallel", "vdev_pipeline_mb_s", "child_io_us", "parity_us_per_mb")
+    sets = [dict(zip(names, np.exp(rng.uniform(np.log([50, 50, 20, 300, 300, 1, 0.01, 100, 0.01, 1]),
+                                                np.log([3000, 3000, 1000, 1e5, 1e5, 100, 1, 1e5, 50, 1e4])))))
+            for _ in range(30)]
+    sets[0].update(host_write_mb_s=math.inf, host_read_mb_s=math.inf, vdev_pipeline_mb_s=math.inf, child_io_us=0.0)
+    sets[1].update(reads_in_flight=1.0)
+    sets[2].update(reads_in_flight=math.inf)
+    sets[3].update(disk_read_mb_s=1500 / 6, host_read_mb_s=1500.0)  # disks and host equal on a 6-wide raidz2
+    batched = table.streaming_mb_s(**{n: [s[n] for s in sets] for n in names})
+    assert batched.shape == (len(sets), len(shapes), 3)
+    for k, params in enumerate(sets):
+        one = table.streaming_mb_s(**params)[0]
+        for i, (shape, ceiling) in enumerate(zip(shapes, ceilings)):
+            s = streaming_mb_s(shape, parity_ceiling_mb_s=ceiling, **params)
+            expected = [s.write_mb_s, s.rewrite_mb_s, s.read_mb_s]
+            assert list(batched[k, i]) == pytest.approx(expected, rel=1e-12), (k, i)
+            assert list(one[i]) == pytest.approx(expected, rel=1e-12), (k, i)

@@ -291,3 +291,51 @@ def records_from(recs: list[dict[str, str]]) -> list[dict[str, str]]:
     w.writeheader()
     w.writerows(recs)
     return records(buf.getvalue())
+
+
+def test_leave_one_out_reports_what_one_scalar_refit_per_row_reported(monkeypatch):
+    """Issue 38: validate --loo builds the problem once and evaluates the model vectorised; on
+    calomel's table it reports, to floating tolerance, what the code before did: for each row one
+    fit_speed() on the other rows, started from the fit on all, the model evaluated one row at a
+    time by performance.streaming_mb_s()."""
+    import math
+
+    import numpy as np
+
+    from tests.conftest import DATA
+    from zfslab.model import speed_fit, validation
+    from zfslab.model.performance import streaming_mb_s
+
+    with open(f"{DATA}/calomel-hdd-24x4tb.csv", newline="") as f:
+        rows = parse_dataset(list(csv.DictReader(f)), calibration="auto")
+    fast = validation.leave_one_out(rows, ashift=9)
+    table = validation.measurements(rows)
+    everything = speed_fit.fit_speed(table, ashift=9)
+    fast_fits = list(speed_fit.fits_leaving_out(table, [range(3 * i, 3 * i + 3) for i in range(len(rows))],
+                                                start=everything, ashift=9))
+
+    def scalar(self, x):  # the model before: one streaming_mb_s() per row
+        if np.ndim(x) == 2:
+            return np.array([scalar(self, one) for one in x])
+        v = dict(zip(speed_fit.NAMES, np.exp(x)))
+        each = [streaming_mb_s(shape, parity_ceiling_mb_s=c, **v) for shape, c in zip(self.shapes, self.ceilings)]
+        return np.array([math.log(getattr(each[k], f"{metric}_mb_s")) for k, metric in zip(self.shape_index, self.metrics)])
+
+    slow_fits = []
+
+    def one_fit_per_row(measurements, left_out, *, start, ashift):
+        for drop in left_out:
+            slow_fits.append(speed_fit.fit_speed([m for i, m in enumerate(measurements) if i not in drop],
+                                                 ashift=ashift, start=start))
+            yield slow_fits[-1]
+
+    monkeypatch.setattr(speed_fit._Problem, "log_predictions", scalar)
+    monkeypatch.setattr(validation, "fits_leaving_out", one_fit_per_row)
+    before = validation.leave_one_out(rows, ashift=9)
+    for m in METRICS:
+        for key in ("median_ape_pct", "spearman", "inside_interval_pct", "rows"):
+            assert fast[m][key] == pytest.approx(before[m][key], rel=1e-9), (m, key)
+    assert len(slow_fits) == len(fast_fits) == len(rows) == 26
+    for fit, old, row in zip(fast_fits, slow_fits, rows):
+        assert fit.log_values == pytest.approx(old.log_values, rel=1e-9, abs=1e-9), row.layout
+        assert np.allclose(fit.covariance, old.covariance, rtol=1e-7, atol=1e-12), row.layout

@@ -267,9 +267,10 @@ def goal_from_args(args: argparse.Namespace):
 
 
 def console() -> Console:
-    # A pipe or a file gets a wide table instead of rich's 80-column default.
+    # A pipe or a file gets $COLUMNS, or a wide table instead of rich's 80-column default.
+    from zfslab.report.tables import pipe_columns
     probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 220)
+    return Console(highlight=False, width=None if probe.is_terminal else pipe_columns(220))
 
 
 def pct(x: float) -> str:

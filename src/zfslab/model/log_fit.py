@@ -103,8 +103,14 @@ def soft_l1(r: np.ndarray) -> np.ndarray:
     return np.sign(r) * np.sqrt(2 * c * c * (np.sqrt(1 + (r / c) ** 2) - 1))
 
 
-def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float = 1e-5) -> np.ndarray:
-    """Central differences in log space (the models have kinks; a small step sees one side)."""
+def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float = 1e-5, *,
+             batched: bool = False) -> np.ndarray:
+    """Central differences in log space (the models have kinks; a small step sees one side).
+    batched: `fun` takes a (k, len(x)) array of points and gives one row of values per point."""
+    if batched:
+        e = np.eye(len(x)) * step
+        values = fun(np.concatenate([x + e, x - e]))
+        return ((values[:len(x)] - values[len(x):]) / (2 * step)).T
     cols = []
     for i in range(len(x)):
         e = np.zeros_like(x)
@@ -121,14 +127,16 @@ def scatter_and_covariance(g: np.ndarray, prior_j: np.ndarray, residuals: np.nda
     g: the log predictions' Jacobian (rows x free parameters); prior_j: the prior terms'."""
     row_metrics = np.array(row_metrics)
     info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
-    hat = np.einsum("ij,jk,ik->i", g / SCATTER, np.linalg.pinv(info0), g / SCATTER)
+    scaled = g / SCATTER
+    hat = np.sum((scaled @ np.linalg.pinv(info0)) * scaled, axis=1)  # each row's leverage
     scatter, scatter_dof = {}, {}
+    weights = np.zeros(len(row_metrics))
     for m in metrics:
         rows = row_metrics == m
         dof = max(rows.sum() - hat[rows].sum(), 0.0) + SCATTER_WEIGHT
         scatter[m] = math.sqrt((np.sum(residuals[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
         scatter_dof[m] = float(dof)
-    weights = np.array([1.0 / scatter[m] ** 2 for m in row_metrics])
+        weights[rows] = 1.0 / scatter[m] ** 2
     cov = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
     return scatter, scatter_dof, cov
 

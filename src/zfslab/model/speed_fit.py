@@ -13,8 +13,9 @@ freedom a calibration of a handful of rows leaves.
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -27,6 +28,7 @@ from zfslab.model.log_fit import (LogParameters, Parameter, check_level, check_r
                                   scatter_and_covariance, soft_l1)
 from zfslab.model.performance import (DiskProfile, HostLimits, LayoutShape, Streaming, layout_shape,
                                       parity_ceiling_mb_s, streaming_mb_s)
+from zfslab.model.streaming_table import StreamingTable
 
 KiB = 1024
 METRICS = ("write", "rewrite", "read")
@@ -112,52 +114,76 @@ def _streaming(x: np.ndarray, shape: LayoutShape, ceiling: float) -> Streaming:
                           vdev_pipeline_mb_s=v[7], child_io_us=v[8], parity_us_per_mb=v[9], parity_ceiling_mb_s=ceiling)
 
 
+_PRIOR_CENTERS = np.log([p.prior for p in PARAMETERS])
+
+
 def _prior_residuals(x: np.ndarray) -> np.ndarray:
-    centers = np.log([p.prior for p in PARAMETERS])
+    """Each parameter's distance from its prior in prior sds; x may be a (k, 10) array of sets."""
+    centers = np.broadcast_to(_PRIOR_CENTERS, np.shape(x)).copy()
     # the rewrite prior is relative: the disk's read and write in series
-    centers[2] = -math.log(math.exp(-x[0]) + math.exp(-x[1]))
+    centers[..., 2] = -np.log(np.exp(-x[..., 0]) + np.exp(-x[..., 1]))
     return (x - centers) / _PRIOR_SD
 
 
 class _Problem:
-    """The measurements as shapes, and the residuals of the fit."""
+    """The measurements against the distinct shapes they were made on, and the fit's residuals."""
 
     def __init__(self, measurements: Sequence[Measurement], ashift: int, recordsize: int, host: HostLimits):
-        shapes: dict[str, tuple[LayoutShape, float]] = {}
+        index: dict[str, int] = {}
+        self.shapes: list[LayoutShape] = []
+        ceilings = []
         for m in measurements:
             key = str(m.layout)
-            if key not in shapes:
-                shapes[key] = (layout_shape(m.layout, recordsize, ashift),
-                               parity_ceiling_mb_s(m.layout, host, recordsize, ashift))
-        self.rows = [(shapes[str(m.layout)], m.metric, math.log(m.mb_s)) for m in measurements]
-        self.metrics = [m.metric for m in measurements]
+            if key not in index:
+                index[key] = len(self.shapes)
+                self.shapes.append(layout_shape(m.layout, recordsize, ashift))
+                ceilings.append(parity_ceiling_mb_s(m.layout, host, recordsize, ashift))
+        self.ceilings = ceilings
+        self.table = StreamingTable(self.shapes, ceilings)
+        self.shape_index = np.array([index[str(m.layout)] for m in measurements], dtype=np.intp)
+        self.metric_index = np.array([METRICS.index(m.metric) for m in measurements], dtype=np.intp)
+        self.observed = np.array([math.log(m.mb_s) for m in measurements])
+        self.metrics = np.array([m.metric for m in measurements])
+        self.mb_s = np.array([m.mb_s for m in measurements])
+
+    def without(self, drop: Sequence[int]) -> _Problem:
+        """The same problem less the measurements at `drop` (the shapes stay: unused, they cost nothing)."""
+        keep = np.ones(len(self.metrics), dtype=bool)
+        keep[list(drop)] = False
+        out = object.__new__(_Problem)
+        out.shapes, out.ceilings, out.table = self.shapes, self.ceilings, self.table
+        out.shape_index, out.metric_index, out.observed = self.shape_index[keep], self.metric_index[keep], self.observed[keep]
+        out.metrics, out.mb_s = self.metrics[keep], self.mb_s[keep]
+        return out
 
     def log_predictions(self, x: np.ndarray) -> np.ndarray:
-        cache: dict[int, Streaming] = {}
-        out = []
-        for (shape, ceiling), metric, _ in self.rows:
-            s = cache.get(id(shape))
-            if s is None:
-                s = cache[id(shape)] = _streaming(x, shape, ceiling)
-            out.append(math.log(getattr(s, f"{metric}_mb_s")))
-        return np.array(out)
+        """The rows' log MB/s under log-parameters x, or under each row of a (k, 10) array of them."""
+        v = np.exp(np.atleast_2d(x))
+        mb_s = self.table.streaming_mb_s(
+            disk_write_mb_s=v[:, 0], disk_read_mb_s=v[:, 1], disk_rewrite_mb_s=v[:, 2], host_write_mb_s=v[:, 3],
+            host_read_mb_s=v[:, 4], reads_in_flight=v[:, 5], rewrite_parallel=v[:, 6], vdev_pipeline_mb_s=v[:, 7],
+            child_io_us=v[:, 8], parity_us_per_mb=v[:, 9])
+        out = np.log(mb_s)[:, self.shape_index, self.metric_index]
+        return out[0] if np.ndim(x) == 1 else out
 
     def data_residuals(self, x: np.ndarray) -> np.ndarray:
-        return self.log_predictions(x) - np.array([y for _, _, y in self.rows])
+        return self.log_predictions(x) - self.observed
 
     def robust_residuals(self, x: np.ndarray) -> np.ndarray:
-        return np.concatenate([soft_l1(self.data_residuals(x)), _prior_residuals(x)])
+        """The fit's residuals at x, or at each row of a (k, 10) array."""
+        return np.concatenate([soft_l1(self.data_residuals(x)), _prior_residuals(x)], axis=-1)
 
 
-def _starts(problem: _Problem, measurements: Sequence[Measurement]) -> list[np.ndarray]:
+def _starts(problem: _Problem) -> list[np.ndarray]:
     """Deterministic starting points: rates from the smallest pools, ceilings from the fastest."""
     x = np.log([p.prior for p in PARAMETERS])
     for metric, disk, host, per in (("write", 0, 3, "data_disks"), ("read", 1, 4, "read_children")):
-        rows = [(m, shape) for m, ((shape, _), _, _) in zip(measurements, problem.rows) if m.metric == metric]
+        rows = [(float(y), problem.shapes[k]) for y, m, k in zip(problem.mb_s, problem.metrics, problem.shape_index)
+                if m == metric]
         if rows:
             small, shape = min(rows, key=lambda r: getattr(r[1], per))
-            x[disk] = math.log(small.mb_s / getattr(shape, per))
-            x[host] = math.log(1.5 * max(m.mb_s for m, _ in rows))
+            x[disk] = math.log(small / getattr(shape, per))
+            x[host] = math.log(1.5 * max(y for y, _ in rows))
     x[2] = -math.log(math.exp(-x[0]) + math.exp(-x[1]))
     starts = [x]
     for shift in (-1.0, 1.0):  # the pipeline and host-time parameters one prior sd either way
@@ -182,6 +208,9 @@ def _check_fixed(fixed: dict[str, float]) -> None:
 
 
 REFIT_MAX_NFEV = 4
+# scipy 1.16 hands least_squares' finite differences to a map-like `workers`: one call of the
+# vectorised model for all ten points (the same points and arithmetic as without it)
+_BATCHED = (lambda f: {"workers": f}) if "workers" in inspect.signature(least_squares).parameters else (lambda f: {})
 
 
 def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsize: int = 128 * KiB,
@@ -194,37 +223,64 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
     fixed = dict(fixed or {})
     _check_fixed(fixed)
     host = HostLimits() if host is None else host
+    return _solve(_Problem(measurements, ashift, recordsize, host), fixed, start, ashift, recordsize, host)
+
+
+def fits_leaving_out(measurements: Sequence[Measurement], left_out: Sequence[Sequence[int]], *, start: SpeedFit,
+                     ashift: int = 12, recordsize: int = 128 * KiB,
+                     host: HostLimits | None = None) -> Iterator[SpeedFit]:
+    """For each set of indices in `left_out`, the fit on all the other measurements, started from
+    `start` (the fit on them all): what fit_speed(others, start=start) gives, without building the
+    problem again for every refit (validate --loo)."""
+    check_measurements(measurements)
+    host = HostLimits() if host is None else host
     problem = _Problem(measurements, ashift, recordsize, host)
+    for drop in left_out:
+        part = problem.without(drop)
+        if not len(part.metrics):
+            raise FitError("nothing to fit: give at least one measured pool")
+        yield _solve(part, {}, start, ashift, recordsize, host)
+
+
+def _solve(problem: _Problem, fixed: dict[str, float], start: SpeedFit | None, ashift: int, recordsize: int,
+           host: HostLimits) -> SpeedFit:
     free = np.array([name not in fixed for name in NAMES])
     pinned = np.log([fixed.get(name, 1.0) for name in NAMES])
+    rows = len(problem.metrics)
+    everything_free = bool(free.all())
 
     def full(z: np.ndarray) -> np.ndarray:
-        x = pinned.copy()
-        x[free] = z
+        x = np.broadcast_to(pinned, np.shape(z)[:-1] + pinned.shape).copy()
+        x[..., free] = z
         return x
 
     def residuals(z: np.ndarray) -> np.ndarray:
+        """At one z, or at each row of a (k, free) array."""
         r = problem.robust_residuals(full(z))
-        return np.concatenate([r[:len(problem.rows)], r[len(problem.rows):][free]])
+        return r if everything_free else np.concatenate([r[..., :rows], r[..., rows:][..., free]], axis=-1)
+
+    def evaluate_all(_, zs):
+        """least_squares' finite differences, all points in one call of the vectorised model."""
+        return list(residuals(np.array(list(zs))))
 
     best = None
-    starts = [np.clip(np.array(start.log_values), _LOW + 1e-9, _HIGH - 1e-9)] if start else _starts(problem, measurements)
+    starts = [np.clip(np.array(start.log_values), _LOW + 1e-9, _HIGH - 1e-9)] if start else _starts(problem)
     for x0 in starts:
         with np.errstate(all="ignore"):
             # a refit from a fit on nearly the same rows (leave-one-out) is a few steps from its
             # optimum: capped, it costs 2-3 Jacobians instead of 7 (benchmarks/validate_loo.py)
             res = least_squares(residuals, x0[free], bounds=(_LOW[free], _HIGH[free]), x_scale=1.0,
-                                max_nfev=REFIT_MAX_NFEV if start else None)
+                                max_nfev=REFIT_MAX_NFEV if start else None, **_BATCHED(evaluate_all))
         if best is None or res.cost < best.cost - 1e-12:
             best = res
     x = full(best.x)
-    g = jacobian(lambda z: problem.log_predictions(full(z)), best.x)
-    prior_j = jacobian(lambda z: _prior_residuals(full(z))[free], best.x)
+    g = jacobian(lambda z: problem.log_predictions(full(z)), best.x, batched=True)
+    prior_j = jacobian(lambda z: _prior_residuals(full(z))[..., free], best.x, batched=True)
     scatter, scatter_dof, cov_free = scatter_and_covariance(g, prior_j, problem.data_residuals(x), problem.metrics,
                                                             METRICS)
     cov = np.zeros((len(NAMES), len(NAMES)))
     cov[np.ix_(free, free)] = cov_free
-    fitted = tuple(m for m in METRICS if m in set(problem.metrics))
+    fitted = tuple(m for m in METRICS if m in set(problem.metrics.tolist()))
     return SpeedFit(tuple(float(v) for v in x), tuple(tuple(float(c) for c in row) for row in cov), scatter,
                     scatter_dof, fitted, ashift, recordsize, host)
 

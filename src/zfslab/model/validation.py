@@ -19,7 +19,8 @@ from scipy.stats import spearmanr
 from zfslab.errors import LayoutError, DatasetError, clip, shown
 from zfslab.model.calibration import calibration_design
 from zfslab.model.layouts import Layout, MAX_CHILDREN, MAX_POOL_DISKS, VdevGroup, VdevKind
-from zfslab.model.speed_fit import METRICS, FitError, Measurement, SpeedFit, fit_speed, predict_intervals
+from zfslab.model.speed_fit import (METRICS, FitError, Measurement, SpeedFit, fit_speed, fits_leaving_out,
+                                    predict_intervals)
 from zfslab.model.units import FLOAT_RE
 
 KINDS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -193,14 +194,20 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
                            f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop `loo`, or "
                            "validate a sample of the rows")
     everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
-    for i, row in enumerate(rows):
-        if not row.measured:
-            continue
-        others = [r for j, r in enumerate(rows) if j != i and r.measured]
-        predicted = predict_intervals(_fit(others, ashift, everything), row.layout, level=LEVEL)
-        for m, y in row.measured.items():
-            p = predicted[m]
-            pairs[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
+    table = measurements(measured)
+    first = 0
+    left_out = []  # each row's measurements, as indices into the table
+    for row in measured:
+        left_out.append(range(first, first + len(row.measured)))
+        first += len(row.measured)
+    try:
+        for row, fit in zip(measured, fits_leaving_out(table, left_out, start=everything, ashift=ashift)):
+            predicted = predict_intervals(fit, row.layout, level=LEVEL)
+            for m, y in row.measured.items():
+                p = predicted[m]
+                pairs[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
+    except FitError as e:
+        raise DatasetError(str(e)) from None
     return _summary(pairs)
 
 
