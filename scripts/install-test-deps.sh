@@ -32,8 +32,9 @@ need=()
 # chromium: the report's browser test; bonnie++: the bench engine calomel used
 # openssh-server: tests/unit/test_transport_ssh.py starts a private sshd on 127.0.0.1 (its service is not
 # needed: a container's policy-rc.d keeps it from starting, and the test never uses it)
+# zsh, fish, man-db: tests/unit/test_completion.py completes through the shells and renders zfslab(1)
 for pkg in gcc libc6-dev libzfslinux-dev fio bonnie++ qemu-system-x86 debootstrap e2fsprogs chromium \
-           openssh-client openssh-server; do
+           openssh-client openssh-server zsh fish man-db; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -15,14 +15,21 @@ SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 oracle_log=$(mktemp)
 $SUDO python3 tests/oracle/chroot.py --build >"$oracle_log" 2>&1 &
 oracle_pid=$!
+# The minimal Debian 12 and 13 chroots in which tests/setup/test_fresh_debian.py runs the README's first
+# line (tests/setup/fresh_debian.py; a few minutes each when cold, mostly download), beside them too.
+setup_log=$(mktemp)
+$SUDO python3 tests/setup/fresh_debian.py --build >"$setup_log" 2>&1 &
+setup_pid=$!
 if [ "$(id -u)" = 0 ]; then
-  export ZFSLAB_TEST_REQUIRE_E2E=1
+  export ZFSLAB_TEST_REQUIRE_E2E=1 ZFSLAB_TEST_REQUIRE_SETUP=1
   # Build (or find in the cache) the guest image first, so that its cost is reported apart; 2.3 and
   # 2.4 share it. The 2.1 image (Debian 12) is not built for CI: docs/test-guest.md#the-suite-inside.
   python3 tests/e2e/guest/guest.py --build 2.4 2.3
 fi
 wait "$oracle_pid" || { cat "$oracle_log" >&2; echo "test.sh: the oracle chroot did not build" >&2; exit 1; }
 cat "$oracle_log" >&2
+wait "$setup_pid" || { cat "$setup_log" >&2; echo "test.sh: the fresh Debian chroots did not build" >&2; exit 1; }
+cat "$setup_log" >&2
 t2=$(date +%s)
 status=0
 python3 -m pytest "$@" || status=$?

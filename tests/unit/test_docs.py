@@ -27,6 +27,6 @@ def test_readme_example_output(run_cli, command, expected):
 def test_readme_has_exactly_the_two_setup_commands():
     setup = README.split("## Set-up: two commands", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#")[0].strip() for line in setup.splitlines() if line.strip()]
-    assert commands == ["python3 -m pip install . && zfslab plan 24x4TB", "bash scripts/test.sh"]
+    assert commands == ["sh scripts/install.sh plan 24x4TB", "bash scripts/test.sh"]
     ci = open(os.path.join(REPO, ".ci", "run")).read()
     assert "bash scripts/test.sh" in ci
