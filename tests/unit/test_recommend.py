@@ -297,3 +297,16 @@ def test_the_short_list_holds_no_layout_another_beats_on_all_five(disks, goal):
         if f"Safer: {r.layout}:" in rec.reason:
             continue
         assert not any(all(x >= y for x, y in zip(five(o), five(r))) and five(o) != five(r) for o in feasible), r.layout
+
+
+@pytest.mark.parametrize("count", [10, 12, 14, 16, 18, 20, 24])
+@pytest.mark.parametrize("data", ["media", "backup", "archive"])
+def test_below_the_draid_threshold_the_short_list_holds_raidz_and_no_draid(count, data):
+    """Issue 35: dRAID only where its rebuild gain is material; below it, raidz on every short list."""
+    from zfslab.model.recommend import SAFER_FACTOR, draid_rebuild_gain
+    rows = list(rows_for(count, 10, (5.0,)))
+    rec = recommend(rows, Goal(data=data))
+    groups = [g for x in rec.shortlist for g in parse_layout(x).groups]
+    assert all(draid_rebuild_gain(g.width, g.draid_data, g.parity) >= SAFER_FACTOR
+               for g in groups if g.kind is VdevKind.DRAID)
+    assert any(g.kind is VdevKind.RAIDZ for g in groups)
