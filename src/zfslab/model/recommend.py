@@ -101,10 +101,11 @@ SHORT_LIST_MAX = 8
 SPACE_TOLERANCE = 1 / 32
 SPEED_TOLERANCE = 0.10
 SAFER_FACTOR = 10.0
-# Data not sized by its random I/O (speed weighs at most half): a layout that survives one more
-# failure and is SAFER_FACTOR safer is built if it costs at most a tenth of the space, one parity
-# disk in a 10-wide vdev: Oracle advises RAIDZ-2 over RAID-Z and 2-way mirrors as performing alike
-# with a much longer MTTDL [oracle-raidz2] (docs/recommend.md#3-the-priority-chooses-within-the-budget).
+# Data not sized by its random I/O (speed weighs at most half), on a pick of single redundancy: a
+# layout that survives more failures and is SAFER_FACTOR safer is built if it costs at most a tenth
+# of the space, one parity disk in a 10-wide vdev: Oracle advises RAIDZ-2 over RAID-Z and 2-way
+# mirrors as performing alike with a much longer MTTDL [oracle-raidz2]
+# (docs/recommend.md#3-the-priority-chooses-within-the-budget).
 STURDIER_SPACE = 0.10
 # Width (docs/recommend.md#2-openzfs-practice-breaks-ties): zpoolconcepts(7): "The recommended number
 # is between 3 and 9 to help increase performance" -- a speed rule, for data with small blocks. Data
@@ -376,9 +377,11 @@ def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
         return min(rows, key=lambda r: (_price(r), -score[id(r)], _risk_key(r, goal)))
     balance = _balance(rows, goal)
     pick = max(rows, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
-    if goal.work.speed_weight <= 0.5:
-        # data not sized by its random I/O: a layout that survives more failures, is much safer and
-        # gives no less space is built, whatever random reads the pick had over it (§3, [oracle-raidz2])
+    if goal.work.speed_weight <= 0.5 and pick.failures_guaranteed < 2:
+        # data not sized by its random I/O on single redundancy: a layout that survives more failures,
+        # is much safer and gives up little space is built, whatever random reads the pick had over it
+        # (§3: Oracle advises RAIDZ-2 over RAID-Z and 2-way mirrors, [oracle-raidz2]; beyond double
+        # redundancy more is the safety priority's choice)
         sturdier = [r for r in rows if r.failures_guaranteed > pick.failures_guaranteed and much_safer(r, pick, goal)
                     and r.usable_bytes >= (1 - STURDIER_SPACE) * pick.usable_bytes]
         if sturdier:
