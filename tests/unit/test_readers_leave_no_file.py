@@ -41,12 +41,15 @@ def _foreign_wal_db(folder) -> str:
     return path
 
 
-def _copy_without_index(src: str, folder) -> str:
-    """The file and its -wal without the -shm: a copy, or a crash the index did not outlive."""
+def _copy_without_index(src: str, folder, *, index: bool = False) -> str:
+    """The file and its -wal without the -shm: a copy, or a crash the index did not outlive
+    (index: with the -shm as the running writer had it)."""
     os.makedirs(folder, exist_ok=True)
     dst = str(folder / os.path.basename(src))
     shutil.copyfile(src, dst)
     shutil.copyfile(src + "-wal", dst + "-wal")
+    if index:
+        shutil.copyfile(src + "-shm", dst + "-shm")
     return dst
 
 
@@ -68,17 +71,36 @@ def test_another_programs_wal_file_is_refused_and_nothing_is_created(run_cli, tm
             writer.close()
 
 
-def test_zfslabs_own_log_without_index_is_refused_with_the_fix(run_cli, tmp_path):
+def test_zfslabs_own_log_without_index_is_read_with_its_logged_rows(run_cli, tmp_path):
     path = bench_db(tmp_path / "r.sqlite")
-    writer = _live_writer(path)   # a bench that has written a row and not yet checkpointed
+    conn = sqlite3.connect(path, isolation_level=None)   # a bench killed before its checkpoint
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("UPDATE runs SET zfs_version = '2.9.99-logged'")
     try:
         copy = _copy_without_index(path, tmp_path / "copy")
+    finally:
+        conn.close()
+    before = _listing(tmp_path / "copy")
+    for args in readers(copy, str(tmp_path / "sandbox")):
+        r = run_cli(*args)
+        assert r.exit_code in (0, 10), (args, r.stderr)
+        assert _listing(tmp_path / "copy") == before, args
+    assert "2.9.99-logged" in run_cli("report", "--db", copy, "--json").stdout   # the row only the log held
+
+
+def test_a_copy_with_its_index_keeps_the_index_byte_for_byte(run_cli, tmp_path):
+    """Issue 38's fuzz: zfslab's tables in the file, another program's row in the log, copied with
+    its -shm; a mode=ro reader rewrote that -shm."""
+    path = bench_db(tmp_path / "r.sqlite")
+    writer = _live_writer(path)
+    try:
+        copy = _copy_without_index(path, tmp_path / "copy", index=True)
     finally:
         writer.close()
     before = _listing(tmp_path / "copy")
     for args in readers(copy, str(tmp_path / "sandbox")):
         r = run_cli(*args)
-        assert r.exit_code == 2 and "wal_checkpoint" in r.stderr, (args, r.stderr)
+        assert r.exit_code == 2 and "not zfslab's (tables: " in r.stderr and "notes" in r.stderr, (args, r.stderr)
         assert _listing(tmp_path / "copy") == before, args
 
 
@@ -90,8 +112,9 @@ def test_zfslabs_own_file_with_a_live_writer_is_read_and_nothing_is_created(run_
     try:
         names = sorted(os.listdir(tmp_path))
         assert f"r.sqlite-wal" in names and "r.sqlite-shm" in names
+        before = _listing(tmp_path)
         r = run_cli("report", "--db", path, "--json")
         assert r.exit_code == 0, r.stderr
-        assert sorted(os.listdir(tmp_path)) == names
+        assert _listing(tmp_path) == before   # the -shm too: a mode=ro reader writes its read marks there
     finally:
         conn.close()

@@ -4,8 +4,8 @@ Inputs are read through the safe readers (store/readback.py validates every row;
 open_readonly refuses foreign or newer files) and never written, nor anything beside them: an
 input with a write-ahead log beside it (a bench still running, or one killed) holds committed
 rows only in that -wal, and SQLite reads a -wal only through a -shm index it creates beside the
-file; so such an input is copied, file and log, into a private folder, the copy's log folded in
-there, and the copy read (docs/fleet.md#merge). A run or drill is one thing wherever it was
+file; so such an input is copied, file and log, into a private folder once for the whole merge,
+the copy's log replayed there (store/wal_copy.py), and the copy read (docs/fleet.md#merge). A run or drill is one thing wherever it was
 copied: its uid (migration 5), or for rows from before it, a digest of what identifies it. Measurements of one run are the union over the
 copies (a copy taken mid-run holds fewer). The output is built whole in a temporary file, in an
 order fixed by the rows' content, then renamed over `-o`: merge(A, B) and merge(B, A) give the
@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 from zfslab.errors import UsageError, ZfslabError, shown
 from zfslab.store.schema import atomic, connect, has_table, open_readonly
-
-COPY_ATTEMPTS = 5      # a file and its log copied again while a writer changes them under the copy
+from zfslab.store.wal_copy import CopyFailed, copy_with_log, log_beside
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,41 +74,6 @@ def _regular(path: str, what: str) -> os.stat_result:
     return st
 
 
-def _copy_with_log(path: str, log: str, copy: str) -> str:
-    """path and its log (-wal, or a rollback -journal) copied to `copy` in a private folder, the log
-    replayed into the copy there. A writer may change both while they are copied: they are copied
-    again until neither file's size or time moved meanwhile."""
-    def marks() -> list[tuple[int, int]]:
-        return [(st.st_mtime_ns, st.st_size) for st in (_regular(path, "input"), _regular(path + log, "input"))]
-    for _ in range(COPY_ATTEMPTS):
-        before = marks()
-        shutil.copyfile(path + log, copy + log)   # the log first: a checkpoint meanwhile moves rows into the
-        shutil.copyfile(path, copy)                # file, which is copied after it, so none is lost
-        if marks() == before:
-            break
-    else:
-        raise UsageError(f"merge: {shown(path, 200)}: changed {COPY_ATTEMPTS} times while it was copied (a bench "
-                         "still writing it?); merge it when that run has finished")
-    if _head(copy) == b"SQLite format 3\x00":
-        try:   # our own copy: SQLite replays (or rolls back) the log into it, checksums refusing a torn one
-            conn = sqlite3.connect(copy, isolation_level=None)
-            try:
-                conn.execute("PRAGMA journal_mode = DELETE")
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            pass   # a damaged file: the reader says what it is, naming the input
-    for leftover in (copy + "-wal", copy + "-shm", copy + "-journal"):   # read below immutable, alone
-        if os.path.exists(leftover):
-            os.unlink(leftover)
-    return copy
-
-
-def _head(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(16)
-
-
 @contextlib.contextmanager
 def _readable(paths: Sequence[str], output: str) -> Iterator[dict[str, str]]:
     """Each input (and an existing -o) -> the file to read for it: itself, or for one with a log
@@ -119,12 +83,16 @@ def _readable(paths: Sequence[str], output: str) -> Iterator[dict[str, str]]:
         out: dict[str, str] = {}
         for path in paths:
             _regular(path, "-o" if path == output else "input")
-            log = next((s for s in ("-wal", "-journal") if os.path.lexists(path + s)), None)
+            log = log_beside(path)
             if log is None:
                 out[path] = path
                 continue
             private = private or tempfile.mkdtemp(prefix="zfslab-merge-read-")
-            out[path] = _copy_with_log(path, log, os.path.join(private, f"{len(out)}.sqlite"))
+            out[path] = os.path.join(private, f"{len(out)}.sqlite")
+            try:   # one copy for the whole merge (open_readonly would copy at each open)
+                copy_with_log(path, log, out[path])
+            except CopyFailed as e:
+                raise UsageError(f"merge: {shown(path, 200)}: {e}") from None
         yield out
     finally:
         if private:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from urllib.parse import quote
 
 from zfslab.errors import ZfslabError
+from zfslab.store.wal_copy import CopyFailed, log_beside, open_copy
 
 MIGRATIONS: list[list[str]] = [
     [  # 1: bench runs and their measurements
@@ -275,9 +276,10 @@ def connect(path: str) -> sqlite3.Connection:
 
 
 def open_readonly(path: str) -> sqlite3.Connection:
-    """Open an existing zfslab results database without changing a byte of it (SQLite's
-    mode=ro: no tables, no migration, no journal-mode switch). An older zfslab's database
-    reads as far as its tables go; readers must not assume the newest tables exist."""
+    """Open an existing zfslab results database without changing a byte of it, or creating one
+    beside it (SQLite's immutable=1, or a private copy when a log lies beside it: no tables, no
+    migration, no journal-mode switch). An older zfslab's database reads as far as its tables go;
+    readers must not assume the newest tables exist."""
     if not os.path.exists(path):
         raise NoDatabase(path)
     problem = _file_problem(path)
@@ -287,15 +289,16 @@ def open_readonly(path: str) -> sqlite3.Connection:
     # whoever's file it is, and another program's file is refused on what this read shows.
     conn = _open_uri(path, "mode=ro&immutable=1")
     version = _version_or_close(conn, path)
-    if os.path.exists(path + "-wal"):
-        # a write-ahead log (a bench still running, one that crashed, another program's writer):
-        # mode=ro reads it, but needs its -shm index and would create one where there is none
+    log = log_beside(path)
+    if log is not None:
+        # a log (a bench still running, one killed, another program's writer) may hold committed
+        # rows: a mode=ro reader would create the -shm beside the file or write into it, so a
+        # private copy with the log replayed is read instead (store/wal_copy.py)
         conn.close()
-        if not os.path.exists(path + "-shm"):
-            raise NotOurDatabase(path, f"a write-ahead log ({os.path.basename(path)}-wal) without its -shm index "
-                                       "lies beside it, which reading would create; `sqlite3 FILE 'PRAGMA "
-                                       "wal_checkpoint'` folds the log into the file")
-        conn = _open_uri(path, "mode=ro")
+        try:
+            conn = open_copy(path, log, lambda copy: _open_uri(copy, "mode=ro&immutable=1", shown_as=path))
+        except CopyFailed as e:
+            raise NotOurDatabase(path, str(e)) from None
         version = _version_or_close(conn, path)
     if version == 0:
         conn.close()
@@ -303,11 +306,11 @@ def open_readonly(path: str) -> sqlite3.Connection:
     return conn
 
 
-def _open_uri(path: str, flags: str) -> sqlite3.Connection:
+def _open_uri(path: str, flags: str, shown_as: str | None = None) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, isolation_level=None, timeout=30)
     except sqlite3.DatabaseError as e:
-        raise _sqlite_error(path, e) from None
+        raise _sqlite_error(shown_as or path, e) from None
     conn.row_factory = sqlite3.Row
     return conn
 
