@@ -90,11 +90,17 @@ class DatasetError(ZfslabError, ValueError):
     """A measurements table (validate's CSV) that cannot be used: the message names the row or column."""
 
 
-class ParamError(ZfslabError, ValueError):
-    """A model input outside its range. `param` is the model's own name for it (afr, fill, years);
-    the command layer words it with the flag the user typed (commands/_common.py PARAM_FLAGS)."""
+class InputError(ZfslabError, ValueError):
+    """An input zfslab cannot read (a tree, a file, a program's output): the message names it, what
+    is wrong with it and the fix, in the library's words (no command-line flag)."""
 
-    def __init__(self, param: str, value: str, rule: str) -> None:
+
+class ParamError(ZfslabError, ValueError):
+    """A model or library input outside its range. `param` is the library's own name for it (afr,
+    fill, years, sandbox_size, db); the command layer words it with the flag the user typed
+    (commands/_common.py PARAM_FLAGS). `value` None: the setting as a whole is at fault."""
+
+    def __init__(self, param: str, value: str | None, rule: str) -> None:
         super().__init__(param, value, rule)
         self.param, self.value, self.rule = param, value, rule
 
@@ -102,4 +108,6 @@ class ParamError(ZfslabError, ValueError):
         return self.worded({})
 
     def worded(self, flags: dict[str, str]) -> str:
-        return f"{flags.get(self.param, self.param)} {self.value}: {self.rule}"
+        name = flags.get(self.param, self.param)
+        rule = _SETTING.sub(lambda m: flags.get(m.group(1), m.group(0)), self.rule)  # settings it names, too
+        return f"{name}: {rule}" if self.value is None else f"{name} {self.value}: {rule}"

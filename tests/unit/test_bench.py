@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import DATA
 from tests.fakes import FakeZfs
+from zfslab.commands._common import PARAM_FLAGS
 from zfslab.errors import ZfslabError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
@@ -202,7 +203,9 @@ def test_a_mixed_replication_layout_is_refused_before_any_zpool_command(tmp_path
     bench = BenchRun(zfs, fio, results, request, run_id)
     with pytest.raises(MixedReplication) as e:
         bench.run()
-    assert str(e.value) == MIXED and e.value.exit_code == 2
+    # the library names the setting (`layouts`); the command layer words it as its flag (issue 37)
+    assert str(e.value) == MIXED.replace("--layouts", "`layouts`") and e.value.exit_code == 2
+    assert e.value.worded(PARAM_FLAGS) == MIXED
     assert zfs.calls == [] and zfs.created == 0 and fio.ran == [] and results.done(run_id) == set()
     assert not any(os.path.exists(d) for d in devices)  # not even the wipe of a sandbox file ran
 
@@ -213,7 +216,7 @@ def test_layouts_of_one_replication_level_are_planned_as_before():
     for text in ("mirror:3+raidz2:6", "raidz2:6+raidz2:8", "2xmirror:2+spare:1"):
         steps = plan_bench(BenchRequest((parse_layout(text),), tuple(f"/dev/d{i}" for i in range(14)), opts)).steps
         assert steps[0].kind == "create" and "-f" not in steps[0].argv, text
-    with pytest.raises(MixedReplication, match="--layouts disk,mirror:2$"):
+    with pytest.raises(MixedReplication, match="`layouts` disk,mirror:2$"):
         plan_bench(BenchRequest((parse_layout("disk+mirror:2"),), ("/dev/a", "/dev/b", "/dev/c"), opts))
 
 

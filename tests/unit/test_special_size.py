@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tests.conftest import REPO
-from zfslab.errors import ParamError, UsageError
+from zfslab.errors import InputError, ParamError, UsageError
 from zfslab.model.special_size import (
     SpecialSettings, ZdbBlockStats, block_psize, check_threshold, file_blocks, from_file_sizes, from_zdb,
     indirect_asize, meta_dnode_indirect_asize, recommended_bytes,
@@ -121,23 +121,23 @@ def test_zdb_metadata_is_taken_as_measured_and_taken_out_of_the_histogram():
 
 def test_size_list_is_strict_and_names_the_line():
     assert parse_sizes("10\n10\n\n0\r\n", "input x") == {10: 2, 0: 1}
-    with pytest.raises(UsageError, match=r"input x line 2: '1e3' is not a file size"):
+    with pytest.raises(InputError, match=r"input x line 2: '1e3' is not a file size"):
         parse_sizes("5\n1e3\n", "input x")
     for bad in ("-5", "1.5", "12 KB", "99999999999999999999"):
-        with pytest.raises(UsageError):
+        with pytest.raises(InputError):
             parse_sizes(bad, "input x")
-    with pytest.raises(UsageError, match="no file sizes"):
+    with pytest.raises(InputError, match="no file sizes"):
         parse_sizes("\n\n", "input x")
 
 
 def test_csv_takes_a_header_or_none_and_refuses_anything_else():
     assert parse_csv("size_bytes,count\n4096,3\n4096,1\n0,2\n", "h") == {4096: 4, 0: 2}
     assert parse_csv("512, 7\n", "h") == {512: 7}
-    with pytest.raises(UsageError, match="line 1: 'size,n' is not the header"):
+    with pytest.raises(InputError, match="line 1: 'size,n' is not the header"):
         parse_csv("size,n\n1,2\n", "h")
-    with pytest.raises(UsageError, match="line 2"):
+    with pytest.raises(InputError, match="line 2"):
         parse_csv("1,2\n3,4,5\n", "h")
-    with pytest.raises(UsageError, match="line 1"):
+    with pytest.raises(InputError, match="line 1"):
         parse_csv("1,-2\n", "h")
     assert detect_format("size_bytes,count\n1,2\n") == "csv" and detect_format("12\n") == "sizes"
 
@@ -170,7 +170,7 @@ def test_zdb_nicenum_and_raw_outputs_agree_to_three_digits():
 
 
 def test_zdb_before_2_2_needs_raw_figures_to_subtract():
-    with pytest.raises(UsageError, match="give the output of zdb -bbb -P POOL"):
+    with pytest.raises(InputError, match="give the output of zdb -bbb -P POOL"):
         parse_zdb(open(ZDB).read(), "z")
     old = parse_zdb(open(ZDB_P).read(), "z")
     table = open(ZDB_P).read().split("Blocks\tLSIZE")[1]
@@ -181,11 +181,11 @@ def test_zdb_before_2_2_needs_raw_figures_to_subtract():
 
 def test_zdb_output_cut_short_is_refused():
     text = open(ZDB_P).read()
-    with pytest.raises(UsageError, match="no block statistics table"):
+    with pytest.raises(InputError, match="no block statistics table"):
         parse_zdb(text.split("Blocks\tLSIZE")[0], "z")
-    with pytest.raises(UsageError, match="no Block Size Histogram"):
+    with pytest.raises(InputError, match="no Block Size Histogram"):
         parse_zdb(text.split("Block Size Histogram")[0], "z")
-    with pytest.raises(UsageError, match="is not a number"):
+    with pytest.raises(InputError, match="is not a number"):
         parse_zdb(text.replace("Metadata Total", "x").replace("\tTotal\n", "\tTotal\n").replace(
             text.split("Blocks\tLSIZE")[1].splitlines()[3].split("\t")[0], "12Q", 1), "z")
 
@@ -292,9 +292,9 @@ def test_a_list_parsed_in_any_chunks_gives_the_same_and_names_the_same_line():
                 got[size] = got.get(size, 0) + n
         assert got == whole
     bad = "1\n" * 300 + "9223372036854775808\n"
-    with pytest.raises(UsageError, match="line 301: '9223372036854775808' is not a file size"):
+    with pytest.raises(InputError, match="line 301: '9223372036854775808' is not a file size"):
         list(size_chunks([bad[:123], bad[123:]], "x", "sizes"))
-    with pytest.raises(UsageError, match="line 3: '1,2,3' is not a histogram row"):
+    with pytest.raises(InputError, match="line 3: '1,2,3' is not a histogram row"):
         list(size_chunks(["size_bytes,count\n1,", "2\n1,2,3\n"], "x", "csv"))
     assert parse_csv("7,1000000000000\n7,1000000000000\n", "x") == {7: 2 * 10**12}
 

@@ -13,7 +13,8 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from zfslab.errors import UsageError
+from zfslab.commands._common import PARAM_FLAGS
+from zfslab.errors import ParamError
 from zfslab.model.units import parse_fio_size
 from zfslab.system.fio import Fio, FioJob
 from zfslab.system.runner import CommandFailed, Runner
@@ -108,9 +109,11 @@ def test_suite_tests_by_name():
 
 @pytest.mark.parametrize("name", ["nope", "", "ARS", "job.fio"])
 def test_an_unknown_suite_says_what_to_use(name):
-    with pytest.raises(UsageError) as e:
+    with pytest.raises(ParamError) as e:
         suite_tests(name)
-    assert str(e.value) == f"--suite {name}: use ars, seq, quick, bonnie or a FILE.fio job file"
+    # the library names its setting; the command layer words it as the flag (issue 37)
+    assert str(e.value) == f"suite {name}: use ars, seq, quick, bonnie or a FILE.fio job file"
+    assert e.value.worded(PARAM_FLAGS) == f"--suite {name}: use ars, seq, quick, bonnie or a FILE.fio job file"
     assert e.value.exit_code == 2
 
 

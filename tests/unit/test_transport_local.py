@@ -3,7 +3,8 @@
 import pytest
 
 from tests.transport_contract import *  # noqa: F401,F403
-from zfslab.errors import UsageError
+from zfslab.commands._common import PARAM_FLAGS
+from zfslab.errors import ParamError
 from zfslab.model.inventory import Host
 from zfslab.system.fanout import fan_out
 from zfslab.system.transport import HostUnreachable, LocalTransport
@@ -52,8 +53,9 @@ def test_fan_out_never_runs_more_than_the_limit_at_once():
 
 
 def test_fan_out_limit_is_checked():
-    with pytest.raises(UsageError, match="--parallel 0: give 1 to 1024"):
+    with pytest.raises(ParamError, match="^parallel 0: give 1 to 1024") as e:  # the library's words
         fan_out([], lambda h: h, limit=0)
+    assert e.value.worded(PARAM_FLAGS).startswith("--parallel 0: give 1 to 1024")  # the command layer's
 
 
 def test_ctrl_c_starts_no_more_hosts_and_ends_the_running_ones():

@@ -33,6 +33,9 @@ PARAM_FLAGS = {
     # settings the model names in backquotes in its messages (errors.ZfslabError.worded)
     "allow_unused": "--allow-unused", "vdev_bytes": "--disk-size or --vdev-bytes",
     "calibration=auto": "--calibration auto", "loo": "--loo",
+    # the library's settings (system/, store/), in its errors (issue 37)
+    "sandbox": "--sandbox", "sandbox_size": "--sandbox-size", "suite": "--suite", "parallel": "--parallel",
+    "compression": "--compression", "db": "--db", "layouts": "--layouts", "disk_devices": "--disks",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
 

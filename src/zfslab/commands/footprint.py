@@ -21,7 +21,7 @@ from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_foo
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.units import format_bytes, parse_blocksize
-from zfslab.report.tables import print_wrapped, to_json
+from zfslab.report.tables import print_wrapped, times_text, to_json
 from zfslab.model.footprint_metadata import TreeShape, dense_indirect, indirect_levels, merge_indirect
 from zfslab.system.footprint_reader import (KEPT_HOLE, ReadCounts, Walk, compressor, read_sample, size_blocks,
                                             sparse_ranges, walk)
@@ -380,7 +380,7 @@ def _fits(usable: int | None, used: float) -> str:
     if not usable or not used:
         return "-"
     times = usable / used
-    return f"{times:.1f}x" if times < 1000 else f"{times:.1e}x".replace("e+0", "e").replace("e+", "e")
+    return times_text(times)  # one notation for large counts (report/tables.py)
 
 
 def _size(n: float) -> str:

@@ -4,7 +4,7 @@ them. The library behind `plan --db` and `report`; every row comes through readb
 
 from __future__ import annotations
 
-from zfslab.errors import UsageError, ZfslabError, shown
+from zfslab.errors import ParamError, ZfslabError, shown
 from zfslab.model.bench_fit import BenchFit, MeasuredRate, MeasuredResilver
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.performance import DiskProfile
@@ -43,11 +43,11 @@ def fit_bench_run(path: str, base: DiskProfile) -> BenchFit:
     history = read_bench_history(path)
     db = shown(path, 200)
     if not history.runs:
-        raise UsageError(f"--db {db}: no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "
+        raise ParamError("db", db, f"no bench run in it; `zfslab bench --layouts calibration --suite seq --db {db}` "
                          "measures one")
     streaming = measured_rates(history, streaming_rate, path)
     if not streaming:
-        raise UsageError(f"--db {db}: no bench run measured streaming rates (seqwrite, rewrite, seqread); "
+        raise ParamError("db", db, "no bench run measured streaming rates (seqwrite, rewrite, seqread); "
                          "`zfslab bench --layouts calibration --suite seq` does")
     run = history.run(max(r.run_id for r in streaming))
     runs = alike_runs(history, run, {r.run_id for r in streaming})

@@ -11,7 +11,9 @@ import stat
 import statistics
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError, ZfslabError, clip, shown
+from zfslab.errors import ParamError, ZfslabError, clip, shown
+from zfslab.model.json_input import JsonInputError
+from zfslab.model.json_input import parse as parse_json
 from zfslab.model.layouts import MAX_POOL_DISKS
 from zfslab.model.units import MAX_SIZE, parse_blocksize
 from zfslab.store.results import Results
@@ -70,9 +72,8 @@ def _checked_options(row: dict, path: str) -> dict:
     text = row.get("options_json")
     if not isinstance(text, str) or len(text) > 100_000:
         raise refuse(f"= {clip(text)}")
-    from zfslab.model.json_input import JsonInputError, parse
     try:   # the bounded reader: NaN, Infinity, 1e400, 10**400 and deep nesting are not JSON zfslab writes
-        options = parse(text)
+        options = parse_json(text)
     except JsonInputError as e:
         raise refuse(f"= {clip(text)} ({e})") from None
     if not isinstance(options, dict):
@@ -94,13 +95,14 @@ def read_results(path: str | None):
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise UsageError(f"--db {shown(path, 200)}: no such file; `zfslab bench ... --db {shown(path, 200)}` makes one") from None
+        raise ParamError("db", shown(path, 200),
+                         f"no such file; `zfslab bench ... --db {shown(path, 200)}` makes one") from None
     except OSError as e:
-        raise UsageError(f"--db {shown(path, 200)}: cannot be read ({e.strerror})") from None
+        raise ParamError("db", shown(path, 200), f"cannot be read ({e.strerror})") from None
     if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"--db {shown(path, 200)}: a directory; give the results file bench or drill wrote")
+        raise ParamError("db", shown(path, 200), "a directory; give the results file bench or drill wrote")
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader, a device is not ours to read
-        raise UsageError(f"--db {shown(path, 200)}: not a regular file; give the results file bench or drill wrote")
+        raise ParamError("db", shown(path, 200), "not a regular file; give the results file bench or drill wrote")
     try:
         conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
     except UnicodeDecodeError:  # a table name that is not UTF-8: damaged bytes in the schema

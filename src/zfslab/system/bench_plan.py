@@ -30,7 +30,7 @@ def check_bench_layouts(layouts: list[Layout]) -> None:
     """check_replication for each layout of a bench run, offering its parts as separate layouts."""
     for layout in layouts:
         parts = ",".join(g.token for g in layout.groups)
-        check_replication(layout, f"bench its parts as separate layouts: --layouts {parts}")
+        check_replication(layout, f"bench its parts as separate layouts: `layouts` {parts}")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from zfslab.errors import UsageError
+from zfslab.errors import ParamError
 from zfslab.model.inventory import Host
 
 T = TypeVar("T")
@@ -37,7 +37,7 @@ def fan_out(hosts: Sequence[Host], work: Callable[[Host], T], *, limit: int = DE
     `on_interrupt` ends the running work (SshTransport.close stops every master, which closes
     every session on it), before the interrupt goes on."""
     if not 1 <= limit <= 1024:
-        raise UsageError(f"--parallel {limit}: give 1 to 1024 hosts at once")
+        raise ParamError("parallel", str(limit), "give 1 to 1024 hosts at once")
     if not hosts:
         return []
 

@@ -19,7 +19,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from zfslab.errors import UsageError, clip, shown
+from zfslab.errors import InputError, ParamError, clip, shown
 from zfslab.model.footprint import clen_key, file_block_sizes
 from zfslab.model.footprint_metadata import MZAP_NAME_LEN, SYMLINK_IN_BONUS_BYTES, DirShape
 from zfslab.system.zfs_lz4 import zfs_lz4
@@ -68,7 +68,7 @@ def compressor(name: str) -> Callable[[bytes], int] | None:
     if base == "gzip" and level_ok and (not level_text or 1 <= int(level_text) <= 9):
         level = int(level_text or GZIP_DEFAULT_LEVEL)
         return lambda data: len(zlib.compress(data, level))
-    raise UsageError(f"--compression {clip(name)}: give off, lz4, zstd, zstd-N (1-19), gzip or gzip-N (1-9)")
+    raise ParamError("compression", clip(name), "give off, lz4, zstd, zstd-N (1-19), gzip or gzip-N (1-9)")
 
 
 @dataclass
@@ -99,14 +99,14 @@ def walk(paths: list[str]) -> Walk:
         try:
             st = os.lstat(root)
         except FileNotFoundError:
-            raise UsageError(f"{shown(root, 200)}: no such file or directory; give a directory to read") from None
+            raise InputError(f"{shown(root, 200)}: no such file or directory; give a directory to read") from None
         except OSError as e:
-            raise UsageError(f"{shown(root, 200)}: cannot be read ({e.strerror})") from None
+            raise InputError(f"{shown(root, 200)}: cannot be read ({e.strerror})") from None
         if stat.S_ISLNK(st.st_mode):
-            raise UsageError(f"{shown(root, 200)}: a symlink, which footprint does not follow; give the directory it "
+            raise InputError(f"{shown(root, 200)}: a symlink, which footprint does not follow; give the directory it "
                              "points to")
         if not stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{shown(root, 200)}: {_kind(st.st_mode)}, not a directory; give a directory (or one size "
+            raise InputError(f"{shown(root, 200)}: {_kind(st.st_mode)}, not a directory; give a directory (or one size "
                              "list file, find DIR -type f -printf '%s\\n')")
         stack = [root]
         while stack:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError
+from zfslab.errors import LayoutError
 from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import replication_mismatch
 from zfslab.system.disks import DisksRefused, partitions, udev_settle, zero_samples
@@ -19,7 +19,7 @@ from zfslab.system.runner import Runner
 from zfslab.system.zfs import ZfsDriver
 
 
-class MixedReplication(UsageError):
+class MixedReplication(LayoutError):
     """layout {} mixes replication levels ({}): zpool create refuses that without -f ("mismatched replication
     level"), and zfslab never passes -f; {}"""
 
@@ -30,7 +30,8 @@ class MixedReplication(UsageError):
 def check_replication(layout: Layout, fix: str) -> None:
     """Refuse, before any disk is touched, a layout that `zpool create` would refuse without -f
     (model/layouts.py repeats zpool's get_replication()). zfslab does not force it: -f also
-    overrides zpool's own checks that the disks are unused. `fix` is the next step to offer."""
+    overrides zpool's own checks that the disks are unused. `fix` is the next step to offer (a
+    setting in backquotes, `layouts`, is worded by the command layer as its flag)."""
     why = replication_mismatch(layout)
     if why is not None:
         raise MixedReplication(layout, why, fix)

@@ -2,13 +2,15 @@
 
 The files are checked (`sandbox_paths`, nothing created) before any plan, and made
 (`make_sandbox`) only once the run goes ahead; a wipe truncates them (system/pool_safety.py).
+Errors name the settings in the library's words (ParamError: sandbox, sandbox_size); the command
+layer words them as its flags.
 """
 
 from __future__ import annotations
 
 import os
 
-from zfslab.errors import UsageError
+from zfslab.errors import ParamError
 from zfslab.model.units import parse_size
 
 # A sandbox file is sparse: its size is bounded by what the file system allows, not by free space
@@ -20,12 +22,13 @@ def sandbox_paths(directory: str, count: int, size_text: str) -> tuple[list[str]
     """The sandbox's file vdevs and their size, checked; nothing is created (see make_sandbox)."""
     size = parse_size(size_text)
     if not 64 << 20 <= size <= MAX_SANDBOX_BYTES:
-        raise UsageError(f"--sandbox-size {size_text}: give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
+        raise ParamError("sandbox_size", size_text, "give 64MiB to 16TiB (ZFS needs vdevs of at least 64 MiB)")
     if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(f"--sandbox {directory}: not a directory; give a directory for the file vdevs")
+        raise ParamError("sandbox", directory, "not a directory; give a directory for the file vdevs")
     if count > MAX_SANDBOX_FILES:
-        raise UsageError(f"--sandbox: the layout needs {count} file vdevs; a sandbox holds at most "
-                         f"{MAX_SANDBOX_FILES}: choose a layout of at most {MAX_SANDBOX_FILES - 1} disks, or real --disks")
+        raise ParamError("sandbox", None, f"the layout needs {count} file vdevs; a sandbox holds at most "
+                         f"{MAX_SANDBOX_FILES}: choose a layout of at most {MAX_SANDBOX_FILES - 1} disks, or real "
+                         "`disk_devices`")
     return [os.path.join(os.path.abspath(directory), f"vdev{i}") for i in range(count)], size
 
 
@@ -38,5 +41,5 @@ def make_sandbox(paths: list[str], size: int) -> None:
                 with open(path, "wb") as f:
                     f.truncate(size)
     except OSError as e:
-        raise UsageError(f"--sandbox {os.path.dirname(paths[0])}: cannot create {size:,}-byte sparse files there "
-                         f"({e.strerror}); choose another directory or a smaller --sandbox-size") from None
+        raise ParamError("sandbox", os.path.dirname(paths[0]), f"cannot create {size:,}-byte sparse files there "
+                         f"({e.strerror}); choose another directory or a smaller `sandbox_size`") from None

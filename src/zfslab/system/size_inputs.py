@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from zfslab.errors import UsageError, shown
+from zfslab.errors import InputError, shown
 from zfslab.model.special_size import ZdbBlockStats
 
 MAX_FILE_BYTES = 2**63 - 1        # off_t: no file is larger
@@ -45,8 +45,8 @@ def parse_input(text: str, name: str, fmt: str = "auto"):
     return fmt, sizes
 
 
-def _line_error(name: str, n: int, line: str, what: str) -> UsageError:
-    return UsageError(f"{name} line {n:,}: {shown(line.strip(), 40)!r} {what}")
+def _line_error(name: str, n: int, line: str, what: str) -> InputError:
+    return InputError(f"{name} line {n:,}: {shown(line.strip(), 40)!r} {what}")
 
 
 def _int(text: str, name: str, n: int, line: str, what: str, hi: int) -> int:
@@ -114,7 +114,7 @@ def size_chunks(chunks: Iterable[str], name: str, fmt: str) -> Iterator[tuple[np
             any_file = any_file or bool(counts.any())
             yield sizes, counts
     if not any_file:
-        raise UsageError(f"{name}: no files counted; give size_bytes,count rows" if csv else
+        raise InputError(f"{name}: no files counted; give size_bytes,count rows" if csv else
                          f"{name}: no file sizes; {SIZES_FIX}")
 
 
@@ -230,7 +230,7 @@ def _nice(text: str, name: str, line: str) -> int:
         return 0
     m = _NICE.fullmatch(t)
     if not m:
-        raise UsageError(f"{name}: zdb value {shown(t, 20)!r} in {shown(line.strip(), 60)!r} is not a number; "
+        raise InputError(f"{name}: zdb value {shown(t, 20)!r} in {shown(line.strip(), 60)!r} is not a number; "
                          "give the output of zdb -bb POOL unchanged")
     return round(float(m.group(1)) * _NICE_UNITS[m.group(2)])
 
@@ -242,7 +242,7 @@ def parse_zdb(text: str, name: str) -> ZdbBlockStats:
     try:
         start = next(i for i, line in enumerate(lines) if line.startswith("Blocks\tLSIZE\tPSIZE\tASIZE"))
     except StopIteration:
-        raise UsageError(f"{name}: no block statistics table (Blocks LSIZE PSIZE ASIZE ...); give the output of "
+        raise InputError(f"{name}: no block statistics table (Blocks LSIZE PSIZE ASIZE ...); give the output of "
                          "zdb -bb POOL (or zdb -bbb POOL)") from None
     rows: dict[str, tuple[int, int, int, int]] = {}
     sectors: dict[str, dict[int, int]] = {}   # -bbbb: each row's psize histogram, in 512 B sectors
@@ -260,7 +260,7 @@ def parse_zdb(text: str, name: str) -> ZdbBlockStats:
         elif not line.startswith("\t number of ganged blocks"):
             break
     if "Total" not in rows:
-        raise UsageError(f"{name}: the block statistics table has no Total row; give the output of zdb -bb POOL unchanged")
+        raise InputError(f"{name}: the block statistics table has no Total row; give the output of zdb -bb POOL unchanged")
     if "Metadata Total" in rows:
         meta_count, _, meta_psize, meta_asize = rows["Metadata Total"]
     elif any(k.startswith("    L0 ") for k in rows) and not _rounded(lines[start + 1:]):
@@ -270,7 +270,7 @@ def parse_zdb(text: str, name: str) -> ZdbBlockStats:
             if data:
                 meta_count, meta_psize, meta_asize = meta_count - data[0], meta_psize - data[2], meta_asize - data[3]
     else:
-        raise UsageError(f"{name}: no Metadata Total row (zdb before OpenZFS 2.2 prints none): give the output of "
+        raise InputError(f"{name}: no Metadata Total row (zdb before OpenZFS 2.2 prints none): give the output of "
                          "zdb -bbb -P POOL, whose exact per-level rows give it")
     bins = _histogram(lines, name)
     data: dict[int, int] = {}
@@ -296,7 +296,7 @@ def _histogram(lines: list[str], name: str) -> tuple[tuple[int, int, int], ...]:
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == "Block Size Histogram")
     except StopIteration:
-        raise UsageError(f"{name}: no Block Size Histogram; give the whole output of zdb -bb POOL "
+        raise InputError(f"{name}: no Block Size Histogram; give the whole output of zdb -bb POOL "
                          "(OpenZFS 2.1 or newer prints it)") from None
     bins = []
     for line in lines[start + 1:]:
@@ -306,13 +306,13 @@ def _histogram(lines: list[str], name: str) -> tuple[tuple[int, int, int], ...]:
                 break
             continue  # the two title lines
         if len(fields) != 10:
-            raise UsageError(f"{name}: Block Size Histogram row {shown(line.strip(), 60)!r} does not have 10 columns; "
+            raise InputError(f"{name}: Block Size Histogram row {shown(line.strip(), 60)!r} does not have 10 columns; "
                              "give the output of zdb -bb POOL unchanged")
         low = _nice(fields[0], name, line)
         if low < 512 or low & (low - 1):
-            raise UsageError(f"{name}: Block Size Histogram row {shown(line.strip(), 60)!r}: {shown(fields[0])} "
+            raise InputError(f"{name}: Block Size Histogram row {shown(line.strip(), 60)!r}: {shown(fields[0])} "
                              "is not a block size")
         bins.append((low, _nice(fields[1], name, line), _nice(fields[2], name, line)))
     if not bins:
-        raise UsageError(f"{name}: the Block Size Histogram has no rows; give the whole output of zdb -bb POOL")
+        raise InputError(f"{name}: the Block Size Histogram has no rows; give the whole output of zdb -bb POOL")
     return tuple(bins)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from zfslab.errors import UsageError
+from zfslab.errors import ParamError
 from zfslab.system.fio import FioJob
 
 
@@ -75,7 +75,7 @@ def suite_tests(name: str) -> list[Test]:
         return SUITES[name]
     if name == "bonnie":
         return []
-    raise UsageError(f"--suite {name}: use ars, seq, quick, bonnie or a FILE.fio job file")
+    raise ParamError("suite", name, "use ars, seq, quick, bonnie or a FILE.fio job file")
 
 
 def with_overrides(tests: list[Test], **changes) -> list[Test]:

@@ -20,6 +20,7 @@ from zfslab.errors import ZfslabError, one_line, shown
 from zfslab.model.inventory import Host
 from zfslab.system.fanout import fan_out
 from zfslab.system.runner import CommandTimeout, Completed, Runner, ToolMissing
+from zfslab.system.ssh_folders import make_control_folder
 
 # ssh's own exit status when the connection, not the remote command, failed (ssh(1): EXIT STATUS)
 SSH_ERROR = 255
@@ -92,7 +93,6 @@ class SshTransport:
         self.config_file, self.options = config_file, tuple(options)
         # private: the control sockets are the open connections, usable by whoever can reach them;
         # folders of runs killed outright are removed first (system/ssh_folders.py)
-        from zfslab.system.ssh_folders import make_control_folder
         self.control_dir = make_control_folder()
         self._used: dict[str, Host] = {}
         self._lock = threading.Lock()
