@@ -442,3 +442,22 @@ def test_plan_without_disks_says_its_disks_are_an_example(run_cli):
     first = run_cli("plan").stdout.splitlines()[0]
     assert first.startswith("No disks given: an example of 24x4TB") and "zfslab plan 8x12TB" in first
     assert not run_cli("plan", "24x4TB").stdout.startswith("No disks")
+
+
+def test_large_ratios_have_one_notation():
+    """issue 33: '1 in 4.7×10⁶' (odds), '3.8e5x' (footprint) and '511279.1x' (plan --data-from)."""
+    from zfslab.report.tables import times_text
+    assert [times_text(x) for x in (3.44, 12.6, 1234, 511279.1, 3.8e6, 1e12)] == \
+        ["3.4x", "13x", "1,200x", "510,000x", "3.8×10⁶x", "10¹²x"]
+
+
+@pytest.mark.parametrize("argv", [("capacity", "raidz2:6", "--disk-size", "4TB", "--zfs-version", "2.3"),
+                                  ("layout", "2xraidz2:6+spare:1", "--pool", "tank"),
+                                  ("special-size", "tests/data/special-sizes.txt", "--special-small-blocks", "16K")])
+def test_a_pipe_honours_columns(argv):
+    """issue 33: capacity (133 columns) and layout (127) ignored COLUMNS in a pipe."""
+    import os
+    from tests.conftest import REPO
+    out = subprocess.run([sys.executable, "-m", "zfslab", *argv], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "COLUMNS": "80"}, check=True).stdout
+    assert max(len(line) for line in out.splitlines()) <= 80

@@ -46,8 +46,10 @@ def screen_text(raw: str) -> str:
     return "\n".join(lines)
 
 
-def in_terminal(args: list[str], columns: int, rows: int = 50, cwd: str | None = None) -> str:
-    """What the program writes to a terminal `columns` wide, escape codes removed."""
+def in_terminal(args: list[str], columns: int, rows: int = 50, cwd: str | None = None,
+                expect_code: int | None = 0) -> str:
+    """What the program writes to a terminal `columns` wide, escape codes removed; its exit code
+    must be `expect_code` (None: any)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
@@ -65,7 +67,8 @@ def in_terminal(args: list[str], columns: int, rows: int = 50, cwd: str | None =
             break
         chunks.append(data)
     os.close(master)
-    assert proc.wait(timeout=120) == 0
+    code = proc.wait(timeout=120)
+    assert expect_code is None or code == expect_code, code
     return screen_text(b"".join(chunks).decode())
 
 

@@ -95,14 +95,16 @@ def fields(fits: dict[str, DataFit], layout: str) -> dict:
 
 def lines(fits: dict[str, DataFit], shown_rows, data: DataBlocks, args) -> list[Text]:
     from zfslab.model.units import format_bytes
+    from zfslab.report.tables import times_text
 
+    name = max([len("layout")] + [len(r.layout) for r in shown_rows])  # a layout's name whole, never cut
     head = f"Your data ({data.files:,} files, compression {data.compression}"
     head += ", exact)" if data.complete else ", sampled)"
     out = [Text(head + (f"; room for it plus {args.grow} growth required:" if args.grow else ":"), style="bold")]
-    out.append(Text(f"{'layout':28} {'data USED':>11} {'fits':>8} {'free after your data':>21}"))
+    out.append(Text(f"{'layout':{name}} {'data USED':>11} {'fits':>9} {'free after your data':>21}"))
     for r in shown_rows:
         f = fits[r.layout]
         mark = "" if f.room else "  too small"
-        out.append(Text(f"{r.layout[:28]:28} {format_bytes(f.used_bytes):>11} {f.fits_times:>7.1f}x "
+        out.append(Text(f"{r.layout:{name}} {format_bytes(f.used_bytes):>11} {times_text(f.fits_times):>9} "
                         f"{format_bytes(f.free_after_bytes):>21}{mark}"))
     return out

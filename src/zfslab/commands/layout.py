@@ -11,7 +11,7 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import class_redundancy_risk, replication_mismatch, zpool_create_argv
 from zfslab.model.zpool_vdev_list import parse_zpool_vdevs
-from zfslab.report.tables import print_wrapped, to_json
+from zfslab.report.tables import print_wrapped, text_width, to_json
 
 
 EXAMPLE = "zfslab layout 2xraidz2:6+spare:1 --pool tank"
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             print_wrapped(out, f"-f: zpool create refuses a \"mismatched replication level\" without it: {mismatch}. "
                                "-f also skips its checks that the devices are unused: check them first.")
         # quoted for a POSIX shell; printed plainly, as rich would read [..] as markup
-        print(shell_lines(argv, out.width if out.is_terminal else None))
+        print(shell_lines(argv, text_width(out, None)))
     return 0
 
 

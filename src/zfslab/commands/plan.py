@@ -153,13 +153,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     shown_rows, fitted, out, page = _fit_table(rows, rec, goal, risk, speed, calibrated, keys, args)
     _print_head(out, page, disks, rules, goal, rec, fitted, args, rows)
+    if fits:  # the user's data, before the footer that ends the answer (issue 33: it came after it)
+        for line in _data_fit.lines(fits, shown_rows, data, args):
+            out.print(line)
     for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
         for part in wrapped_lines(line, page):
             out.print(Text(part, style="dim"), soft_wrap=True)
-    if fits:
-        out.print()
-        for line in _data_fit.lines(fits, shown_rows, data, args):
-            out.print(line)
     return 0
 
 

@@ -24,6 +24,38 @@ class Console(_RichConsole):
         raise BrokenPipeError
 
 
+def pipe_columns(default: int) -> int:
+    """The width to lay text out for when stdout is no terminal: $COLUMNS when the user set it
+    (40 to 1000: COLUMNS=80 zfslab capacity ... | less), else `default` (issue 33: capacity and
+    layout printed 133 and 127 columns whatever COLUMNS said)."""
+    import os
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and 40 <= int(text) <= 1000 else default
+
+
+def times_text(times: float) -> str:
+    """How many times one thing fits in another, written as odds() writes counts (issue 33: '3.8e5x'
+    and '511279.1x' beside '1 in 4.7×10⁶'): '3.4x', '1,200x', '5.1×10⁵x' is never written: from a
+    million up a power of ten, '4.7×10⁶x'. Two significant figures from 10 up, as the inputs allow."""
+    import math
+    from zfslab.model.units import power_of_ten
+    if not math.isfinite(times):
+        return "-"
+    if times < 10:
+        return f"{times:.1f}x"
+    digits = math.floor(math.log10(times))
+    rounded = round(times, 1 - digits)
+    return f"{power_of_ten(rounded)}x" if rounded >= 1e6 else f"{rounded:,.0f}x"
+
+
+def text_width(console: Console, pipe_default: int | None) -> int | None:
+    """The width to cut text to: the terminal's; in a pipe, $COLUMNS, else `pipe_default` (None: no cutting)."""
+    if console.is_terminal:
+        return console.width
+    columns = pipe_columns(0)
+    return columns or pipe_default
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """A table column: header, how to get its text from a row, and its alignment."""
@@ -71,14 +103,15 @@ PIPE_PROSE_WIDTH = 100  # prose in a pipe or a file (a log, the README): readabl
 
 def print_wrapped(console: Console, text: str, *, indent: int = 2) -> None:
     """print `text` to the console as wrapped_lines cuts it to the terminal's width (100 in a pipe)."""
-    for line in wrapped_lines(text, console.width if console.is_terminal else PIPE_PROSE_WIDTH, indent=indent):
+    for line in wrapped_lines(text, text_width(console, PIPE_PROSE_WIDTH), indent=indent):
         console.print(line, markup=False, soft_wrap=True)
 
 
 def print_row_and_note(console: Console, row: str, note: str, *, indent: int = 4) -> None:
     """A table row with its note beside it when both fit the console, else the note on the lines
     below, indented: the row's numbers stay on one line and keep their columns."""
-    if not note or not console.is_terminal or len(row) + 2 + len(note) <= console.width:
+    width = text_width(console, None)
+    if not note or width is None or len(row) + 2 + len(note) <= width:
         console.print(f"{row}  {note}".rstrip(), markup=False, soft_wrap=True)
         return
     console.print(row, markup=False, soft_wrap=True)
