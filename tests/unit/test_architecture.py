@@ -197,7 +197,6 @@ UNEXPLAINED_ALLOWED = {
     "system/disks.py", "system/processes.py",  # the safety gate's work (issue 38) owns them now
     "model/inventory.py",  # being rewritten beside this change
     "report/completion.py", "report/shell_text.py", "report/tables.py",  # issue 33's fast start, beside this change
-    "store/merge.py",  # its input bounds (issue 38) are being worked on beside this change
 }
 
 
@@ -238,8 +237,7 @@ def test_an_import_inside_a_function_says_it_is_lazy_on_purpose(package):
     assert unexplained == []
 
 
-# store/merge.py's errors are reworded beside its input bounds (issue 38), then it leaves this list
-USAGE_ERROR_ALLOWED = {"store/merge.py"}
+USAGE_ERROR_ALLOWED: set[str] = set()  # keep it empty
 
 
 @pytest.mark.parametrize("package", ["model", "store", "system", "report"])

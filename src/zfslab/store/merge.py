@@ -26,9 +26,15 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from zfslab.errors import UsageError, ZfslabError, shown
-from zfslab.store.schema import atomic, connect, has_table, open_readonly
+from zfslab.errors import ParamError, ZfslabError, shown
+from zfslab.store.readback import DamagedDatabase, read_results
+from zfslab.store.schema import NotOurDatabase, atomic, connect, has_table, open_readonly
 from zfslab.store.wal_copy import CopyFailed, copy_with_log, log_beside
+
+
+class MergeError(ZfslabError, ValueError):
+    """Results files merge cannot merge, or an output it cannot write: the message names the file
+    and the fix; the output is the setting `output`, which the command layer words as its flag."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +70,12 @@ def _regular(path: str, what: str) -> os.stat_result:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise UsageError(f"merge: {what} {shown(path, 200)}: no such file; give results files bench, drill or "
+        raise MergeError(f"merge: {what} {shown(path, 200)}: no such file; give results files bench, drill or "
                          "merge wrote") from None
     except OSError as e:
-        raise UsageError(f"merge: {what} {shown(path, 200)}: cannot be read ({e.strerror})") from None
+        raise MergeError(f"merge: {what} {shown(path, 200)}: cannot be read ({e.strerror})") from None
     if not stat.S_ISREG(st.st_mode):   # a FIFO would block the copy, a device is not ours to read
-        raise UsageError(f"merge: {what} {shown(path, 200)}: not a regular file; give results files bench, drill "
+        raise MergeError(f"merge: {what} {shown(path, 200)}: not a regular file; give results files bench, drill "
                          "or merge wrote")
     return st
 
@@ -82,7 +88,7 @@ def _readable(paths: Sequence[str], output: str) -> Iterator[dict[str, str]]:
     try:
         out: dict[str, str] = {}
         for path in paths:
-            _regular(path, "-o" if path == output else "input")
+            _regular(path, "`output`" if path == output else "input")
             log = log_beside(path)
             if log is None:
                 out[path] = path
@@ -92,36 +98,35 @@ def _readable(paths: Sequence[str], output: str) -> Iterator[dict[str, str]]:
             try:   # one copy for the whole merge (open_readonly would copy at each open)
                 copy_with_log(path, log, out[path])
             except CopyFailed as e:
-                raise UsageError(f"merge: {shown(path, 200)}: {e}") from None
+                raise MergeError(f"merge: {shown(path, 200)}: {e}") from None
         yield out
     finally:
         if private:
             shutil.rmtree(private, ignore_errors=True)
 
 
-def _input_error(e: ZfslabError, path: str, read: str, what: str = "") -> UsageError:
+def _input_error(e: ZfslabError, path: str, read: str, what: str = "") -> MergeError:
     """A reader's error about `read` (the input, or its private copy) as merge's own, naming the
-    input: the readers' words name --db, an option merge does not have."""
-    from zfslab.store.readback import DamagedDatabase
-    from zfslab.store.schema import NotOurDatabase
+    input: the readers' words name their setting `db` and offer bench, which merge does not."""
     if isinstance(e, (DamagedDatabase, NotOurDatabase)) and len(e.args) == 2:
         detail = str(e.args[1])
+    elif isinstance(e, ParamError):
+        detail = e.rule
     else:
         detail = str(e)
         for prefix in (f"--db {shown(read, 200)}: ", f"{read}: "):
             detail = detail.removeprefix(prefix)
         detail = detail.split("; give --db", 1)[0].split("; `zfslab bench", 1)[0]
     detail = detail.replace(read, path)
-    return UsageError(f"merge: {what}{shown(path, 200)}: {detail}; give results files bench, drill or merge wrote")
+    return MergeError(f"merge: {what}{shown(path, 200)}: {detail}; give results files bench, drill or merge wrote")
 
 
 def _check_inputs(paths: Sequence[str], output: str, readable: dict[str, str]) -> list[str]:
-    from zfslab.store.readback import read_results
     out = []
     for path in paths:
         if os.path.exists(output) and os.path.samefile(path, output):
-            raise UsageError(f"merge: -o {shown(output, 200)} is also an input, and merge never changes its inputs; "
-                             "give -o a new file name")
+            raise MergeError(f"merge: `output` {shown(output, 200)} is also an input, and merge never changes its inputs; "
+                             "give `output` a new file name")
         try:
             read_results(readable[path])   # every row vetted; refuses foreign, damaged or newer files
         except ZfslabError as e:
@@ -188,24 +193,23 @@ def merge(inputs: Sequence[str], output: str, *,
     `accept(origin, layout)`, from a fleet run's ledger, keeps only the measurements that count:
     a lost host's result for a layout that was run again elsewhere is left out."""
     if not inputs:
-        raise UsageError("merge: give at least one results file to merge")
+        raise MergeError("merge: give at least one results file to merge")
     if not output or output.endswith(os.sep) or os.path.isdir(output):
-        raise UsageError(f"merge: -o {shown(output, 200)!s}: give the merged file's name, e.g. -o all.sqlite")
+        raise MergeError(f"merge: `output` {shown(output, 200)!s}: give the merged file's name, e.g. `output` all.sqlite")
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
-        raise UsageError(f"merge: -o {shown(output, 200)}: the folder {shown(folder, 200)} does not exist")
+        raise MergeError(f"merge: `output` {shown(output, 200)}: the folder {shown(folder, 200)} does not exist")
     existing = [output] if os.path.exists(output) else []
     with _readable([*existing, *inputs], output) as readable:
         paths = _check_inputs(inputs, output, readable)
         before_runs: set[str] = set()
         before_drills: set[str] = set()
         if existing:
-            from zfslab.store.readback import read_results
             try:
                 read_results(readable[output])   # the output, too, is read as an input: vetted the same way
                 previous = _read_input(readable[output])
             except ZfslabError as e:
-                raise _input_error(e, output, readable[output], "-o ") from None
+                raise _input_error(e, output, readable[output], "`output` ") from None
             before_runs, before_drills = set(previous["runs"]), set(previous["drills"])
             paths = [output, *paths]
 
@@ -235,8 +239,8 @@ def merge(inputs: Sequence[str], output: str, *,
 def _write_output(output, folder, runs, drills, pools, intents, inputs, before_runs, before_drills,
                   accept) -> MergeSummary:
     """The merged file built whole under a temporary name beside -o, then renamed over it."""
-    def unwritable(reason: str) -> UsageError:
-        return UsageError(f"merge: -o {shown(output, 200)}: cannot be written ({reason}); give -o a file in a "
+    def unwritable(reason: str) -> MergeError:
+        return MergeError(f"merge: `output` {shown(output, 200)}: cannot be written ({reason}); give `output` a file in a "
                           "folder you can write, with room for it")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".zfslab-merge-", suffix=".sqlite", dir=folder)
