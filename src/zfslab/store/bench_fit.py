@@ -54,7 +54,7 @@ def fit_bench_run(path: str, base: DiskProfile) -> BenchFit:
     streaming = latest_per_layout(streaming, runs)
     rows, measured = _run_rows(streaming, set(runs), Measurement, "MB/s", db)
     if len(measured) < MIN_FIT_LAYOUTS:
-        raise FitError(f"--db {db}: run {run.id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
+        raise FitError(f"`db` {db}: run {run.id} measured {len(measured)} layout{'s' * (len(measured) != 1)}; "
                        f"the fit needs at least {MIN_FIT_LAYOUTS}: `zfslab bench --layouts calibration` measures enough")
     fit = fit_speed(rows, ashift=run.ashift, recordsize=run.recordsize_bytes, host=base.host)
     iops_run, iops_fit, iops_measured = _fit_iops(history, run, fit.profile(base), path)
@@ -122,7 +122,7 @@ def _run_rows(rates: list[MeasuredRate], run_ids: set[int], make, unit: str, db:
         if r.run_id not in run_ids or r.value is None:
             continue
         if r.value <= 0:
-            raise FitError(f"--db {db}: run {r.run_id}, {r.layout} {r.test}: {r.value!r} {unit}; "
+            raise FitError(f"`db` {db}: run {r.run_id}, {r.layout} {r.test}: {r.value!r} {unit}; "
                            "a measured rate must be above 0")
         rows.append(make(r.layout, r.metric, float(r.value)))
         measured.setdefault(str(r.layout), {})[r.metric] = float(r.value)
@@ -142,7 +142,7 @@ def measured_resilvers(path: str, bench_fit: BenchFit) -> dict[str, MeasuredResi
                 or r.sandbox != bench_fit.sandbox or not set(r.pool_disk_ids) <= disks):
             continue
         if r.resilvered_bytes <= 0 or r.seconds <= 0:
-            raise FitError(f"--db {shown(path, 200)}: resilver {r.id} (drill {r.drill_id}): "
+            raise FitError(f"`db` {shown(path, 200)}: resilver {r.id} (drill {r.drill_id}): "
                            f"{r.resilvered_bytes} bytes in {r.seconds!r} s; a measured resilver must be above 0")
         out[r.vdev_kind] = MeasuredResilver(r.vdev_kind, r.resilvered_bytes / r.seconds / 1e6, r.drill_id, r.layout,
                                             r.fill, r.resilvered_bytes, r.seconds)
