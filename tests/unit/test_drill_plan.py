@@ -293,3 +293,17 @@ def test_a_drill_killed_before_its_guid_was_saved_is_known_by_its_recorded_creat
     with pytest.raises(DisksRefused, match="did not create it"):
         destroy_own_pool(zfs, POOL, set(), "drill", lambda t: None, intents, MARK)
     assert POOL in zfs.pools
+
+
+def test_a_fill_the_real_pool_cannot_hold_stops_the_drill_in_the_librarys_words(tmp_path):
+    # the library names the setting (`fill`); the command layer words it as --fill (issue 37)
+    from zfslab.commands._common import PARAM_FLAGS
+    layout, paths, runner = parse_layout("mirror:2"), files(tmp_path, 3), RecordingRunner()
+    zfs = RecordingZfs(runner)
+    plan = plan_drill(DrillRequest(layout, tuple(paths[:2]), paths[2], FILE_BYTES, ("degraded",), fill=0.5,
+                                   sandbox=True))
+    plan = dataclasses.replace(plan, fill_bytes=1 << 50)  # far beyond what FakeZfs's pool holds
+    with pytest.raises(DrillError, match="give a smaller `fill` and report the layout$") as e:
+        execute_drill(plan, Drivers(zfs, Fio(runner), runner), None, Clock())
+    assert e.value.worded(PARAM_FLAGS).endswith("give a smaller --fill and report the layout")
+    assert not zfs.pools  # nothing filled, the pool destroyed

@@ -15,6 +15,7 @@ from zfslab.model.fleet_profile import FleetProfile
 from zfslab.system.fleet_profile import BadRemoteProfile, parse_remote_profile
 from zfslab.report.fleet_text import profile_lines
 from zfslab.model.inventory import Host
+from zfslab.commands._common import PARAM_FLAGS
 from zfslab.commands.profile_disk import parse_threshold
 from zfslab.model.preflight import PreflightRefused
 from zfslab.system.fleet_profile import profile_fleet
@@ -114,6 +115,9 @@ def test_hosts_with_different_disks_are_refused_before_anything_runs():
         profile_fleet(t, HOSTS, DISKS, seconds=2, controller_version=__version__)
     assert str(e.value).splitlines()[0] == ("st04: /dev/sdc differs from st01's disks: size 3,000,592,982,016 bytes, "
                                             "not 4,000,787,030,016 bytes")
+    # the library names the setting; the command layer words it as its flag (issue 37)
+    assert str(e.value).endswith("leave one out with `skip_host` HOST")
+    assert e.value.worded(PARAM_FLAGS).endswith("leave one out with --skip-host HOST")
     assert not any(argv[:2] == ("zfslab", "profile-disk") for _, argv in t.log)
 
 

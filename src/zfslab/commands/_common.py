@@ -36,7 +36,7 @@ PARAM_FLAGS = {
     # the library's settings (system/, store/), in its errors (issue 37)
     "sandbox": "--sandbox", "sandbox_size": "--sandbox-size", "suite": "--suite", "parallel": "--parallel",
     "compression": "--compression", "db": "--db", "layouts": "--layouts", "disk_devices": "--disks",
-    "output": "-o",
+    "output": "-o", "skip_host": "--skip-host",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
 

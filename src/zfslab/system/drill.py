@@ -153,7 +153,7 @@ class Drill:
         if self.plan.fill_bytes > usable * FILL_LIMIT:
             raise DrillError(f"the planned fill of {self.plan.fill_bytes:,} bytes is more than {FILL_LIMIT:.0%} of "
                              f"the pool's real USED+AVAIL ({usable:,}): the capacity model and this pool disagree; "
-                             f"give a smaller --fill and report the layout")
+                             "give a smaller `fill` and report the layout")
 
     def _verify(self, step: Step) -> tuple[bool, float, str]:
         """Read every byte back against fio's checksums: (all good, MB/s, error text)."""

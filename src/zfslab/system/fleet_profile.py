@@ -39,7 +39,7 @@ def checked_hosts(transport: Transport, hosts: Sequence[Host], disks: Sequence[s
     refused = refusals(facts, controller_version=controller_version, need_zfs=need_zfs)
     if refused:
         raise PreflightRefused("\n".join([*refused, "nothing was run; make the hosts alike, or leave one out "
-                                                       "with --skip-host HOST"]))
+                                                       "with `skip_host` HOST"]))
     return facts, [str(o.error) for o in outcomes if not o.ok]
 
 
