@@ -552,11 +552,18 @@ class Builder:
 
     # --- issue 38: fleets named by --hosts or an inventory, always refused before any ssh --------
     def hosts_value(self) -> str:
-        """A --hosts value: names ssh must never see, or 127.0.0.1 (the only address a test may name)."""
-        return self.c.pick(["a;>/tmp/x", "a$(touch${IFS}/tmp/x)", "-oProxyCommand=x", "127.0.0.1;id",
-                            "root;x@127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "", ",", "127.0.0.1,127.0.0.1",
-                            "a b", "h\x00", "héte", "a|b", "`id`", "127.0.0.1:1", "root@127.0.0.1:1",
-                            "127.0.0.1:1,root@127.0.0.1:2", self.hostile()])
+        """A --hosts value: names ssh must never see, or 127.0.0.1 (the only address a test may name).
+        A hostile value that happens to be a valid name ("1", "x") becomes 127.0.0.1:1."""
+        value = self.c.pick(["a;>/tmp/x", "a$(touch${IFS}/tmp/x)", "-oProxyCommand=x", "127.0.0.1;id",
+                             "root;x@127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "", ",", "127.0.0.1,127.0.0.1",
+                             "a b", "h\x00", "héte", "a|b", "`id`", "127.0.0.1:1", "root@127.0.0.1:1",
+                             "127.0.0.1:1,root@127.0.0.1:2", self.hostile()])
+        from zfslab.model.inventory import InventoryError, parse_hosts_option
+        try:
+            hosts = parse_hosts_option(value, "--hosts")
+        except InventoryError:
+            return value
+        return value if all(h.destination == "127.0.0.1" for h in hosts) else "127.0.0.1:1"
 
     def inventory(self) -> str:
         """An inventory (INI or YAML) of the kinds that exploded (issue 38 items 5-7), or a plain one of 127.0.0.1."""
@@ -581,15 +588,15 @@ class Builder:
                 lines += [f"    g{i}: &g{i} {{children: {{a{i}: *g{i - 1}, b{i}: *g{i - 1}, c{i}: *g{i - 1}}}}}"
                           for i in range(1, min(n, 14))]
             elif kind == 4:
-                lines = ["all:", "  hosts:", f"    {self.c.pick(['h[1:20000].invalid', 'h[1:999999999][1:9]', 'a;b'])}:"]
+                lines = ["all:", "  hosts:", f"    {self.c.pick(['127.0.0.1:[1:20000]', 'h[1:999999999][1:9]', 'a;b'])}:"]
             else:
                 lines = ["all:", "  hosts:", "    127.0.0.1:", f"      ansible_port: {self.c.pick(['1', '0', '99999'])}"]
             return self.write(path, self.encode("\n".join(lines) + "\n"))
         kind = self.c.integer(0, 5)
         if kind == 0:     # each group names the next twice: 2^n paths
             text = "".join(f"[g{i}:children]\ng{i + 1}\ng{i + 1}\n" for i in range(n)) + f"[g{n}]\n127.0.0.1\n"
-        elif kind == 1:   # 400 sections of a 20,000-host range
-            text = "".join(f"[s{i}]\nh[1:{self.c.pick(['20000', '5000', '250'])}].invalid\n" for i in range(400))
+        elif kind == 1:   # 400 sections of a range of up to 20,000 hosts (127.0.0.1, a port each: no other address)
+            text = "".join(f"[s{i}]\n127.0.0.1:[1:{self.c.pick(['20000', '5000', '250'])}]\n" for i in range(400))
         elif kind == 2:
             text = "".join(f"[g{i}]\n" for i in range(self.c.pick([10, 1001])))
         elif kind == 3:
