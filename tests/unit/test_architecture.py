@@ -223,7 +223,8 @@ def unexplained_imports(path: pathlib.Path) -> list[int]:
 def test_the_lazy_import_check_reads_a_comment_over_a_block(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("def f():\n    # deliberate lazy loading: scipy\n    import a\n    import b\n\n"
-                    "def g():\n    x = 1\n    import c\n    import d  # lazy: numpy\n    y = 2\n    # why not\n    import e\n")
+                    "def g():\n    x = 1\n    import c\n    import d  # lazy: numpy\n    y = 2\n"
+                    "    # why not\n    import e\n")
     assert unexplained_imports(path) == [8, 12]
 
 

@@ -17,7 +17,7 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.store.results import Results
 from zfslab.store.schema import SCHEMA_VERSION, DatabaseTooNew, connect
 from zfslab.system.bench import BenchError, execute_bench
-from zfslab.system.bench_plan import MARK, POOL, BenchOptions, BenchPlan, BenchRequest, plan_bench, run_key
+from zfslab.system.bench_plan import MARK, POOL, BenchOptions, BenchPlan, BenchRequest, plan_bench
 from zfslab.system.bonnie import _FIELDS_197, _SHIFT, Bonnie, parse_csv_line
 from zfslab.system.disks import DiskInfo, DisksRefused, Finding, check_wipe_allowed
 from zfslab.system.fio import Fio, parse_fio_json
@@ -421,7 +421,8 @@ def test_a_kill_between_the_create_and_the_guid_record_is_resumed(tmp_path):
     bench2.run(plan)
     assert zfs.calls[calls] == f"destroy {POOL}" and not zfs.pools
     assert guid in results2.pool_guids(run_id=bench.run_id)  # its disks' labels now prove them ours
-    assert notes[0].endswith("recording its GUID") and notes[1] == f"destroying pool {POOL}, left by an interrupted zfslab bench run"
+    assert notes[0].endswith("recording its GUID")
+    assert notes[1] == f"destroying pool {POOL}, left by an interrupted zfslab bench run"
     assert results2.conn.execute("SELECT finished_at FROM runs").fetchone()[0] is not None
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tests.conftest import REPO
-from zfslab.errors import InputError, ParamError, UsageError
+from zfslab.errors import InputError, ParamError
 from zfslab.model.special_size import (
     SpecialSettings, ZdbBlockStats, block_psize, check_threshold, file_blocks, from_file_sizes, from_zdb,
     indirect_asize, meta_dnode_indirect_asize, recommended_bytes,
