@@ -461,3 +461,12 @@ def test_a_pipe_honours_columns(argv):
     out = subprocess.run([sys.executable, "-m", "zfslab", *argv], capture_output=True, text=True, cwd=REPO,
                          env={**os.environ, "COLUMNS": "80"}, check=True).stdout
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_json_and_csv_hold_no_binary_noise(run_cli):
+    """issue 33: plan --json held 72 floats like 616.0000000000001 and 9.999999999999999e-05."""
+    noise = re.compile(r"\d\.\d*(?:0{7,}[1-9]|9{7,})\d*")
+    for fmt in ("--json", "--csv"):
+        out = run_cli("plan", "24x4TB", fmt).stdout
+        assert not noise.findall(out), noise.findall(out)[:5]
+    assert json.loads(run_cli("plan", "24x4TB", "--json").stdout)["layouts"]

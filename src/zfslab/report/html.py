@@ -15,7 +15,7 @@ from zfslab.model.recommend import METRIC_NAMES
 from zfslab.model.cost import money
 from zfslab.model.units import odds
 from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
-from zfslab.report.tables import dumps
+from zfslab.report.tables import SIGNIFICANT_DIGITS, dumps
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1em;line-height:1.4}
@@ -79,11 +79,18 @@ def _table(headers: list[tuple[str, str]], rows: list[list[tuple[str, object]]],
     body = []
     for i, row in enumerate(rows):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        cells = "".join(f'<td class="{headers[j][1]}" data-v="{e(c[1])}">{e(c[0])}'
+        cells = "".join(f'<td class="{headers[j][1]}" data-v="{e(_sort_value(c[1]))}">{e(c[0])}'
                         f'{f"<small>{e(c[2])}</small>" if len(c) > 2 else ""}</td>' for j, c in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
     return (f'<table id="{table_id}" class="sortable {table_class}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def _sort_value(value: object) -> object:
+    """A cell's sort value as the page's JSON writes the same figure (report/tables.py rounds floats)."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    return value
 
 
 def _svg(data: bytes) -> str:

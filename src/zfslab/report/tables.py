@@ -131,11 +131,15 @@ def to_csv(records: Sequence[dict]) -> str:
     return out.getvalue()
 
 
+SIGNIFICANT_DIGITS = 12  # past any input's precision; drops binary noise: 616.0000000000001 -> 616.0
+
+
 def strict_values(value: Any) -> Any:
     """The value with every infinite float replaced by None (JSON null: unbounded, e.g. an MTTDL
-    when no loss can happen). A NaN is a bug and is left for json.dumps to refuse."""
+    when no loss can happen) and every other rounded to SIGNIFICANT_DIGITS (issue 33: plan --json
+    held 72 floats like 9.999999999999999e-05). A NaN is a bug and is left for json.dumps to refuse."""
     if isinstance(value, float):
-        return None if math.isinf(value) else value
+        return None if math.isinf(value) else value if math.isnan(value) else float(f"{value:.{SIGNIFICANT_DIGITS}g}")
     if isinstance(value, dict):
         return {k: strict_values(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
