@@ -296,8 +296,7 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     how = (f"speed fitted on {len(calibration.measured)} measured layouts {_fit_source(calibration)}"
            if speed is not None and calibration is not None else "speed uncalibrated" if speed is not None
            else "")
-    more = len(fitted.left_out)
-    hidden = f" {more} more column{'s' * (more != 1)} with --wide;" if more else ""
+    hidden = " More columns with --wide;" if fitted.left_out else ""
     return lines + [f"Figures: {basis}" + (f"; {how}" if how else "") + f".{hidden} --explain says what each means."]
 
 
