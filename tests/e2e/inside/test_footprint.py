@@ -224,6 +224,11 @@ def measure_tree(zfs, disks, tree: str, layout: str, ashift: int, compressions, 
             r = json.loads(p.stdout)["layouts"][0]
             rows.append((f"{layout} a{ashift} {compression}", r["used_bytes"], used, r["alloc_bytes"], grown,
                          r["data_used_bytes"]))
+        if os.environ.get("ZFSLAB_FOOTPRINT_ZDB"):   # by hand: the pool's blocks by type, to see which differ
+            print(f"\nzdb -bb {layout} a{ashift} ({', '.join(compressions)}):")
+            out = subprocess.run(["zdb", "-bb", "-L", pool], capture_output=True, text=True, timeout=600).stdout
+            print("\n".join(line for line in out.splitlines() if "  " in line and line.strip()[:1].isdigit()
+                            and "Total" not in line and not line.strip().startswith("-")))
     finally:
         zfs.destroy_pool(pool, force=True)
     return rows
