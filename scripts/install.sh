@@ -4,7 +4,7 @@
 # and fish completions and its man page, then runs `zfslab ARGS` when arguments are given.
 #
 #   sh scripts/install.sh plan 24x4TB     install (or update), then run zfslab plan 24x4TB
-#   sh scripts/install.sh --user ...      a per-user install even as root (TrueNAS SCALE)
+#   sh scripts/install.sh --user ...      per user, and never apt, even as root (TrueNAS SCALE)
 #   sh scripts/install.sh --uninstall     remove what an earlier run made, nothing else
 #
 # As root: /opt/zfslab/venv, /usr/local/bin/zfslab, /usr/local/share/{bash-completion,zsh,fish,man}.
@@ -22,11 +22,12 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 MODE=system
 [ "$(id -u)" = 0 ] || MODE=user
 UNINSTALL=0
+NO_APT=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --user) MODE=user; shift ;;
+    --user) MODE=user; NO_APT=1; shift ;;  # a user-level install: never apt, even as root
     --uninstall) UNINSTALL=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -107,14 +108,14 @@ can_sudo() {  # asks for a password only when someone can type it
   if [ -t 0 ]; then sudo -v; else sudo -n true 2>/dev/null; fi
 }
 
-if ! python_ok || ! has_ensurepip; then
+if [ "$NO_APT" = 0 ] && { ! python_ok || ! has_ensurepip; }; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     apt_install "" || say "apt-get failed (see above)"
   elif command -v apt-get >/dev/null 2>&1 && can_sudo; then
     apt_install sudo || say "apt-get through sudo failed (see above)"
   fi
-  python_ok || die "zfslab needs Python 3.11 or newer with its venv module; as root run: apt-get install $APT_PACKAGES"
 fi
+python_ok || die "zfslab needs Python 3.11 or newer with its venv module; as root run: apt-get install $APT_PACKAGES"
 
 if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
   rm -rf "$VENV"  # made by an earlier run for a Python that is gone (a Debian upgrade)
@@ -129,10 +130,11 @@ if [ ! -x "$VENV/bin/python" ]; then
     say "no ensurepip here: bootstrapping pip from its wheel on PyPI"
     "$PY" -m venv --without-pip "$VENV"
     "$VENV/bin/python" - <<'EOF'
-import hashlib, json, os, subprocess, sys, tempfile, urllib.request
-meta = json.load(urllib.request.urlopen("https://pypi.org/pypi/pip/json", timeout=60))
+import hashlib, json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
+index = "https://pypi.org/pypi/pip/json"
+meta = json.load(urllib.request.urlopen(index, timeout=60))
 wheel = next(u for u in meta["urls"] if u["packagetype"] == "bdist_wheel")
-data = urllib.request.urlopen(wheel["url"], timeout=300).read()
+data = urllib.request.urlopen(urllib.parse.urljoin(index, wheel["url"]), timeout=300).read()  # a mirror may answer relative URLs
 if hashlib.sha256(data).hexdigest() != wheel["digests"]["sha256"]:
     sys.exit(f"install.sh: {wheel['filename']} does not match PyPI's sha256")
 with tempfile.TemporaryDirectory() as d:
