@@ -58,11 +58,12 @@ FZAP_HEADER_COMPRESSED_BYTES = 256  # zap_phys_t and its embedded pointer table 
 FZAP_ENTRY_OVERHEAD_BYTES = 30
 FZAP_LEAF_HEADER_COMPRESSED_BYTES = 64
 # --- the ZPL's own blocks (zfs_create_fs) -------------------------------------------------------
-# ZAPs of an empty dataset that do not fit in a block pointer: the master node, the SA attribute
-# registry and layouts, the user/group used accounting; the unlinked set, the shares directory and
-# an empty root directory are embedded. With the objset, the meta-dnode's five indirect levels and
-# its one dnode block: 12 blocks, what an empty dataset was measured to add (docs/footprint.md)
-ZPL_BASE_ZAP_BLOCKS = 5
+# ZAPs of an empty dataset too big for a block pointer: the master node (eight names of 10-20 B),
+# the SA attribute registry (about twenty) and the SA layouts. The SA master node (two entries), the
+# unlinked set, the shares directory, the user/group accounting ZAPs (an entry or two) and an empty
+# root directory compress to 112 B or less: embedded. With the objset and the meta-dnode's five
+# indirect levels and first dnode block, 10 blocks of the dataset's own
+ZPL_BASE_ZAP_BLOCKS = 3
 OBJSET_PHYS_BYTES = 4096           # OBJSET_PHYS_SIZE_V3
 # --- symlinks (zfs_sa.c, zfs_sa.h) --------------------------------------------------------------
 # a symlink's target lives in its dnode's bonus (SA_ZPL_SYMLINK): 320 B of bonus less the SA header
