@@ -19,6 +19,9 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "src"))
 
+from zfslab.commands.validate import single_blas_thread  # noqa: E402
+
+single_blas_thread()  # as `zfslab validate` does before numpy loads
 from zfslab.model.validation import leave_one_out, parse_dataset  # noqa: E402
 
 

@@ -190,7 +190,8 @@ def test_validate_scores_the_rule_of_thumb_on_the_predicted_rows_only():
     assert out["baseline"]["read"] == {"median_ape_pct": None, "rows": 0, "spearman": None}
     assert out["metrics"]["write"]["rows"] == 2
     assert out["metrics"]["rewrite"] == {"median_ape_pct": None, "rows": 0, "spearman": None,
-                                         "inside_interval_pct": None}
+                                         "inside_interval_pct": None, "median_half_width_pct": None,
+                                         "half_width_for_85_pct": None}
     assert out["fitted_metrics"] == ["write"]
     assert out["ashift"] == 12
     assert [(r["index"], r["layout"], r["calibration"]) for r in out["rows"]] == [
@@ -339,3 +340,29 @@ def test_leave_one_out_reports_what_one_scalar_refit_per_row_reported(monkeypatc
     for fit, old, row in zip(fast_fits, slow_fits, rows):
         assert fit.log_values == pytest.approx(old.log_values, rel=1e-9, abs=1e-9), row.layout
         assert np.allclose(fit.covariance, old.covariance, rtol=1e-7, atol=1e-12), row.layout
+
+
+def test_coverage_and_width_are_those_of_the_rows_the_fit_did_not_see():
+    """Issue 35: per metric, the share of predicted rows inside their 90 % interval, the median
+    relative half-width of those intervals, and the narrowest one width that would hold 85 % of
+    them, all from the rows' own predictions, intervals and measurements (never a fit row)."""
+    import math
+    import statistics
+
+    from tests.conftest import DATA
+
+    with open(f"{DATA}/calomel-hdd-24x4tb.csv", newline="") as f:
+        out = validate(parse_dataset(list(csv.DictReader(f)), calibration="auto"), ashift=9)
+    for m in METRICS:
+        held_out = [r for r in out["rows"] if not r["calibration"]]
+        inside = [r["interval"][m][0] <= r["measured"][m] <= r["interval"][m][1] for r in held_out]
+        widths = [50 * (r["interval"][m][1] - r["interval"][m][0]) / r["predicted"][m] for r in held_out]
+        errors = sorted(abs(r["measured"][m] - r["predicted"][m]) / r["predicted"][m] * 100 for r in held_out)
+        s = out["metrics"][m]
+        assert s["rows"] == len(held_out) == 17
+        assert s["inside_interval_pct"] == pytest.approx(100 * sum(inside) / 17)
+        assert s["median_half_width_pct"] == pytest.approx(statistics.median(widths))
+        assert s["half_width_for_85_pct"] == pytest.approx(errors[math.ceil(0.85 * 17) - 1])
+        # 85 % of the rows lie within it, and no narrower width holds as many
+        assert sum(e <= s["half_width_for_85_pct"] for e in errors) >= 0.85 * 17
+        assert sum(e < s["half_width_for_85_pct"] for e in errors) < 0.85 * 17

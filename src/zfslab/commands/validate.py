@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 
 from rich.markup import escape
 
@@ -27,7 +28,7 @@ def add_parser(sub) -> None:
                         "rows, chosen from their layouts by the design rule (docs/speed.md#calibration-design)")
     p.add_argument("--loo", action="store_true",
                    help="also score each row predicted from a fit on all the other rows (leave one out; one "
-                        "refit per row: at most 300 rows, about 25 s)")
+                        "refit per row: some 20 s of CPU at 1,000 rows)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -35,7 +36,17 @@ def add_parser(sub) -> None:
 METRICS = ("write", "rewrite", "read")
 
 
+def single_blas_thread() -> None:
+    """One BLAS thread for the fits, whose matrices are ten columns wide: OpenBLAS's threads only
+    spin on them (a 3,000 x 10 SVD, one per step of a refit, costs 8 ms of CPU threaded against
+    0.9 ms on one; benchmarks/validate_loo.py). Read when numpy loads, so called before the model
+    is imported; a value the user set is kept."""
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+
+
 def run(args: argparse.Namespace) -> int:
+    single_blas_thread()
     from zfslab.model.validation import parse_dataset, validate
 
     records = _read_csv(args.dataset)
@@ -89,11 +100,11 @@ def _summary_lines(result: dict) -> list[str]:
         if ours["median_ape_pct"] is not None:
             lines.append(f"{m:8s} median absolute error {ours['median_ape_pct']:5.1f} % over {ours['rows']} "
                          f"predicted rows (rule of thumb {_pct(rule['median_ape_pct'])}); Spearman {_num(ours['spearman'])}; "
-                         f"{ours['inside_interval_pct']:.0f} % inside the {100 * result['interval_level']:.0f} % interval")
+                         f"{_coverage(ours, result['interval_level'])}")
     loo = result.get("leave_one_out")
     if loo:
-        parts = [f"{m} {_pct(loo[m]['median_ape_pct'])} (Spearman {_num(loo[m]['spearman'])})"
-                 for m in METRICS if loo[m]["rows"]]
+        parts = [f"{m} {_pct(loo[m]['median_ape_pct'])} (Spearman {_num(loo[m]['spearman'])}; "
+                 f"{_coverage(loo[m], result['interval_level'])})" for m in METRICS if loo[m]["rows"]]
         lines.append(f"leave one out over every row: {'; '.join(parts)}")
     return lines
 
@@ -119,6 +130,12 @@ def _parameter_lines(result: dict) -> list[str]:
         # only what the calibration rows measured: the rest would be the priors, not a fit
         lines.append(f"not fitted (no calibration row measures it): {', '.join(m for m in METRICS if m not in fitted)}")
     return lines
+
+
+def _coverage(summary: dict, level: float) -> str:
+    """How often the intervals held the rows they did not see, and how wide they were."""
+    return (f"{100 * level:.0f} % intervals of median half-width {summary['median_half_width_pct']:.0f} %, "
+            f"{summary['inside_interval_pct']:.0f} % of rows inside")
 
 
 def _pct(value: float | None) -> str:

@@ -40,7 +40,7 @@ class DatasetRow:
 # Measured MB/s a dataset may hold: the fit works on logarithms bounded at e^-5 and 1e7
 MIN_MB_S, MAX_MB_S = 0.1, 1e6
 MAX_ROWS = 1000
-MAX_LOO_ROWS = 300   # validate --loo: 300 refits take about 20 s (benchmarks/validate_loo.py)
+MAX_LOO_ROWS = MAX_ROWS   # validate --loo: some 20 s of CPU at 1,000 rows (benchmarks/validate_loo.py)
 _WHOLE_RE = re.compile(r"\s*[0-9]{1,6}\s*", re.ASCII)
 
 
@@ -172,20 +172,37 @@ def _spearman(predicted: list[float], measured: list[float]) -> float | None:
     return float(spearmanr(predicted, measured).statistic)
 
 
-def _summary(pairs: dict[str, list[tuple[float, float, bool]]]) -> dict:
-    """Median absolute % error, Spearman and interval coverage of (predicted, measured, inside) pairs."""
+COVERAGE_TARGET = 0.85  # issue 35: 90 % intervals that hold 85-95 % of the rows they did not see
+
+
+def _pair(p, y: float) -> tuple[float, float, bool, float]:
+    """(predicted, measured, inside the interval, the interval's relative half-width in %)."""
+    return p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s, 50 * (p.high_mb_s - p.low_mb_s) / p.mb_s
+
+
+def _summary(pairs: dict[str, list[tuple[float, float, bool, float | None]]]) -> dict:
+    """Per metric over (predicted, measured, inside, half-width) rows: the median absolute % error,
+    Spearman, the share of rows inside their interval and the interval's median relative
+    half-width, and the narrowest relative half-width that one interval of the same width around
+    every prediction would need to hold COVERAGE_TARGET of these rows: the |error| quantile,
+    a bound that no interval set without the measurements can beat at that coverage."""
     out = {}
     for m, ps in pairs.items():
-        errors = [abs(p - y) / y * 100 for p, y, _ in ps]
+        errors = [abs(p - y) / y * 100 for p, y, _, _ in ps]
+        relative = sorted(abs(y - p) / p * 100 for p, y, _, _ in ps)
+        widths = [w for _, _, _, w in ps if w is not None]
         out[m] = {"median_ape_pct": statistics.median(errors) if errors else None, "rows": len(ps),
-                  "spearman": _spearman([p for p, _, _ in ps], [y for _, y, _ in ps]),
-                  "inside_interval_pct": 100 * sum(i for _, _, i in ps) / len(ps) if ps else None}
+                  "spearman": _spearman([p for p, _, _, _ in ps], [y for _, y, _, _ in ps]),
+                  "inside_interval_pct": 100 * sum(i for _, _, i, _ in ps) / len(ps) if ps else None,
+                  "median_half_width_pct": statistics.median(widths) if widths else None,
+                  "half_width_for_85_pct": (relative[math.ceil(COVERAGE_TARGET * len(relative)) - 1]
+                                            if relative else None)}
     return out
 
 
 def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
     """Each row predicted from a fit on all the others: the model's reach, design aside."""
-    pairs: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
+    pairs: dict[str, list[tuple[float, float, bool, float]]] = {m: [] for m in METRICS}
     measured = [r for r in rows if r.measured]
     if len(measured) < 2:
         return _summary(pairs)
@@ -204,8 +221,7 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
         for row, fit in zip(measured, fits_leaving_out(table, left_out, start=everything, ashift=ashift)):
             predicted = predict_intervals(fit, row.layout, level=LEVEL)
             for m, y in row.measured.items():
-                p = predicted[m]
-                pairs[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
+                pairs[m].append(_pair(predicted[m], y))
     except FitError as e:
         raise DatasetError(str(e)) from None
     return _summary(pairs)
@@ -219,24 +235,24 @@ def validate(rows: list[DatasetRow], *, ashift: int = 12, loo: bool = False) -> 
         raise DatasetError("no calibration row has a measured value: nothing to fit the model on")
     fit = _fit(cal, ashift)
     out_rows = []
-    ours: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
-    rule_pairs: dict[str, list[tuple[float, float, bool]]] = {m: [] for m in METRICS}
+    ours: dict[str, list[tuple[float, float, bool, float]]] = {m: [] for m in METRICS}
+    rule_pairs: dict[str, list[tuple[float, float, bool, None]]] = {m: [] for m in METRICS}
     for row in rows:
         predicted = predict_intervals(fit, row.layout, level=LEVEL)
         rule = {m: baseline(rows, m, row, ashift) for m in METRICS}
         for m, y in row.measured.items():
             if not row.fit_row and m in fit.fitted_metrics:
-                p = predicted[m]
-                ours[m].append((p.mb_s, y, p.low_mb_s <= y <= p.high_mb_s))
+                ours[m].append(_pair(predicted[m], y))
                 if rule[m] is not None:
-                    rule_pairs[m].append((rule[m], y, False))
+                    rule_pairs[m].append((rule[m], y, False, None))
         # a metric no fit row measured would be the priors' guess, not a prediction
         fitted = {m: predicted[m] if m in fit.fitted_metrics else None for m in METRICS}
         out_rows.append({"index": row.index, "layout": str(row.layout), "calibration": row.fit_row,
                          "predicted": {m: p and p.mb_s for m, p in fitted.items()},
                          "interval": {m: p and [p.low_mb_s, p.high_mb_s] for m, p in fitted.items()},
                          "measured": dict(row.measured), "rule_of_thumb": rule})
-    baseline_summary = {m: {k: v for k, v in s.items() if k != "inside_interval_pct"}
+    interval_keys = ("inside_interval_pct", "median_half_width_pct", "half_width_for_85_pct")
+    baseline_summary = {m: {k: v for k, v in s.items() if k not in interval_keys}
                         for m, s in _summary(rule_pairs).items()}
     params = fit.parameters(LEVEL)
     result = {
