@@ -131,34 +131,8 @@ def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict
     comp = compressor(compression)
     seek_counts = ReadCounts()
     ranges = sparse_ranges(w, recordsize, seek_counts)   # which records hold data: lseek only
-    all_as_is: dict = {}
-    written: dict = {}        # the blocks with compression off: all_as_is less the holes a copy keeps
-    indirect: dict = {}
-    by_blocks: dict[int, int] = {}
-    pointers = hole_records = 0
-    for i, f in enumerate(w.files):
-        n, lsize = file_block_sizes(f[3], recordsize)
-        as_is = size_blocks(f[3], recordsize)
-        merge(all_as_is, as_is)
-        pointers += n if n > 1 else 0
-        r = ranges.get(i)
-        if r is None:
-            merge(written, as_is)
-            by_blocks[n] = by_blocks.get(n, 0) + 1
-            continue
-        data_records = sum(b - a for a, b in r)
-        holes = n - data_records
-        hole_records += holes
-        kept = data_records if keep_holes else n
-        if kept:
-            written[(lsize, lsize)] = written.get((lsize, lsize), 0) + kept
-        # indirect blocks over the records that are not holes (zeros are holes with compression on)
-        dense = not keep_holes and comp is None
-        merge_indirect(indirect, dense_indirect(n) if dense else indirect_levels(r, r[-1][1] - 1 if r else 0))
-    for n, count in by_blocks.items():
-        merge_indirect(indirect, dense_indirect(n), count)
-    shape = TreeShape(len(w.files), w.directories, w.symlinks, w.special, w.long_symlinks,
-                      dict(w.directory_shapes), indirect)
+    all_as_is, written, shape, pointers, hole_records = _walked_blocks(w, ranges, recordsize, keep_holes,
+                                                                       dense=not keep_holes and comp is None)
     if ranges:
         notes.update(sparse_files=len(ranges), hole_records=hole_records, holes="kept" if keep_holes else "filled")
     if comp is None:
@@ -194,6 +168,40 @@ def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict
         merge(read_as_is, size_blocks(w.files[i][3], recordsize))
     return DataBlocks(blocks, read_as_is, read_as_is, compression, recordsize, len(sample.read), w.directories,
                       pointers, True, shape), notes
+
+
+def _walked_blocks(w: Walk, ranges: dict, recordsize: int, keep_holes: bool, dense: bool):
+    """From the walk and the files' data ranges, without reading: every file's blocks as is, the
+    blocks a copy writes with compression off (less the holes it keeps), the tree's shape for the
+    metadata, the block pointers and the records in holes. `dense`: holes filled with zeros and
+    stored (compression off), so the indirect blocks cover every record."""
+    all_as_is: dict = {}
+    written: dict = {}        # the blocks with compression off: all_as_is less the holes a copy keeps
+    indirect: dict = {}
+    by_blocks: dict[int, int] = {}
+    pointers = hole_records = 0
+    for i, f in enumerate(w.files):
+        n, lsize = file_block_sizes(f[3], recordsize)
+        as_is = size_blocks(f[3], recordsize)
+        merge(all_as_is, as_is)
+        pointers += n if n > 1 else 0
+        r = ranges.get(i)
+        if r is None:
+            merge(written, as_is)
+            by_blocks[n] = by_blocks.get(n, 0) + 1
+            continue
+        data_records = sum(b - a for a, b in r)
+        hole_records += n - data_records
+        kept = data_records if keep_holes else n
+        if kept:
+            written[(lsize, lsize)] = written.get((lsize, lsize), 0) + kept
+        # indirect blocks over the records that are not holes (zeros are holes with compression on)
+        merge_indirect(indirect, dense_indirect(n) if dense else indirect_levels(r, r[-1][1] - 1 if r else 0))
+    for n, count in by_blocks.items():
+        merge_indirect(indirect, dense_indirect(n), count)
+    shape = TreeShape(len(w.files), w.directories, w.symlinks, w.special, w.long_symlinks,
+                      dict(w.directory_shapes), indirect)
+    return all_as_is, written, shape, pointers, hole_records
 
 
 def _is_file(path: str) -> bool:
