@@ -1,6 +1,7 @@
 """The command line: outputs, one-line errors with exit codes, help on every command."""
 
 import csv
+import os
 import re
 import io
 import json
@@ -470,3 +471,21 @@ def test_json_and_csv_hold_no_binary_noise(run_cli):
         out = run_cli("plan", "24x4TB", fmt).stdout
         assert not noise.findall(out), noise.findall(out)[:5]
     assert json.loads(run_cli("plan", "24x4TB", "--json").stdout)["layouts"]
+
+
+def test_plan_csv_has_one_schema_whatever_the_options(run_cli, tmp_path):
+    """issue 33: --years 3 renamed the risk columns and --data-from's fields were in --json only.
+    One header (report/plan_csv.py HEADER, listed in docs/cli-output.md), empty where a figure is absent."""
+    from tests.conftest import REPO
+    from zfslab.report.plan_csv import HEADER
+    (tmp_path / "a.txt").write_text("some data\n" * 1000)
+    runs = {args: list(csv.DictReader(io.StringIO(run_cli("plan", *args, "--csv").stdout))) for args in
+            [("8x12TB",), ("8x12TB", "--years", "3"), ("8x12TB", "--data-from", str(tmp_path)),
+             ("8x12TB", "--disk-price", "250"), ("4x4TB,2x8TB",), ("8x12TB", "--no-risk")]}
+    for args, rows in runs.items():
+        assert rows and tuple(rows[0]) == HEADER, args
+    assert runs[("8x12TB", "--years", "3")][0]["p_loss_5y"] == "" and runs[("8x12TB", "--years", "3")][0]["horizon_years"] == "3.0"
+    assert all(r["data_used_bytes"] for r in runs[("8x12TB", "--data-from", str(tmp_path))])
+    assert not any(r["data_used_bytes"] or r["p_loss_horizon"] for r in runs[("8x12TB", "--no-risk")])
+    doc = open(os.path.join(REPO, "docs", "cli-output.md"), encoding="utf-8").read()
+    assert [c for c in HEADER if f"`{c}`" not in doc] == []

@@ -17,8 +17,9 @@ from zfslab.errors import UsageError, clip, shown
 from zfslab.model.capacity import rules_for
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
-from zfslab.model.recommend import Goal, budget_text, recommend, small_blocks_text, workload_text
+from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.recommend import _figures as pick_figures  # the reason's own words for the pick's figures
+from zfslab.model.cost import money
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
 from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
@@ -140,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
     rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
     if args.csv:
         from zfslab.report.plan_csv import plan_csv  # deliberate lazy loading: only --csv writes CSV
-        extra = None if calibration is None else {r.layout: fit_fields(r.layout, calibration, calibrated) for r in rows}
+        extra = {r.layout: (fit_fields(r.layout, calibration, calibrated) if calibration is not None else {})
+                 | (_data_fit.fields(fits, r.layout) if fits else {}) for r in rows}  # as --json adds them
         print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}, extra), end="")
         return 0
     if args.json:
@@ -189,7 +191,13 @@ def star_reason(rec, pick, goal: Goal) -> str:
     if pick is None or not rec.within_budget:
         return text
     text = text.replace(f" for {goal.data} data [{budget_text(goal)}]", "")
-    text = text.replace(f": {pick_figures(pick, goal)}.", ".", 1)
+    # which figures the workload weighs: the table's speed columns and --explain name them
+    metrics = ", ".join(METRIC_NAMES.get(m, m) for m in goal.metrics)
+    text = text.replace(f" ({metrics})", "", 1).replace(f"({metrics}, ", "(", 1)
+    # the price stays: the table has the price per TB at most, never what the disks cost
+    price = "" if pick.price_per_usable_tb is None else \
+        f": {money(pick.price_per_usable_tb)} per usable TB (the disks {money(pick.disks_price)})"
+    text = text.replace(f": {pick_figures(pick, goal)}.", f"{price}.", 1)
     # the safer choice is a row of the table: its name and what it costs in space, not its figures again
     return re.sub(r"Safer: (\S+): ([^,.]+(?:\.[0-9][^,.]*)?)(?:, [^.]+(?:\.[0-9][^.]*)*)?\.", r"Safer: \1, at \2.", text,
                   count=1)
