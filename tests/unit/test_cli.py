@@ -489,3 +489,16 @@ def test_plan_csv_has_one_schema_whatever_the_options(run_cli, tmp_path):
     assert not any(r["data_used_bytes"] or r["p_loss_horizon"] for r in runs[("8x12TB", "--no-risk")])
     doc = open(os.path.join(REPO, "docs", "cli-output.md"), encoding="utf-8").read()
     assert [c for c in HEADER if f"`{c}`" not in doc] == []
+
+
+def test_footprint_explains_its_columns_and_plan_puts_the_data_before_its_footer(run_cli, tmp_path):
+    """issue 33 5.11: 'ratio' and 'logical' unexplained, the saving negative; plan --data-from's
+    table after the footer."""
+    (tmp_path / "a.txt").write_text("compressible text\n" * 5000)
+    out = run_cli("footprint", str(tmp_path), "--layouts", "raidz2:6", "--compression", "lz4").stdout
+    legend = " ".join(out.split())
+    assert "logical: the files in ZFS blocks" in legend and "ratio: zfs get compressratio" in legend
+    row = next(line for line in out.splitlines() if line.startswith("raidz2:6"))
+    assert "-" not in row.split()[-1] and row.split()[-1] != "0"  # what compression saved, as a size
+    plan = run_cli("plan", "8x12TB", "--data-from", str(tmp_path)).stdout
+    assert plan.index("Your data (") < plan.index("◆ worth considering") < plan.index("Figures:")

@@ -412,7 +412,7 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     head = ("layout", "logical", "USED", "raw", "ratio", "fits", "redund.", "padding", "sectors", "compr.")
     table = [(str(layout), _size(fp.logical_bytes), _size(fp.total_used_bytes), _size(fp.raw_bytes),
               f"{fp.compression_ratio:.2f}", _fits(usable, charged), _size(fp.parity_bytes), _size(fp.padding_bytes),
-              _size(fp.sector_waste_bytes), "-" + _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
+              _size(fp.sector_waste_bytes), _size(fp.compression_saved_bytes) if fp.compression_saved_bytes
               else "0") for layout, fp, usable, _iv, charged in rows]
     # at least a 100-column table's widths, wider where a cell is (a long layout, 239.46 MB of padding):
     # no cell is cut, and the row's width is known before it is printed
@@ -435,10 +435,13 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
                                                      "sample more")
     if shown_cols < len(head):
         print_wrapped(out, f"Left out for width: {', '.join(head[shown_cols:])} (a wider terminal or --json shows them).")
-    print_wrapped(out, "USED: zfs list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits "
-                       "in the empty pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding "
-                       "(raidz skip sectors, dRAID rows), sectors (rounding to the ashift); compr.: compression's "
-                       "saving. Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
+    # issue 33: 'logical' and 'ratio' were not explained, and the saving was written as a negative number
+    print_wrapped(out, "logical: the files in ZFS blocks (one under the record size rounded up to 512 B, a larger "
+                       "one in whole records), so more than the bytes read; ratio: zfs get compressratio; USED: zfs "
+                       "list USED (deflated, as AVAIL is); raw: on all disks; fits: times the data fits in the empty "
+                       "pool's USED+AVAIL. In raw bytes: redund. (parity, a mirror's copies), padding (raidz skip "
+                       "sectors, dRAID rows), sectors (rounding to the ashift); compr.: what compression saved. "
+                       "Metadata is an estimate, included. --json adds zpool ALLOC. docs/footprint.md")
     if notes.get("lz4_code") == "lz4 package":
         print_wrapped(out, "lz4: priced with the lz4 package, about 2 % high on compressible data (OpenZFS's own "
                            "lz4 is taken from libzpool where installed: zfsutils-linux brings it).")
