@@ -2,6 +2,15 @@
 4 min at 1,000, the most validate accepts). The datasets repeat tests/data/calomel-calibrated.csv's
 rows with a few % of seeded noise on the rates, so every row is a distinct measurement.
 
+Issue 38, measured on the 2-core machine at a load average of 10-13 (one run each; CPU time is
+inflated by the load, compare within a line):
+- before (commit c808c78, one refit per row by fit_speed, one BLAS thread): 204 rows 22.5 s;
+  1,000 rows not done after 276 s (stopped);
+- after (the problem built once, the model vectorised, one BLAS thread): 26 rows 0.4 s,
+  204 rows 2.4-2.8 s, 1,000 rows 21-26 s. The identical figures are checked by
+  tests/unit/test_validation.py. What is left per refit at 1,000 rows (about 20 ms): half in
+  scipy's trust-region steps on a 3,000 x 10 Jacobian, half in the model and the soft-L1 loss.
+
     python3 benchmarks/validate_loo.py              # 26, 260 and 1000 rows
     python3 benchmarks/validate_loo.py --rows 26 260
 
