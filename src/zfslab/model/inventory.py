@@ -64,7 +64,7 @@ class Host:
                              "and '_'")
         if not _fits(SHOWN_NAME, self.name):
             raise ValueError(f"host {clip(self.name)}: not a host name; use letters, digits, '.', '-' and '_' "
-                             "(user@host:port with --hosts)")
+                             "(in a host list, user@host:port)")
 
 
 _ALIASES = {"ansible_host": "ansible_host", "ansible_ssh_host": "ansible_host", "ansible_port": "ansible_port",
