@@ -1,13 +1,12 @@
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, require_tool
 from zfslab.system.runner import CommandFailed, CommandTimeout, Runner, ToolMissing
 
 
@@ -100,7 +99,7 @@ def test_a_child_dies_with_zfslab_killed_between_its_fork_and_exec(launch):
     assert not _outlives_a_kill_at_the_fork(launch, 60)
 
 
-@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed")
 def test_under_setpriv_alone_such_a_child_lived_on():
     """The race as it was: setpriv asks for the signal after its parent died; nothing comes."""
+    require_tool("setpriv", "apt-get install util-linux")
     assert _outlives_a_kill_at_the_fork(THE_OLD_RUNNER, 3)
