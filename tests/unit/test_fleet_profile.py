@@ -197,6 +197,33 @@ def test_outliers_alone_exit_0_and_json_lists_them(monkeypatch, capsys):
     assert [(o["host"], o["disk"], o["metric"]) for o in data["outliers"]] == [("st02", "/dev/sdc", "rand_iops")]
 
 
+def test_two_hosts_of_two_disks_say_they_cannot_tell_a_slow_host(monkeypatch, capsys):
+    # the trial on 127.0.0.1: one slow disk flagged its whole host against "the median of 2 identical peers"
+    import zfslab.commands._hosts as hosts_module
+    t = SimTransport(fleet({("st02", "/dev/sdc"): (70.0, 150.0)}))
+    monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
+    argv = ["profile-disk", "--hosts", "st01,st02", "--disks", "/dev/sdb,/dev/sdc", "--seconds", "2"]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(o["host"], o["disk"]) for o in data["outliers"]] == [("st02", "/dev/sdc")]   # of 4 disks: flagged
+    assert [(u["kind"], u["members"]) for u in data["cannot_tell"]] == [("host", ["st01", "st02"])]
+    assert data["cannot_tell"][0]["line"].startswith("cannot tell: 2 identical hosts of ST4000NM0035, 4.00 TB")
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert not any(line.startswith("st02:") for line in out), out   # no host flag
+    assert any(line.startswith("cannot tell: 2 identical hosts of ST4000NM0035") for line in out), out
+
+
+def test_no_outliers_is_not_claimed_for_groups_too_small_to_tell():
+    t = SimTransport(fleet())
+    found = profile_fleet(t, HOSTS[:2], DISKS[:1], seconds=2, controller_version=__version__)
+    text = profile_lines(found, 0.15, width=120)
+    assert "no outliers in the groups of 3 or more identical peers" in text
+    assert not any(line.startswith("no outliers: every disk") for line in text)
+    assert [u.kind for u in found.undecided()] == ["host", "disk"]
+
+
 def test_a_burn_in_needs_no_openzfs_on_the_hosts():
     base = fleet()
     t = SimTransport(lambda h, argv: (127, "", "zpool: command not found") if argv[0] == "zpool" else base(h, argv))

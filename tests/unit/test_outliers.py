@@ -3,7 +3,7 @@
 import pytest
 
 from zfslab.errors import FleetError
-from zfslab.model.outliers import Figures, host_figures, outliers
+from zfslab.model.outliers import Figures, host_figures, outliers, undecided
 
 
 def _disks(host, seq, iops, group="HGST 4TB"):
@@ -26,8 +26,30 @@ def test_the_threshold_is_a_boundary_and_not_above_it():
 
 
 def test_peers_are_only_identical_disks():
-    figs = _disks("h1", [200, 200], [150, 150]) + _disks("h1", [100], [80], group="other 1TB")
+    figs = _disks("h1", [200, 200, 200], [150, 150, 150]) + _disks("h1", [100], [80], group="other 1TB")
     assert outliers(figs) == []   # the lone other disk has no peers
+    assert [u.line() for u in undecided(figs)] == [
+        "cannot tell: 1 identical disk of other 1TB (h1 /dev/sda); an outlier needs at least 3 identical peers"]
+
+
+def test_two_peers_cannot_tell_which_one_is_slow():
+    # two hosts of two disks, one disk slow: the slow host's median is the mean of its two disks,
+    # and of two hosts the slower always sits below their median (here 36 %): no flag, "cannot tell"
+    disks = _disks("a", [200, 200], [150, 150]) + _disks("b", [200, 56], [150, 150])
+    hosts = host_figures(disks)
+    assert [(f.host, f.seq_mb_s) for f in hosts] == [("a", 200), ("b", 128)]
+    assert outliers(hosts) == []
+    assert [(u.kind, u.members) for u in undecided(hosts)] == [("host", ("a", "b"))]
+    assert undecided(hosts)[0].line() == ("cannot tell: 2 identical hosts of HGST 4TB (a, b); "
+                                          "an outlier needs at least 3 identical peers")
+    # the four disks are enough peers: the slow one is flagged, and nothing is undecided among them
+    assert [(o.host, o.disk) for o in outliers(disks)] == [("b", "/dev/sdb")] and undecided(disks) == []
+
+
+def test_three_peers_are_enough():
+    found = outliers(_disks("h", [200, 200, 100], [150] * 3))
+    assert [(o.disk, o.peers) for o in found] == [("/dev/sdc", 3)]
+    assert undecided(_disks("h", [200, 200, 100], [150] * 3)) == []
 
 
 def test_a_slow_host_stands_out_among_hosts():

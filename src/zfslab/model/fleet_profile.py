@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zfslab.model.outliers import Figures, Outlier, host_figures, outliers
+from zfslab.model.outliers import Figures, Outlier, Undecided, host_figures, outliers, undecided
 from zfslab.model.units import format_bytes
 
 
@@ -49,6 +49,11 @@ class FleetProfile:
         """Hosts on the median of their disks: a slow controller or backplane slows all of them a little."""
         return outliers(host_figures([r.figures() for r in self.results]), threshold=threshold)
 
+    def undecided(self) -> list[Undecided]:
+        """Groups of hosts, then of disks, too small to tell a slow one (model/outliers.py MIN_PEERS)."""
+        disks = [r.figures() for r in self.results]
+        return undecided(host_figures(disks)) + undecided(disks)
+
     def as_dict(self, threshold: float) -> dict:
         """For --json: the figures, the outliers of disks and hosts, and the failures."""
         def outlier(o: Outlier) -> dict:
@@ -62,4 +67,6 @@ class FleetProfile:
                 "hosts": [{"host": f.host, "peer_group": f.peer_group, "seq_read_mb_s": f.seq_mb_s,
                            "rand_read_iops_qd1": f.rand_iops} for f in host_figures([r.figures() for r in self.results])],
                 "outliers": [outlier(o) for o in self.host_outliers(threshold) + self.disk_outliers(threshold)],
+                "cannot_tell": [{"kind": u.kind, "peer_group": u.peer_group, "members": list(u.members),
+                                 "line": u.line()} for u in self.undecided()],
                 "failures": list(self.failures)}

@@ -4,12 +4,13 @@ disks and hosts slower than their peers, then what could not be measured; 80 to 
 from __future__ import annotations
 
 from zfslab.model.fleet_profile import DiskResult, FleetProfile
+from zfslab.model.outliers import MIN_PEERS
 from zfslab.report.tables import wrapped_lines
 
 
 def profile_lines(profile: FleetProfile, threshold: float, *, width: int = 100, wrap: bool = True) -> list[str]:
     """The terminal answer: a table per peer group, one row a disk, then the outliers (hosts first),
-    then the failures. Fits `width` (80 to 120): a long disk name keeps its distinctive tail; `wrap`
+    the groups too small to tell, then the failures. Fits `width` (80 to 120): a long disk name keeps its distinctive tail; `wrap`
     False (a pipe, a file): each outlier and failure stays one line, for grep."""
     prose = width if wrap else None
     out: list[str] = []
@@ -32,8 +33,12 @@ def profile_lines(profile: FleetProfile, threshold: float, *, width: int = 100, 
         out += [f"outliers (more than {threshold:.0%} below the median of identical peers):"]
         for o in found:
             out += wrapped_lines(f"  {o.line()}", prose, indent=4)
-    elif profile.results:
-        out.append(f"no outliers: every disk and host within {threshold:.0%} of the median of its identical peers")
+    unknown = profile.undecided()
+    if not found and profile.results:
+        out.append(f"no outliers: every disk and host within {threshold:.0%} of the median of its identical peers"
+                   if not unknown else f"no outliers in the groups of {MIN_PEERS} or more identical peers")
+    for u in unknown:
+        out += wrapped_lines(u.line(), prose, indent=4)
     for line in profile.failures:
         out += wrapped_lines(f"not measured: {line}", prose, indent=4)
     return out
