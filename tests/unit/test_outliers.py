@@ -34,7 +34,7 @@ def test_peers_are_only_identical_disks():
 
 def test_two_peers_cannot_tell_which_one_is_slow():
     # two hosts of two disks, one disk slow: the slow host's median is the mean of its two disks,
-    # and of two hosts the slower always sits below their median (here 36 %): no flag, "cannot tell"
+    # and of two hosts the slower always sits below their median (here 22 %): no flag, "cannot tell"
     disks = _disks("a", [200, 200], [150, 150]) + _disks("b", [200, 56], [150, 150])
     hosts = host_figures(disks)
     assert [(f.host, f.seq_mb_s) for f in hosts] == [("a", 200), ("b", 128)]
