@@ -36,7 +36,8 @@ def record(layout: str, test: str, mb_s: float, repeat: int = 1) -> Measurement:
                        diskstats_json="{}", iostat_text="")
 
 
-def bench_db(path, disks: int = 6, layouts=None, *, tests=TESTS, sandbox=False, value=None) -> str:
+def bench_db(path, disks: int = 6, layouts=None, *, tests=TESTS, sandbox=False, value=None,
+             disk_bytes=DISK_BYTES, rotational=None) -> str:
     """A finished bench run of `layouts` (default: the calibration design for `disks`), each test
     measured twice at what the TRUTH profile predicts (±2 %), or at `value`."""
     if layouts is None:
@@ -44,8 +45,8 @@ def bench_db(path, disks: int = 6, layouts=None, *, tests=TESTS, sandbox=False, 
     results = Results(connect(str(path)))
     run_id = results.start_run(key="k", command="zfslab bench", suite="seq", repeats=2,
                                options={"ashift": 12, "recordsize": "128K"}, sandbox=sandbox, facts={},
-                               disks=[{"device": f"/dev/d{i}", "size_bytes": None if sandbox else DISK_BYTES}
-                                      for i in range(disks)])
+                               disks=[{"device": f"/dev/d{i}", "size_bytes": None if sandbox else disk_bytes,
+                                       "rotational": rotational} for i in range(disks)])
     for text in layouts:
         p = predict(parse_layout(text), TRUTH)
         for test, field in tests.items():
@@ -286,3 +287,33 @@ def test_the_iops_tests_are_the_ars_suites_4k_tests():
         t = ars[name]
         assert t.bs == "4k" and (t.numjobs, t.iodepth) == ((1, 1) if metric.endswith("qd1") else (8, 8))
         assert (t.fsync == 1) == metric.startswith("sync") and t.reads == metric.startswith("rand_read")
+
+
+def test_a_fit_on_other_disks_says_what_was_measured_and_what_is_planned(run_cli, tmp_path):
+    # the trial: runs on 2 x 1 GB SSDs, a plan for 6 x 4 TB; the footer said "measured on these disks"
+    small = bench_db(tmp_path / "ssd.sqlite", 2, ["mirror:2", "2xdisk"],
+                     disk_bytes=1_000_000_000, rotational=False)
+    r = run_cli("plan", "6x4TB", "--db", small, "--explain")
+    assert r.exit_code == 0, r.stderr
+    line = ("Speed fitted on other disks: measured on 2 × 1.00 GB solid-state, planned for 6 × 4.00 TB rotational "
+            "(count, size and type differ); the speed figures carry the fit over, nothing measured them.")
+    assert line in " ".join(r.stdout.split())
+    assert "measured on these disks" not in r.stdout and "measured on other disks (above)" in r.stdout
+    data = json.loads(run_cli("plan", "6x4TB", "--db", small, "--json").stdout)
+    assert data["speed_fit_other_disks"] == line
+    # the table's own notes (no --explain) carry it too
+    assert line in " ".join(run_cli("plan", "6x4TB", "--db", small).stdout.split())
+    # the same disks planned as SSDs: only count and size differ
+    ssd = json.loads(run_cli("plan", "6x4TB", "--db", small, "--disk-type", "ssd", "--json").stdout)
+    assert "(count and size differ)" in ssd["speed_fit_other_disks"]
+
+
+def test_the_measured_disks_planned_again_give_no_warning(run_cli, db, tmp_path):
+    assert json.loads(run_cli("plan", "--db", db, "--json").stdout)["speed_fit_other_disks"] is None
+    # a disk of the same nominal size from another vendor (2 % apart at most) is the same size
+    assert json.loads(run_cli("plan", "6x4000225165312", "--db", db, "--json").stdout)["speed_fit_other_disks"] is None
+    hdd = bench_db(tmp_path / "hdd.sqlite", rotational=True)
+    assert json.loads(run_cli("plan", "--db", hdd, "--json").stdout)["speed_fit_other_disks"] is None
+    assert "(type differs)" in json.loads(
+        run_cli("plan", "--db", hdd, "--disk-type", "nvme", "--json").stdout)["speed_fit_other_disks"]
+    assert "(count differs)" in json.loads(run_cli("plan", "8x4TB", "--db", hdd, "--json").stdout)["speed_fit_other_disks"]

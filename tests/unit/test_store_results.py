@@ -95,7 +95,7 @@ def test_start_run_stores_the_run_its_facts_and_its_disks_in_order(results, db):
     assert disks == [
         (0, "/dev/disk/by-id/ata-A", "WD-A", "WD4001FYYG", 4_000_787_030_016, 1),
         (1, "/dev/disk/by-id/ata-B", "WD-B", "WD4001FYYG", 4_000_787_030_016, 1),
-        (2, "/tmp/v2", None, None, None, 0),
+        (2, "/tmp/v2", None, None, None, None),   # not known: NULL, not "solid-state"
     ]
     assert count(db, "runs") == 1 and count(db, "run_disks") == 3  # committed: another connection sees it
 

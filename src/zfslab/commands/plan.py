@@ -136,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         from zfslab.model.bench_fit import fit_ranges
         from zfslab.report.bench_fit_text import fit_dict, fit_fields, resilver_dicts
     calibrated = None if calibration is None else fit_ranges(calibration, [r.layout for r in rows], args.ashift, recordsize)
+    other_disks = _other_disks(calibration, disks, disk)
     data = _data_fit.load(args)
     fits = _data_fit.fit(rows, data, args) if data else {}
     rec = recommend(_data_fit.with_room(rows, fits, args) if fits else rows, goal)
@@ -147,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.json:
         basis = {} if calibration is None else {"speed_fit": fit_dict(calibration, calibrated.level),
+                                                "speed_fit_other_disks": other_disks,
                                                 "resilver_measured": resilver_dicts(resilvers)}
         print(to_json({"disks": disks.label, "disk_count": disks.count, "disk_bytes": disks.disk_bytes,
                        "vdev_bytes": disks.vdev_bytes, "ashift": args.ashift, "zfs_accounting": rules.software,
@@ -158,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
     if fits:  # the user's data, before the footer that ends the answer (issue 33: it came after it)
         for line in _data_fit.lines(fits, shown_rows, data, args):
             out.print(line)
-    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers):
+    for line in _footer(rows, shown_rows, rec, goal, fitted, disk, risk, speed, args, calibration, resilvers,
+                        other_disks):
         for part in wrapped_lines(line, page):
             out.print(Text(part, style="dim"), soft_wrap=True)
     return 0
@@ -269,8 +272,20 @@ def _json_rows(rows, rec, calibration: BenchFit | None, calibrated, fits) -> lis
     return records
 
 
+def _other_disks(calibration: BenchFit | None, disks: DiskSet, disk) -> str | None:
+    """--db: one line when the planned disks differ from those the fit's run measured, else None."""
+    if calibration is None:
+        return None
+    from zfslab.model.disk_basis import PRESET_ROTATIONAL, DiskBasis, mismatch_line
+    from zfslab.model.disk_types import DISK_TYPES
+    measured = DiskBasis(calibration.disk_count, (calibration.disk_bytes,) if calibration.disk_bytes else (),
+                         calibration.disk_rotational)
+    planned_kind = PRESET_ROTATIONAL.get(disk.name) if DISK_TYPES.get(disk.name) is disk else None
+    return mismatch_line(measured, DiskBasis(disks.count, tuple(disks.sizes), planned_kind))
+
+
 def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, calibration=None,
-            resilvers=None) -> list[str]:
+            resilvers=None, other_disks: str | None = None) -> list[str]:
     h = f"{goal.horizon_years:g} year{'s' * (goal.horizon_years != 1)}"
     out = len(rec.over_budget)
     if args.all:
@@ -293,7 +308,9 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             f"{names[0]}{' and alike' if len(names) > 1 else ''} {text}" for text, names in
             list(draids.items())[:None if args.explain else 3])
             + (f"; {len(draids) - 3} more in --explain" if len(draids) > 3 and not args.explain else "") + ".")
-    legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers)
+    if other_disks and speed is not None:
+        lines.append(other_disks)
+    legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers, other_disks)
     if args.explain:
         if fitted.left_out:
             lines.append(f"Left out for width: {', '.join(fitted.left_out)} (--wide shows all, --columns chooses).")
@@ -315,7 +332,8 @@ def _fit_source(calibration, note: str = "") -> str:
     return f"(run {calibration.run_id}{note})"
 
 
-def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resilvers) -> list[str]:
+def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resilvers,
+            other_disks: str | None = None) -> list[str]:
     """What each column means and the inputs behind the figures (plan --explain)."""
     lines = ["usable: zfs list USED+AVAIL of the empty pool. can fail: disks, at once, whichever they are."]
     lines.append(f"disks: {disk.name} ({disk.source}).")
@@ -334,7 +352,8 @@ def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resi
         iops = "fitted" if calibration.iops is not None else f"from {disk.name}"
         lines.append(f"speed ×disk: {goal.workload} workload as multiples of one disk's "
                      f"{one_disk_figures(rows, goal.metrics)} (MB/s fitted, IOPS {iops}).")
-        lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on these disks "
+        lines.append(f"Speed figures: fitted on {n} layout{'s' * (n != 1)} measured on "
+                     f"{'other disks (above)' if other_disks else 'these disks'} "
                      f"{_fit_source(calibration, ', SANDBOX file vdevs' if calibration.sandbox else '')}; "
                      "m: measured; 90 % ranges with --wide or --json (docs/speed.md#plan---db).")
         lines.append(iops_line(calibration, disk.name))

@@ -50,6 +50,7 @@ class BenchFit:
     disk_ids: tuple[str, ...] = ()  # the run's disks: serials, or the paths bench was given
     run_ids: tuple[int, ...] = ()  # every run the fit took layouts from (a fleet: one or more per host)
     hosts: int = 1  # the hosts those runs were measured on (their origins)
+    disk_rotational: bool | None = None  # the run's disks rotational, solid-state, or None: not known
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` with the fitted streaming rates and, when measured, the fitted random path."""

@@ -61,7 +61,7 @@ def fit_bench_run(path: str, base: DiskProfile) -> BenchFit:
     used = tuple(sorted({r.run_id for r in streaming}))
     hosts = len({history.run(i).origin for i in used})
     return BenchFit(run.id, fit, measured, run.disk_count, run.disk_bytes, run.sandbox,
-                    iops_fit, iops_run, iops_measured, run.disk_ids, used, hosts)
+                    iops_fit, iops_run, iops_measured, run.disk_ids, used, hosts, run.disk_rotational)
 
 
 def alike_runs(history: BenchHistory, latest: RunRecord, candidates: set[int]) -> dict[int, RunRecord]:

@@ -29,7 +29,7 @@ class DamagedDatabase(ZfslabError):
 # What report reads of each row, and the types a zfslab database holds there (None: NULL allowed)
 _RUN_COLUMNS = {"id": (int,), "started_at": (str,), "zfs_version": (str, None), "kernel": (str, None),
                 "cpu": (str, None), "ram_bytes": (int, None), "sandbox": (int,)}
-_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "size_bytes": (int, None)}
+_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "size_bytes": (int, None), "rotational": (int, None)}
 _DRILL_COLUMNS = {"layout": (str,), "scenario": (str,), "outcome": (str,), "verdict": (str,),
                   "seconds": (int, float, None)}
 _BENCH_COLUMNS = {"layout": (str,), "test": (str,), "repeats": (int,), "read_mb_s": (int, float, None),
@@ -126,11 +126,13 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
     bench = []
     for r in runs:
         disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']} (table run_disks)", path) for d in conn.execute(
-            "SELECT device, serial, size_bytes FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
+            "SELECT device, serial, size_bytes, rotational FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
         r["disks"] = ", ".join(d["device"] for d in disks)
         # the disks' identity: their serials when bench read every one, else the paths it was given
         r["disk_ids"] = tuple(d["serial"] if all(x["serial"] for x in disks) else d["device"] for d in disks)
         r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
+        kinds = {d["rotational"] for d in disks}   # one kind for every disk, else not known
+        r["disk_rotational"] = bool(kinds.pop()) if len(kinds) == 1 and None not in kinds else None
         if has_table(conn, "measurements"):
             _check_stored_rates(conn, r["id"], path)
             try:
@@ -208,6 +210,7 @@ class RunRecord:
     recordsize_bytes: int
     origin: str | None = None  # the host that measured it (migration 5); None before
     options_key: str = ""      # its options, canonical JSON: runs alike in all but layouts and host
+    disk_rotational: bool | None = None   # every disk rotational, none, or None: mixed or not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +258,8 @@ def _run_record(run: dict) -> RunRecord:
     origin = run.get("origin") or run.get("hostname")
     return RunRecord(run["id"], bool(run["sandbox"]), run["disk_ids"], run["disk_count"], run["disk_bytes"],
                      int(options.get("ashift", 12)), parse_blocksize(str(options.get("recordsize", "128K"))),
-                     origin if isinstance(origin, str) else None, json.dumps(options, sort_keys=True))
+                     origin if isinstance(origin, str) else None, json.dumps(options, sort_keys=True),
+                     run.get("disk_rotational"))
 
 
 def bench_history(runs: list[dict], bench: list[dict]) -> BenchHistory:

@@ -64,7 +64,7 @@ class Results:
                 self.conn.execute(
                     "INSERT INTO run_disks (run_id, position, device, serial, model, size_bytes, rotational) "
                     "VALUES (?,?,?,?,?,?,?)", (run_id, i, d["device"], d.get("serial"), d.get("model"),
-                                               d.get("size_bytes"), int(bool(d.get("rotational")))))
+                                               d.get("size_bytes"), _rotational(d.get("rotational"))))
         return int(run_id)
 
     def run_serials(self, run_id: int) -> set[str]:
@@ -185,3 +185,9 @@ class Results:
                         "read_mb_s_range": spread("read_mb_s"), "write_mb_s_range": spread("write_mb_s"),
                         "cache_suspect": any(r["cache_suspect"] for r in rs)})
         return out
+
+
+def _rotational(value) -> int | None:
+    """1 or 0 as the disk said; NULL when not known (sandbox files, a caller that did not read it),
+    so plan --db does not take an unknown disk for a solid-state one."""
+    return None if value is None else int(bool(value))
