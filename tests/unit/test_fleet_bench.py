@@ -329,3 +329,16 @@ def test_a_host_killed_before_its_pools_guid_was_recorded_resumes_that_layout_by
     m = _rows(str(tmp_path / "all.sqlite"), "SELECT layout, test, COUNT(*) FROM measurements GROUP BY layout, test")
     assert len(m) == 8 and all(n == 1 for *_, n in m), m
     assert not os.path.exists(tmp_path / "bin" / "pool-h1")
+
+
+@pytest.mark.parametrize("marker, said", [("dirty", "these disks would be refused"),
+                                          ("nodisk", "no such disk on this host")])
+def test_a_hosts_refusal_exits_10_in_a_dry_run_and_a_run(monkeypatch, fleet, tmp_path, capsys, marker, said):
+    # one rule (model/fleet_exit.py): the host's own zfslab refusing, by its gate (10 there) or its
+    # input (2 there), is 10 here, dry run or not; the trial saw 2 here and 4 in drill --hosts --dry-run
+    (tmp_path / "bin" / f"{marker}-h2").write_text("")
+    assert _bench(monkeypatch, fleet, tmp_path, "--dry-run") == 10
+    assert said in capsys.readouterr().out + ""
+    assert _bench(monkeypatch, fleet, tmp_path) == 10
+    assert f"zfslab: host h2: " in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "all.sqlite")

@@ -21,15 +21,18 @@ RESULT = {"layout": "mirror:2", "fill": 0.2, "verdict": "mirror:2 survived every
                         {"scenario": "corrupt", "outcome": "repaired", "seconds": 30.0}]}
 
 
-def drill_fleet(refuse=(), slow=None):
+def drill_fleet(refuse=(), slow=None, nodisk=()):
     """Preflight as profile's fakes answer it; `zfslab drill` answers a result, a plan, or (hosts in
-    `refuse`) the gate's refusal unless the host's serials were confirmed."""
+    `refuse`) the gate's refusal unless the host's serials were confirmed, or (hosts in `nodisk`)
+    a refusal of its input, exit 2."""
     base = profile_fleet_answers()
     slow = slow or {}
 
     def answer(host, argv):
         if argv[:2] != ["zfslab", "drill"]:
             return base(host, argv)
+        if host in nodisk:
+            return 2, "", "zfslab: error: --disks /dev/sdb,/dev/sdc: no such disk on this host\n"
         confirmed = "--confirm-serials" in argv and argv[argv.index("--confirm-serials") + 1] == f"{host}-S1,{host}-S2"
         if host in refuse and not (confirmed and "--wipe" in argv):
             return 10, "" if "--dry-run" not in argv else "zpool create ...\n", (
@@ -74,7 +77,7 @@ def test_each_host_gets_its_own_serials_and_a_host_that_holds_data_without_them_
     code = main(["drill", "--hosts", "st01,st02", "--disks", "/dev/sdb,/dev/sdc", "--wipe",
                  "--confirm-serials", "st01=st01-S1,st01-S2", "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert code == 4
+    assert code == 10   # st02's gate refused: 10, as a local drill's (model/fleet_exit.py)
     assert [h["host"] for h in data["hosts"]] == ["st01"]
     assert data["failures"] == ["host st02: drill exited 10: /dev/sdb (/dev/sdb, serial Z1): holds a ext4 signature"]
     argv = {h: a for h, a in t.log if a[:2] == ("zfslab", "drill")}
@@ -124,3 +127,17 @@ def test_bad_combinations_are_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("zfslab: error: " + message) and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_hosts_refusal_of_its_input_exits_10_and_an_unreachable_host_4(sim, capsys, dry_run):
+    argv = ["drill", "--hosts", "st01,st02", "--disks", "/dev/sdb,/dev/sdc"] + ["--dry-run"] * dry_run
+    sim(drill_fleet(nodisk={"st02"}))
+    assert main(argv) == 10
+    assert "host st02: drill exited 2: --disks /dev/sdb,/dev/sdc: no such disk on this host" in capsys.readouterr().out
+    sim(drill_fleet(), down=["st02"])
+    assert main(argv) == 4
+    capsys.readouterr()
+    # both at once: the refusal, which needs the user's decision, is not hidden by the lost host
+    sim(drill_fleet(nodisk={"st01"}), down=["st02"])
+    assert main(argv) == 10

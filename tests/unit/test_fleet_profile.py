@@ -34,7 +34,7 @@ def _profile(seq=200.0, qd1=150.0):
                        "sync_write_ms": 9.0, "source": "fio"})
 
 
-def fleet(slow=None, *, sizes=None, broken=None):
+def fleet(slow=None, *, sizes=None, broken=None):  # broken[(host, disk)] = (exit code, stdout, stderr)
     """A fleet answering preflight and profile-disk; slow[(host, disk)] = (seq, qd1)."""
     slow, sizes, broken = slow or {}, sizes or {}, broken or {}
 
@@ -229,3 +229,14 @@ def test_a_burn_in_needs_no_openzfs_on_the_hosts():
     t = SimTransport(lambda h, argv: (127, "", "zpool: command not found") if argv[0] == "zpool" else base(h, argv))
     found = profile_fleet(t, HOSTS[:2], DISKS[:1], seconds=2, controller_version=__version__)
     assert len(found.results) == 2 and found.failures == ()
+
+
+@pytest.mark.parametrize("code, expected", [(2, 10), (10, 10), (1, 4)])
+def test_a_hosts_refusal_exits_10_and_its_failure_4(monkeypatch, capsys, code, expected):
+    import zfslab.commands._hosts as hosts_module
+    said = "zfslab: error: /dev/sdc: in use by md0\n"
+    t = SimTransport(fleet(broken={("st02", "/dev/sdc"): (code, "", said)}))
+    monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
+    assert main(["profile-disk", "--hosts", "st01,st02,st03", "--disks", "/dev/sdb,/dev/sdc", "--seconds", "2",
+                 "--json"]) == expected
+    assert "in use by md0" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import threading
 
 from zfslab.commands._hosts import host_serials, transport_from_args
 from zfslab.errors import UsageError, shown
+from zfslab.model.fleet_exit import fleet_code
 
 
 def add_fleet_bench_options(p: argparse.ArgumentParser) -> None:
@@ -67,7 +68,7 @@ def run_fleet(args, request) -> int:
         if refused:
             for d in refused:
                 print(f"zfslab: host {d.host}: {d.verdict or 'its dry run failed'}", file=sys.stderr)
-            return max(d.exit_code for d in refused)
+            return fleet_code(d.exit_code for d in refused)   # a host's refusal: 10, as a local one
         return _execute(transport, plan)
     finally:
         transport.close()
@@ -122,7 +123,7 @@ def _dry_run(transport, plan) -> int:
             print(d.output)
         if d.verdict:
             print(f"# {d.host}: " + d.verdict.replace("\n", f"\n# {d.host}: "))
-        code = max(code, d.exit_code)
+        code = max(code, fleet_code([d.exit_code]))
     return code
 
 

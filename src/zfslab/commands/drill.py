@@ -187,7 +187,8 @@ def _execute(zfs, runner, args, disks: _Disks, scenarios, guids: set[str], inten
 
 def _fleet(args: argparse.Namespace, hosts) -> int:
     """The same drill on every host at once, each by its own zfslab on its own disks, under its own
-    safety gate; exit 4 if a host gave no answer, 10 if a dry run's gate would refuse on a host."""
+    safety gate; exit 10 if a host's zfslab refused (or its dry run's gate would), 4 if a host gave no
+    answer or failed (model/fleet_exit.py)."""
     from zfslab import __version__
     from zfslab.commands._hosts import host_serials, transport_from_args
     from zfslab.report.fleet_text import drill_lines, plan_lines
@@ -214,9 +215,8 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
         width = _terminal_width()
         print("\n".join(plan_lines(found.plans, found.failures, width=width) if args.dry_run
                         else drill_lines(found.drills, found.failures, scenarios, width=width)))
-    if found.failures:
-        return 4
-    return 10 if any(p.exit_code for p in found.plans) else 0
+    from zfslab.model.fleet_exit import fleet_code   # one rule for every fleet command (docs/fleet.md#exit-codes)
+    return fleet_code([*found.exit_codes, *(p.exit_code for p in found.plans)])
 
 
 def _terminal_width() -> int | None:

@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fleet(args: argparse.Namespace, hosts) -> int:
-    """Every disk of every host; exit 0 with outliers (a finding, not a failure), 4 if a host or disk gave no figures."""
+    """Every disk of every host; exit 0 with outliers (a finding, not a failure), 4 if a host or disk gave
+    no figures, 10 if a host's zfslab refused a disk (model/fleet_exit.py)."""
     from zfslab import __version__
     from zfslab.commands._disks import device_list
     from zfslab.commands._hosts import transport_from_args
@@ -98,7 +99,8 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
         print("\n".join(profile_lines(found, threshold, width=_width(), wrap=sys.stdout.isatty())))
     for line in found.failures if args.json else ():   # the text answer lists them; JSON's reader sees them here
         print(f"zfslab: not measured: {line}", file=sys.stderr)
-    return 4 if found.failures else 0
+    from zfslab.model.fleet_exit import fleet_code   # one rule for every fleet command (docs/fleet.md#exit-codes)
+    return fleet_code(found.exit_codes)
 
 
 def _width() -> int:

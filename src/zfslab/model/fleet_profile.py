@@ -41,6 +41,7 @@ class FleetProfile:
 
     results: tuple[DiskResult, ...]
     failures: tuple[str, ...]
+    exit_codes: tuple[int, ...] = ()   # one a failure: the exit code it counts as (model/fleet_exit.py)
 
     def disk_outliers(self, threshold: float) -> list[Outlier]:
         return outliers([r.figures() for r in self.results], threshold=threshold)

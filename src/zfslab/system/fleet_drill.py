@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError, clip, one_line
 from zfslab.model.fleet_drill import HostDrill, ScenarioOutcome
+from zfslab.model.fleet_exit import HOST_FAILED
 from zfslab.model.inventory import Host
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.fleet_profile import checked_hosts
@@ -37,6 +38,7 @@ class FleetDrill:
     drills: tuple[HostDrill, ...]
     plans: tuple[HostPlan, ...]
     failures: tuple[str, ...]
+    exit_codes: tuple[int, ...] = ()   # one a failure: its host's exit code (4: not reached)
 
 
 def fleet_drill(transport: Transport, hosts: Sequence[Host], disks: Sequence[str],
@@ -57,12 +59,20 @@ def fleet_drill(transport: Transport, hosts: Sequence[Host], disks: Sequence[str
         if done.returncode != 0:
             said = " | ".join(n.removeprefix("zfslab: error: ") for n in notes if not n.startswith("zfslab: ") or
                               n.startswith("zfslab: error: ")) or "(no message)"
-            return f"host {host.name}: drill exited {done.returncode}: {said}"
+            return done.returncode, f"host {host.name}: drill exited {done.returncode}: {said}"
         return parse_remote_drill(done.stdout, host.name)
     outcomes = fan_out(ready, one, limit=limit, on_interrupt=transport.close)
-    failures += [str(o.error) if not o.ok else o.value for o in outcomes if not o.ok or isinstance(o.value, str)]
+    codes = [HOST_FAILED] * len(failures)   # preflight's: hosts not reached
+    for o in outcomes:
+        if not o.ok:
+            failures.append(str(o.error))
+            codes.append(HOST_FAILED)   # not reached, timed out, or an answer that is no drill
+        elif isinstance(o.value, tuple):
+            codes.append(o.value[0])
+            failures.append(o.value[1])
     return FleetDrill(tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostDrill)),
-                      tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostPlan)), tuple(failures))
+                      tuple(o.value for o in outcomes if o.ok and isinstance(o.value, HostPlan)), tuple(failures),
+                      tuple(codes))
 
 
 class BadRemoteDrill(ZfslabError):

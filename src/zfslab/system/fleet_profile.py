@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from zfslab.errors import ZfslabError, clip
+from zfslab.model.fleet_exit import HOST_FAILED, REFUSED_THERE
 from zfslab.model.fleet_profile import DiskResult, FleetProfile
 from zfslab.model.inventory import Host
 from zfslab.model.preflight import HostFacts, PreflightRefused, refusals
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.preflight import host_facts
-from zfslab.system.transport import HostUnreachable, Transport
+from zfslab.system.transport import HostUnreachable, RemoteFailed, Transport
 
 # The disks of one host are profiled at once, as the issue asks: 24 disks take one disk's time,
 # not 24 times it, and every disk of every host runs under the same load, so peers stay
@@ -53,19 +54,23 @@ def profile_fleet(transport: Transport, hosts: Sequence[Host], disks: Sequence[s
     outcomes = fan_out(ready, lambda h: _profile_host(transport, h, disks, by_name[h.name], seconds), limit=limit,
                        on_interrupt=transport.close)
     results: list[DiskResult] = []
+    codes = [HOST_FAILED] * len(failures)   # preflight's: hosts not reached
     for o in outcomes:
         if not o.ok:
             failures.append(str(o.error))
+            codes.append(HOST_FAILED)
             continue
-        found, lines = o.value
+        found, lines, host_codes = o.value
         results += found
         failures += lines
-    return FleetProfile(tuple(results), tuple(failures))
+        codes += host_codes
+    return FleetProfile(tuple(results), tuple(failures), tuple(codes))
 
 
 def _profile_host(transport: Transport, host: Host, disks: Sequence[str], facts: HostFacts,
-                  seconds: int) -> tuple[list[DiskResult], list[str]]:
-    """One host's disks, at most DISKS_AT_ONCE at a time; a failed disk is a line, a lost host one line."""
+                  seconds: int) -> tuple[list[DiskResult], list[str], list[int]]:
+    """One host's disks, at most DISKS_AT_ONCE at a time; a failed disk is a line (with the exit
+    code it counts as: the remote's own when its zfslab refused, else HOST_FAILED), a lost host one line."""
     # preflight ran one lsblk per disk, in the order given, and every disk was there
     known = dict(zip(disks, facts.disks))
 
@@ -85,8 +90,16 @@ def _profile_host(transport: Transport, host: Host, disks: Sequence[str], facts:
     lost = next((a for a in answers if isinstance(a, HostUnreachable)), None)
     if lost is not None and all(isinstance(a, Exception) for a in answers):
         raise lost   # the host went away: one line, not one per disk
-    lines = list(dict.fromkeys(str(a) for a in answers if isinstance(a, Exception)))
-    return [a for a in answers if isinstance(a, DiskResult)], lines
+    failed = {str(a): _counted_exit(a) for a in answers if isinstance(a, Exception)}   # one line a kind of failure
+    return [a for a in answers if isinstance(a, DiskResult)], list(failed), list(failed.values())
+
+
+def _counted_exit(error: Exception) -> int:
+    """A disk's failure as the fleet's exit code counts it: the remote zfslab's refusal (2, 10) as it
+    said it, anything else (a failure, a timeout, an answer that is no profile) as HOST_FAILED."""
+    if isinstance(error, RemoteFailed) and error.args[2] in REFUSED_THERE:
+        return error.args[2]
+    return HOST_FAILED
 
 
 class BadRemoteProfile(ZfslabError):

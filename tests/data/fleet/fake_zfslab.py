@@ -4,7 +4,7 @@ gate (a host whose disks hold data needs its serials), a pool file made at a lay
 removed at its end (a leftover one is adopted and removed, as the real bench destroys its own
 pool, recorded in its run, and refused when its run did not record it, as the real gate does),
 and measurements written through zfslab's store. FAKE_HOST names the host it plays; FAKE_DIR holds
-the markers: dirty-HOST (its disks hold data), die-HOST-LAYOUT (it dies mid-layout), die0-HOST-LAYOUT
+the markers: dirty-HOST (its disks hold data), nodisk-HOST (its bench refuses the disks named, exit 2), die-HOST-LAYOUT (it dies mid-layout), die0-HOST-LAYOUT
 (it dies after the pool's create, before the first measurement), dieI-HOST-LAYOUT (it dies between
 the create and the pool's record: only the create's intent, recorded first, names the pool)."""
 
@@ -30,6 +30,9 @@ p.add_argument("--stop-with-session", action="store_true")
 a = p.parse_args(args[1:])
 host, folder = os.environ["FAKE_HOST"], os.environ["FAKE_DIR"]
 serial = f"SER-{host}"
+if os.path.exists(os.path.join(folder, f"nodisk-{host}")):   # its zfslab refuses its input, as bench exits 2
+    print(f"zfslab: error: --disks {a.disks}: no such disk on this host", file=sys.stderr)
+    sys.exit(2)
 if os.path.exists(os.path.join(folder, f"dirty-{host}")) and not (a.wipe and a.confirm_serials == serial):
     print(f"these disks would be refused (nothing was written):\n  {a.disks}: holds data, serial {serial}",
           file=sys.stderr)
