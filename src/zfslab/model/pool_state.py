@@ -1,0 +1,155 @@
+"""A live pool as `zpool status`, `zpool list -v`, `zpool get` and `zfs get` show it: typed
+records that system/pool_read.py fills from either their JSON (2.3+) or their text (docs/pool.md)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from zfslab.errors import InputError, shown
+
+POOL_CLASSES = ("normal", "special", "dedup", "log", "cache", "spare")
+LEAF_KINDS = ("disk", "file")
+GROUP_KINDS = ("mirror", "raidz", "draid", "replacing", "spare")
+
+
+def checked_count(value: object, what: str, *, limit: int = 2**64 - 1) -> int:
+    """A byte count, error count or time from a program's output: an int in 0..limit, else InputError."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        elif isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
+            value = int(value)
+        else:
+            raise InputError(f"{what}: {shown(value, 40)} is not a whole number; the output of zpool/zfs "
+                             "was not what zfslab reads (run the command by hand to see it)")
+    if not 0 <= value <= limit:
+        raise InputError(f"{what}: {value} is out of range 0..{limit}; the output of zpool/zfs was not "
+                         "what zfslab reads")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PoolVdev:
+    """One vdev of the tree: a top-level vdev (its children the leaves) or a leaf."""
+
+    name: str  # as zpool prints it: with -P a leaf's full path
+    kind: str  # disk, file, mirror, raidz, draid, replacing, spare (a spare in use inside a vdev)
+    alloc_class: str  # normal, special, dedup, log, cache, spare
+    state: str  # ONLINE, DEGRADED, OFFLINE, FAULTED, UNAVAIL, REMOVED, AVAIL (spares), INUSE
+    read_errors: int = 0
+    write_errors: int = 0
+    checksum_errors: int = 0
+    parity: int = 0  # raidz/draid parity; a mirror's width - 1 is computed from its children
+    size_bytes: int | None = None  # zpool list -v SIZE (a top-level vdev: its metaslabs)
+    alloc_bytes: int | None = None  # zpool list -v ALLOC
+    device_bytes: int | None = None  # a leaf: the bytes ZFS sees of it (the partition or file)
+    expand_bytes: int | None = None  # zpool list -v EXPANDSZ
+    ashift: int | None = None  # top-level vdevs, from the JSON form (or the pool's property)
+    note: str = ""  # what zpool status prints after the counters ("(resilvering)", "was /dev/...")
+    children: tuple["PoolVdev", ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.alloc_class not in POOL_CLASSES:
+            raise InputError(f"vdev {shown(self.name, 60)}: class {shown(self.alloc_class, 20)} is none of "
+                             f"{', '.join(POOL_CLASSES)}")
+        if self.kind not in LEAF_KINDS + GROUP_KINDS:
+            raise InputError(f"vdev {shown(self.name, 60)}: kind {shown(self.kind, 20)} is not one zfslab reads "
+                             f"({', '.join(LEAF_KINDS + GROUP_KINDS)})")
+        if self.ashift is not None and not 9 <= self.ashift <= 16:
+            raise InputError(f"vdev {shown(self.name, 60)}: ashift {self.ashift} is outside 9..16")
+
+    @property
+    def short_name(self) -> str:
+        """The name zpool prints without -P: the last path component, a whole disk's -part1 taken off."""
+        return re.sub(r"-part[0-9]+$", "", self.name.rsplit("/", 1)[-1])
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.kind in LEAF_KINDS
+
+    @property
+    def leaves(self) -> tuple["PoolVdev", ...]:
+        if self.is_leaf:
+            return (self,)
+        return tuple(leaf for c in self.children for leaf in c.leaves)
+
+    def walk(self):
+        """This vdev and every vdev under it, parents first."""
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    @property
+    def errors(self) -> int:
+        return self.read_errors + self.write_errors + self.checksum_errors
+
+
+@dataclass(frozen=True, slots=True)
+class PoolScan:
+    """The last or running scrub or resilver."""
+
+    function: str | None  # scrub, resilver or None (never)
+    state: str  # none, scanning, finished, canceled
+    end_epoch_s: int | None = None  # when it finished (or was canceled)
+    errors: int = 0
+    repaired_bytes: int = 0
+    percent_done: float | None = None
+    rate_bytes_s: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.state not in ("none", "scanning", "finished", "canceled"):
+            raise InputError(f"scan state {shown(self.state, 20)} is not one zfslab reads")
+        if self.percent_done is not None and not (math.isfinite(self.percent_done)
+                                                  and 0 <= self.percent_done <= 100):
+            raise InputError(f"scan: {self.percent_done!r} % done is outside 0..100")
+
+
+@dataclass(frozen=True, slots=True)
+class PoolState:
+    """What zfslab read of one pool; `source` says which forms (json or text)."""
+
+    name: str
+    state: str
+    vdevs: tuple[PoolVdev, ...]  # top-level vdevs of every class, spares and cache devices included
+    scan: PoolScan
+    size_bytes: int  # zpool list SIZE
+    alloc_bytes: int
+    free_bytes: int
+    used_bytes: int  # zfs get used of the root dataset
+    available_bytes: int
+    pool_props: tuple[tuple[str, str], ...]  # zpool get all: (property, value), -p values
+    dataset_props: tuple[tuple[str, str], ...]  # zfs get all of the root dataset
+    errors_text: str = ""  # "No known data errors", or what zpool status says
+    source: str = "text"
+    expanded: bool = False  # a raidz expansion ran or runs (zpool status's "expand:" line)
+
+    def of_class(self, alloc_class: str) -> tuple[PoolVdev, ...]:
+        return tuple(v for v in self.vdevs if v.alloc_class == alloc_class)
+
+    def pool_prop(self, name: str) -> str | None:
+        return dict(self.pool_props).get(name)
+
+    def dataset_prop(self, name: str) -> str | None:
+        return dict(self.dataset_props).get(name)
+
+    @property
+    def usable_bytes(self) -> int:
+        """USED + AVAIL of the root dataset."""
+        return self.used_bytes + self.available_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class DiskFacts:
+    """What the kernel says of one leaf's device (lsblk): for the ashift and SSD findings."""
+
+    path: str
+    size_bytes: int
+    physical_sector_bytes: int
+    rotational: bool
+
+    def __post_init__(self) -> None:
+        if self.physical_sector_bytes not in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):
+            raise InputError(f"{shown(self.path, 60)}: a physical sector of {self.physical_sector_bytes} bytes "
+                             "is not a power of two from 512 to 64 KiB")
