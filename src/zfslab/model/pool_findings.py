@@ -1,0 +1,151 @@
+"""What an expert would flag on a live pool, each rule with its source in docs/pool.md#findings.
+Pure: the pool's records in, findings out; the time is an argument."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zfslab.model.pool_model import failures_survived
+from zfslab.model.pool_state import DiskFacts, PoolState
+
+FULL_PERCENT = 80  # docs/pool.md#findings: the allocator's first-fit path and fragmentation
+BEST_FIT_PERCENT = 96  # metaslab_df_free_pct = 4: a metaslab under 4 % free is searched best-fit
+SCRUB_MAX_DAYS = 35  # docs/pool.md#findings: a monthly scrub, with a few days' slack
+RAIDZ1_LARGE_BYTES = 4 * 10**12  # docs/pool.md#findings: a 4 TB disk's resilver reads for hours
+DAY_S = 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing to look at: `code` is stable (for --json and tests), `text` says it with its figures."""
+
+    code: str
+    severity: str  # warning or note
+    text: str
+    vdev: str = ""  # the vdev it is about, if one
+
+
+def _data_vdevs(state: PoolState):
+    return state.of_class("normal")
+
+
+def redundancy_findings(state: PoolState) -> list[Finding]:
+    found = []
+    data = _data_vdevs(state)
+    if not data:
+        return found
+    most = max(failures_survived(v) for v in data)
+    least = min(failures_survived(v) for v in data)
+    for v in data:
+        if failures_survived(v) < most:
+            found.append(Finding(
+                "vdev-less-redundant", "warning",
+                f"{v.short_name} survives {failures_survived(v)} disk failure(s), the pool's other data vdevs "
+                f"{most}: losing it loses the pool (a `zpool add` of the wrong shape cannot be undone on raidz)",
+                v.name))
+    for cls in ("special", "dedup"):
+        for v in state.of_class(cls):
+            if failures_survived(v) < least:
+                found.append(Finding(
+                    f"{cls}-less-redundant", "warning",
+                    f"{cls} vdev {v.short_name} survives {failures_survived(v)} disk failure(s), the data vdevs "
+                    f"{least}: it holds the pool's metadata, and losing it loses the pool", v.name))
+    return found
+
+
+def ashift_findings(state: PoolState, disks: dict[str, DiskFacts]) -> list[Finding]:
+    found = []
+    for v in state.vdevs:
+        if v.ashift is None or v.alloc_class in ("spare", "cache"):
+            continue
+        sectors = [disks[leaf.name].physical_sector_bytes for leaf in v.leaves if leaf.name in disks]
+        if sectors and (1 << v.ashift) < max(sectors):
+            found.append(Finding(
+                "ashift-below-sector", "warning",
+                f"{v.short_name} has ashift {v.ashift} ({1 << v.ashift} B) on disks with {max(sectors)}-byte physical "
+                "sectors: every small write is a read-modify-write in the disk; ashift is fixed per vdev "
+                "(rebuild the vdev to change it)", v.name))
+    return found
+
+
+def raidz1_findings(state: PoolState) -> list[Finding]:
+    found = []
+    for v in _data_vdevs(state):
+        sizes = [leaf.device_bytes for leaf in v.leaves if leaf.device_bytes is not None]
+        if v.kind == "raidz" and v.parity == 1 and sizes and max(sizes) >= RAIDZ1_LARGE_BYTES:
+            found.append(Finding(
+                "raidz1-large-disks", "warning",
+                f"{v.short_name} is raidz1 on disks of {max(sizes) / 1e12:.1f} TB: while one disk resilvers, any "
+                "second failure or unreadable sector on the others loses data; raidz2 is the usual choice "
+                f"from {RAIDZ1_LARGE_BYTES // 10**12} TB", v.name))
+    return found
+
+
+def fullness_findings(state: PoolState) -> list[Finding]:
+    if state.size_bytes <= 0:
+        return []
+    percent = 100 * state.alloc_bytes / state.size_bytes
+    if percent <= FULL_PERCENT:
+        return []
+    near = (f"; from about {BEST_FIT_PERCENT} % the allocator searches every metaslab best-fit and writes "
+            "slow down sharply") if percent < BEST_FIT_PERCENT else "; it is past the best-fit point: writes are slow"
+    return [Finding("pool-full", "warning",
+                    f"the pool is {percent:.0f} % full (over {FULL_PERCENT} %): free space fragments and "
+                    f"allocation slows{near}")]
+
+
+def scrub_findings(state: PoolState, now_epoch_s: int) -> list[Finding]:
+    scan = state.scan
+    if scan.function == "scrub" and scan.state == "scanning":
+        return []
+    if scan.function == "scrub" and scan.end_epoch_s is not None:
+        age_days = (now_epoch_s - scan.end_epoch_s) / DAY_S
+        if age_days > SCRUB_MAX_DAYS:
+            return [Finding("scrub-old", "warning",
+                            f"the last scrub ended {age_days:.0f} days ago (more than {SCRUB_MAX_DAYS}): "
+                            "run `zpool scrub " + state.name + "` and schedule it monthly")]
+        return []
+    created = state.dataset_prop("creation")
+    if created is not None and created.isdigit() and (now_epoch_s - int(created)) / DAY_S <= SCRUB_MAX_DAYS:
+        return []  # a young pool: no scrub yet is not a fault
+    last = f" (the last scan was a {scan.function})" if scan.function else ""
+    return [Finding("scrub-never", "warning",
+                    f"no scrub on record{last}: run `zpool scrub {state.name}` and schedule it monthly")]
+
+
+def compression_findings(state: PoolState) -> list[Finding]:
+    if state.dataset_prop("compression") == "off":
+        return [Finding("compression-off", "note",
+                        f"compression is off on {state.name}: lz4 costs little CPU and skips incompressible "
+                        f"data; `zfs set compression=lz4 {state.name}` (new writes only)")]
+    return []
+
+
+def autotrim_findings(state: PoolState, disks: dict[str, DiskFacts]) -> list[Finding]:
+    ssds = [leaf.name for v in state.vdevs for leaf in v.leaves
+            if leaf.name in disks and not disks[leaf.name].rotational]
+    if ssds and state.pool_prop("autotrim") == "off":
+        return [Finding("autotrim-off", "note",
+                        f"autotrim is off and {len(ssds)} disk(s) are SSDs: freed blocks are not trimmed until "
+                        f"`zpool trim`; `zpool set autotrim=on {state.name}`, or a periodic `zpool trim`")]
+    return []
+
+
+def health_findings(state: PoolState) -> list[Finding]:
+    found = []
+    if state.state != "ONLINE":
+        found.append(Finding("pool-not-online", "warning", f"the pool is {state.state}"))
+    for v in state.vdevs:
+        for node in v.walk():
+            if node.errors:
+                found.append(Finding("vdev-errors", "warning",
+                                     f"{node.short_name}: {node.read_errors} read, {node.write_errors} write, "
+                                     f"{node.checksum_errors} checksum errors", node.name))
+    return found
+
+
+def findings(state: PoolState, disks: dict[str, DiskFacts], now_epoch_s: int) -> tuple[Finding, ...]:
+    """Every finding on the pool, in docs/pool.md's order. `disks`: lsblk's facts by leaf name."""
+    return tuple(health_findings(state) + redundancy_findings(state) + ashift_findings(state, disks)
+                 + raidz1_findings(state) + fullness_findings(state) + scrub_findings(state, now_epoch_s)
+                 + compression_findings(state) + autotrim_findings(state, disks))

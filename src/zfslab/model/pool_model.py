@@ -1,0 +1,128 @@
+"""A live pool against zfslab's model: its vdev tree read into a Layout, and zfslab's SIZE and
+USED+AVAIL for that layout, version, ashift and the bytes ZFS sees of each disk, beside what the
+pool reports (docs/pool.md#model-against-reality). Where they cannot be compared, the reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zfslab.errors import ZfslabError
+from zfslab.model.capacity import pool_capacity, rules_for
+from zfslab.model.layouts import ClassGroup, Layout, VdevGroup, VdevKind, merge_classes, merge_groups
+from zfslab.model.pool_state import PoolState, PoolVdev
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCheck:
+    """zfslab's figures beside the pool's. The model figures are None when `reason` says why
+    they cannot be computed; `agrees` is None then."""
+
+    layout: str  # zfslab's layout grammar ('raidz2:4+disk'), or '' when it has none for this pool
+    version: str  # the kernel module's OpenZFS version the rules were taken from
+    ashift: int | None
+    vdev_bytes: int | None  # what ZFS sees of each disk (all alike)
+    pool_size_bytes: int
+    pool_usable_bytes: int  # USED + AVAIL of the root dataset
+    model_size_bytes: int | None = None
+    model_usable_bytes: int | None = None
+    reason: str = ""  # why there are no model figures, or what the difference is
+
+    @property
+    def size_diff_bytes(self) -> int | None:
+        return None if self.model_size_bytes is None else self.pool_size_bytes - self.model_size_bytes
+
+    @property
+    def usable_diff_bytes(self) -> int | None:
+        return None if self.model_usable_bytes is None else self.pool_usable_bytes - self.model_usable_bytes
+
+    @property
+    def agrees(self) -> bool | None:
+        if self.model_size_bytes is None:
+            return None
+        return self.size_diff_bytes == 0 and self.usable_diff_bytes == 0
+
+
+def failures_survived(vdev: PoolVdev) -> int:
+    """Disks of a top-level vdev that may fail without losing it (its design, not its state now)."""
+    if vdev.kind == "mirror":
+        return len(vdev.children) - 1
+    if vdev.kind in ("raidz", "draid"):
+        return vdev.parity
+    return 0
+
+
+def _group(vdev: PoolVdev) -> VdevGroup | str:
+    """The vdev as zfslab's VdevGroup, or why it has none."""
+    if vdev.kind in ("disk", "file"):
+        return VdevGroup(VdevKind.DISK, 1)
+    if vdev.kind == "mirror":
+        return VdevGroup(VdevKind.MIRROR, len(vdev.children), len(vdev.children) - 1)
+    if vdev.kind == "raidz":
+        return VdevGroup(VdevKind.RAIDZ, len(vdev.children), vdev.parity)
+    return f"{vdev.name} is a {vdev.kind} vdev, which this reading does not model yet"
+
+
+def pool_layout(state: PoolState) -> Layout | str:
+    """The pool's layout in zfslab's terms, or why it has none."""
+    groups: list[VdevGroup] = []
+    classes: list[ClassGroup] = []
+    for v in state.vdevs:
+        if v.alloc_class in ("spare", "cache"):
+            continue
+        g = _group(v)
+        if isinstance(g, str):
+            return g
+        if v.alloc_class == "normal":
+            groups.append(g)
+        else:
+            classes.append(ClassGroup(v.alloc_class, g))
+    if not groups:
+        return "the pool shows no data vdev"
+    return Layout(merge_groups(groups), len(state.of_class("spare")), 0, merge_classes(classes),
+                  len(state.of_class("cache")))
+
+
+def _modelled_leaves(state: PoolState) -> list[PoolVdev]:
+    return [leaf for v in state.vdevs if v.alloc_class not in ("spare", "cache") for leaf in v.leaves]
+
+
+def check_model(state: PoolState, version: str, *, expanded: bool = False) -> ModelCheck:
+    """zfslab's SIZE and USED+AVAIL for this pool beside the pool's own (docs/pool.md)."""
+    size, usable = state.size_bytes, state.usable_bytes
+    layout = pool_layout(state)
+    ashifts = {v.ashift for v in state.vdevs if v.alloc_class not in ("spare", "cache")}
+    ashift = ashifts.pop() if len(ashifts) == 1 else None
+    if isinstance(layout, str):
+        return ModelCheck("", version, ashift, None, size, usable, reason=layout)
+    leaves = _modelled_leaves(state)
+    seen = {leaf.device_bytes for leaf in leaves}
+
+    def without(reason: str, vdev_bytes: int | None = None) -> ModelCheck:
+        return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, reason=reason)
+
+    if None in seen:
+        return without("the size ZFS sees of some disks was not shown (zpool status -j on 2.3+ shows it)")
+    if len(seen) != 1:
+        return without(f"the disks differ in size ({len(seen)} sizes): the model of one size per disk "
+                       "does not apply")
+    vdev_bytes = seen.pop()
+    if ashift is None:
+        return without("the vdevs' ashift was not shown, or differs between them")
+    if expanded:
+        return without("a raidz expansion ran: its old blocks keep the old width's ratio; zfslab expand "
+                       "models it from the original width", vdev_bytes)
+    try:
+        rules = rules_for(version)
+        # what special and dedup vdevs hold is added back to AVAIL (2.3.7+, 2.4.1+): their ALLOC
+        special = sum(v.alloc_bytes or 0 for v in state.vdevs if v.alloc_class in ("special", "dedup"))
+        model = pool_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, class_alloc_bytes=special)
+    except ZfslabError as e:
+        return without(f"zfslab cannot compute it: {e}", vdev_bytes)
+    reason = ""
+    if model.size_bytes != size:
+        reason = "SIZE differs: a reservation or feature zfslab does not know, or a bug to report"
+    elif model.usable_bytes != usable:
+        reason = ("USED+AVAIL differs: space set aside by a reservation, a pool checkpoint or a feature; "
+                  "SIZE agrees")
+    return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, model.size_bytes,
+                      model.usable_bytes, reason)

@@ -1,0 +1,104 @@
+"""model/pool_model.py and model/pool_findings.py on the pools captured in the guest: zfslab's SIZE and
+USED+AVAIL against the pool's, and the findings an expert would make (docs/pool.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from test_pool_read import POOLS, SERIES, captured, read_both
+from zfslab.model.pool_findings import RAIDZ1_LARGE_BYTES, findings
+from zfslab.model.pool_model import check_model, pool_layout
+from zfslab.model.pool_state import DiskFacts, PoolScan
+
+DAY_S = 86400
+
+
+def version(series: str) -> str:
+    return (POOLS / series / "zfs_version.txt").read_text().split()[0].removeprefix("zfs-")
+
+
+def codes(state, disks=None, *, age_days: float = 1) -> list[str]:
+    now = int(state.dataset_prop("creation")) + int(age_days * DAY_S)
+    return [f.code for f in findings(state, disks or {}, now)]
+
+
+# the layout each captured pool was built with (tests/e2e/guest/capture_pools.sh)
+LAYOUTS = {"healthy": "raidz2:6+spare:1", "degraded": "mirror:2", "oops": "raidz2:4+disk",
+           "special": "raidz2:4+special=mirror:2+log=disk+cache:1", "files": "raidz1:3"}
+
+
+@pytest.mark.parametrize("series", SERIES)
+@pytest.mark.parametrize("pool", sorted(LAYOUTS))
+def test_the_model_agrees_with_each_captured_pool_to_the_byte(series, pool):
+    for state in read_both(series, pool):
+        check = check_model(state, version(series))
+        assert check.layout == LAYOUTS[pool]
+        assert check.vdev_bytes == 2136997888 and check.ashift == 12
+        assert (check.size_diff_bytes, check.usable_diff_bytes) == (0, 0), check
+        assert check.agrees is True
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_an_expanded_raidz_is_not_given_a_false_number(series):
+    if not (POOLS / series / "expanded").exists():
+        pytest.skip("no expanded pool in this capture")
+    j, t = read_both(series, "expanded")
+    for state in (j, t):
+        check = check_model(state, version(series), expanded=state.expanded)
+        assert check.model_size_bytes is None and check.agrees is None
+        assert "expansion" in check.reason
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_the_expected_findings_on_the_captured_pools(series):
+    expected = {"healthy": [], "degraded": ["pool-not-online", "compression-off"], "oops": ["vdev-less-redundant"],
+                "special": ["special-less-redundant"], "files": []}
+    for pool, want in expected.items():
+        for state in read_both(series, pool):
+            assert codes(state) == want, (pool, state.source)
+
+
+def test_old_scrub_never_scrubbed_and_young_pools():
+    j, _ = read_both("zfs-2.4", "healthy")
+    assert codes(j, age_days=1) == []
+    assert codes(j, age_days=36) == ["scrub-never"]
+    files, _ = read_both("zfs-2.4", "files")
+    end = files.scan.end_epoch_s
+    assert [f.code for f in findings(files, {}, end + 30 * DAY_S)] == []
+    assert [f.code for f in findings(files, {}, end + 36 * DAY_S)] == ["scrub-old"]
+    running = dataclasses.replace(files, scan=PoolScan("scrub", "scanning", percent_done=10.0))
+    assert [f.code for f in findings(running, {}, end + 99 * DAY_S)] == []
+
+
+def test_full_pool_ashift_sectors_ssd_and_large_raidz1():
+    files, _ = read_both("zfs-2.4", "files")
+    full = dataclasses.replace(files, alloc_bytes=files.size_bytes * 85 // 100)
+    assert "pool-full" in codes(full)
+    assert "pool-full" not in codes(dataclasses.replace(files, alloc_bytes=files.size_bytes * 79 // 100))
+    leaves = [leaf.name for leaf in files.vdevs[0].leaves]
+    ssd_4k = {p: DiskFacts(p, 2147483648, 4096, False) for p in leaves}
+    assert files.pool_prop("autotrim") == "off"
+    assert codes(files, ssd_4k) == ["autotrim-off"]  # ashift 12 on 4 KiB sectors is right
+    assert codes(files, {p: DiskFacts(p, 2147483648, 4096, True) for p in leaves}) == []  # HDDs: no trim
+    trimmed = dataclasses.replace(files, pool_props=(("autotrim", "on"),))
+    assert codes(trimmed, ssd_4k) == []
+    ashift9 = dataclasses.replace(trimmed, vdevs=(dataclasses.replace(files.vdevs[0], ashift=9),))
+    assert codes(ashift9, ssd_4k) == ["ashift-below-sector"]
+    assert codes(ashift9, {p: DiskFacts(p, 2147483648, 512, True) for p in leaves}) == []
+    big = dataclasses.replace(files.vdevs[0], children=tuple(
+        dataclasses.replace(c, device_bytes=RAIDZ1_LARGE_BYTES) for c in files.vdevs[0].children))
+    assert codes(dataclasses.replace(files, vdevs=(big,))) == ["raidz1-large-disks"]
+
+
+def test_a_pool_the_model_cannot_size_says_why():
+    j, _ = read_both("zfs-2.4", "healthy")
+    mixed = j.vdevs[0].children[0]
+    odd = dataclasses.replace(j.vdevs[0], children=(dataclasses.replace(mixed, device_bytes=4 * 2**30),
+                                                    *j.vdevs[0].children[1:]))
+    check = check_model(dataclasses.replace(j, vdevs=(odd, *j.vdevs[1:])), "2.4.4")
+    assert check.agrees is None and check.model_size_bytes is None and "differ in size" in check.reason
+    draid = dataclasses.replace(j.vdevs[0], kind="draid", name="draid2:3d:6c:0s-0")
+    assert "draid" in pool_layout(dataclasses.replace(j, vdevs=(draid,)))
+    assert captured("zfs-2.4", "healthy", "zpool_history.txt").startswith("History for 'healthy'")
