@@ -206,3 +206,66 @@ def test_closing_the_transport_stops_a_remote_command_that_asked(sshd, tmp_path)
         t.close()
     worker.join(timeout=60)
     assert not worker.is_alive() and outcome
+
+
+def _mute_listener():
+    """A 127.0.0.1 port that accepts a connection and never says a word: a hung sshd, a wrong
+    service behind the port. The accepted socket is held open until the listener is closed."""
+    import threading
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    return listener, held
+
+
+def test_a_host_that_never_speaks_is_named_in_ssh_own_words():
+    """Issue 36: a port that accepts and never speaks read as "the connection closed during the
+    command"; the reason is ssh's own last line (ConnectTimeout=1 given first, so it wins)."""
+    from zfslab.system.transport import HostUnreachable
+    if not shutil.which("ssh"):
+        _need("ssh")
+    listener, held = _mute_listener()
+    port = listener.getsockname()[1]
+    t = SshTransport(options=["ConnectTimeout=1"])
+    try:
+        with pytest.raises(HostUnreachable) as caught:
+            t.run(Host("mute", "127.0.0.1", port=port), ["true"], timeout_s=30)
+    finally:
+        t.close()
+        listener.close()
+    assert held, "ssh never connected to the listener"
+    assert str(caught.value).startswith(f"host mute: cannot connect (Connection to 127.0.0.1 port {port} timed out); "
+                                        f"check `ssh 127.0.0.1 -p {port}` works")
+
+
+def test_ssh_words_zfslab_does_not_know_are_quoted_not_replaced(sshd):
+    """ssh refuses a destination with shell characters ("hostname contains invalid characters",
+    a line no pattern of _SSH_MESSAGES knows); the reason quotes it. zfslab's Host grammar refuses
+    such a name first (next test), so the Host is built past its check to reach the real ssh."""
+    from zfslab.system.transport import HostUnreachable
+    bad = object.__new__(Host)
+    for field, value in (("name", "a;id"), ("destination", "a;id"), ("port", None), ("user", None)):
+        object.__setattr__(bad, field, value)
+    t = SshTransport(config_file=str(sshd[0] / "ssh_config"))
+    try:
+        with pytest.raises(HostUnreachable, match=r"^host a;id: cannot connect \(hostname contains invalid characters\)"):
+            t.run(bad, ["true"], timeout_s=30)
+    finally:
+        t.close()
+
+
+def test_a_host_name_with_shell_characters_is_refused_before_ssh(capsys):
+    from zfslab.cli import main
+    assert main(["profile-disk", "--hosts", "a;id", "--disks", "/dev/sdb"]) == 2
+    err = capsys.readouterr().err
+    assert "host 'a;id': not a host name ssh can take; use letters, digits" in err and err.count("\n") == 1
+
+
+def test_ssh_reason_is_one_bounded_line():
+    from zfslab.system.transport import REASON_CHARS, _ssh_reason
+    assert _ssh_reason("") == "ssh exit status 255" and _ssh_reason("\n", "closed") == "closed"
+    reason = _ssh_reason("first\n\x1b[31mred " + "x" * 500 + "\n")
+    assert "\x1b" not in reason and "\n" not in reason and len(reason) == REASON_CHARS
+    assert reason.startswith("\\x1b[31mred x")

@@ -28,6 +28,7 @@ CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 15      # a dead link is noticed after ALIVE_INTERVAL_S * ALIVE_COUNT_MAX seconds
 ALIVE_COUNT_MAX = 3
 PERSIST_S = 60             # a master left behind (zfslab killed by SIGKILL) exits on its own after this
+REASON_CHARS = 200         # ssh's last line, as a failure's reason, at most this long
 
 
 class HostUnreachable(ZfslabError):
@@ -72,9 +73,10 @@ def ssh_argv(host: Host, argv: Sequence[str], *, control_dir: str, config_file: 
     out = ["ssh"]
     if config_file:
         out += ["-F", config_file]
-    for opt in ("BatchMode=yes", "ControlMaster=auto", f"ControlPath={control_dir}/%C", f"ControlPersist={PERSIST_S}",
-                f"ConnectTimeout={CONNECT_TIMEOUT_S}", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
-                f"ServerAliveCountMax={ALIVE_COUNT_MAX}", *options):
+    # ssh takes an option's first value: `options` come first, so a caller's ConnectTimeout=2 wins
+    for opt in (*options, "BatchMode=yes", "ControlMaster=auto", f"ControlPath={control_dir}/%C",
+                f"ControlPersist={PERSIST_S}", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+                f"ServerAliveInterval={ALIVE_INTERVAL_S}", f"ServerAliveCountMax={ALIVE_COUNT_MAX}"):
         out += ["-o", opt]
     if host.port is not None:
         out += ["-p", str(host.port)]
@@ -111,10 +113,13 @@ class SshTransport:
         if done.returncode == SSH_ERROR:
             if _is_ssh_error(done.stderr):
                 raise HostUnreachable(host.name, _ssh_reason(done.stderr), _login(host))
-            # a session whose master went away (the link died, or was stopped) ends with 255 and
-            # no word; a program's own 255 leaves the master running
+            # a session whose master went away (the link died, or was stopped) ends with 255; a
+            # program's own 255 leaves the master running. ssh's words are not all in _SSH_MESSAGES
+            # ("Connection timed out during banner exchange", "hostname contains invalid
+            # characters"): its own last line is the reason, the generic one only when it said nothing
             if not self._master_running(host):
-                raise HostUnreachable(host.name, "the connection closed during the command", _login(host))
+                raise HostUnreachable(host.name, _ssh_reason(done.stderr, "the connection closed during the command"),
+                                      _login(host))
         if check and done.returncode != 0:
             raise RemoteFailed(host.name, shown(command, 200), done.returncode, _tail(done.stderr or done.stdout))
         return Completed(tuple(str(a) for a in argv), done.returncode, done.stdout, done.stderr, done.seconds)
@@ -184,9 +189,11 @@ def _is_ssh_error(stderr: str) -> bool:
     return any(line.startswith(_SSH_MESSAGES) or ": Permission denied (" in line for line in stderr.splitlines())
 
 
-def _ssh_reason(stderr: str) -> str:
+def _ssh_reason(stderr: str, silent: str = "ssh exit status 255") -> str:
+    """ssh's own last line, one line of at most REASON_CHARS with control characters shown, not
+    obeyed; `silent` when it said nothing."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.startswith("Warning: Permanently")]
-    return one_line(lines[-1], 200) if lines else "ssh exit status 255"
+    return one_line(lines[-1], REASON_CHARS) if lines else silent
 
 
 def _tail(text: str) -> str:
