@@ -15,7 +15,7 @@ from tests.unit.test_plan_terminal import in_terminal
 from tests.unit.test_report_cmd import zfslab_db
 
 # these need root and real disks (or a ZFS sandbox): their examples are not run here
-NEEDS_DISKS = {"bench", "drill", "profile-disk"}
+NEEDS_DISKS = {"bench", "drill", "profile-disk", "pool"}  # pool: a real pool
 # these print a script for another program, not for a person to read in a terminal
 PRINTS_SCRIPTS = {"completion", "man"}
 

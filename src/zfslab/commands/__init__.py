@@ -43,6 +43,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("drill", "drill", "fail disks, time resilvers, corrupt blocks: with the data verified"),
     Command("report", "report", "an HTML page with tables and charts: plan, bench results, drills"),
     Command("merge", "merge", "merge results databases from several hosts into one"),
+    Command("pool", "pool", "read a pool you run (read-only): its state, zfslab's model against it, findings"),
     Command("layout", "layout", "check a layout, or read one from a zpool create vdev list"),
     Command("completion", "completion", "print the bash, zsh or fish completion script (docs/install.md)"),
     Command("man", "man", "print the manual page zfslab(1) in roff"),

@@ -1,0 +1,54 @@
+"""`zfslab pool [POOL...]`: read a live pool (read-only), check zfslab's model against it, and
+list what an expert would flag (docs/pool.md)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from zfslab.commands._common import console
+from zfslab.model.pool_findings import findings
+from zfslab.model.pool_model import check_model
+from zfslab.report.pool_view import finding_lines, pool_lines, pool_record
+from zfslab.report.tables import print_wrapped, to_json
+from zfslab.system.live_pool import pool_names, read_pool
+from zfslab.system.runner import Runner
+
+EXAMPLE = "zfslab pool tank"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("pool", epilog=f"example: {EXAMPLE}",
+                       description="Read a pool that exists (zpool status, list, get; zfs get; lsblk), "
+                                   "never writing anything: its vdevs and their state, zfslab's SIZE and "
+                                   "USED+AVAIL for its layout beside the pool's, and what an expert would "
+                                   "flag (docs/pool.md).")
+    p.add_argument("pools", nargs="*", metavar="POOL", help="pools to read (default: every imported pool)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    runner = Runner()
+    names = pool_names(runner)
+    wanted = args.pools or names
+    now_s = int(time.time())
+    records, out = [], console()
+    for i, name in enumerate(wanted):
+        live = read_pool(runner, name, names)
+        check = check_model(live.state, live.version, expanded=live.state.expanded)
+        found = findings(live.state, live.disks, now_s)
+        if args.json:
+            records.append(pool_record(live.state, check, found))
+            continue
+        if i:
+            out.print()
+        for line in pool_lines(live.state, check):
+            out.print(line, markup=False, soft_wrap=True)
+        for line in finding_lines(check, found):  # prose: wrapped to the terminal
+            print_wrapped(out, line)
+    if args.json:
+        print(to_json({"pools": records}))
+    elif not wanted:
+        out.print("no pools imported (zpool list shows none)")
+    return 0

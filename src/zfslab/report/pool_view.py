@@ -1,0 +1,105 @@
+"""`zfslab pool`'s answer as text lines (80 columns) and as one JSON record (docs/pool.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from zfslab.model.pool_findings import Finding
+from zfslab.model.pool_model import ModelCheck, failures_survived
+from zfslab.model.pool_state import PoolState, PoolVdev
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit, div in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.2f}{unit}"
+    return f"{n}B"
+
+
+def _scan_text(state: PoolState) -> str:
+    s = state.scan
+    if s.function is None:
+        return "none yet"
+    if s.state == "scanning":
+        pct = f", {s.percent_done:.1f} % done" if s.percent_done is not None else ""
+        return f"{s.function} in progress{pct}"
+    when = (datetime.fromtimestamp(s.end_epoch_s, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            if s.end_epoch_s is not None else "at an unknown time")
+    return f"{s.function} {s.state} {when}, {s.errors} errors"
+
+
+def _vdev_rows(v: PoolVdev, depth: int) -> list[str]:
+    name = "  " * depth + v.short_name
+    if len(name) > 34:  # the end of a by-id name tells disks apart
+        name = "  " * depth + "…" + name[len(name) - 33 + 2 * depth:]
+    errors = f"{v.read_errors}/{v.write_errors}/{v.checksum_errors}"
+    size = _size(v.size_bytes if not v.is_leaf or depth == 0 and v.size_bytes else v.device_bytes)
+    cls = v.alloc_class if depth == 0 else ""
+    rows = [f"{name:<34} {cls:<7} {v.state:<8} {errors:>9} {size:>8}  {v.note}".rstrip()]
+    for c in v.children:
+        rows += _vdev_rows(c, depth + 1)
+    return rows
+
+
+def pool_lines(state: PoolState, check: ModelCheck) -> list[str]:
+    """The pool's table and the model's figures, no line over 80 columns."""
+    version = check.version.split("-")[0]
+    lines = [f"pool {state.name}: {state.state}, OpenZFS {version} (read from its {state.source} output)",
+             f"scan: {_scan_text(state)}; {state.errors_text or 'errors: not shown'}",
+             "",
+             f"{'vdev':<34} {'class':<7} {'state':<8} {'r/w/cksum':>9} {'size':>8}"]
+    for v in state.vdevs:
+        lines += _vdev_rows(v, 0)
+    lines += ["", f"model against reality: {check.layout or 'no layout zfslab models'}",
+              f"ashift {check.ashift or '-'}, each disk "
+              f"{'-' if check.vdev_bytes is None else format(check.vdev_bytes, ',')} bytes as ZFS sees it"]
+    lines.append(f"{'':<12} {'zpool/zfs':>18} {'zfslab':>18} {'difference':>12}")
+    for what, real, model, diff in (("SIZE", check.pool_size_bytes, check.model_size_bytes, check.size_diff_bytes),
+                                    ("USED+AVAIL", check.pool_usable_bytes, check.model_usable_bytes,
+                                     check.usable_diff_bytes)):
+        lines.append(f"{what:<12} {real:>18,} {'-' if model is None else format(model, ','):>18} "
+                     f"{'-' if diff is None else format(diff, '+,'):>12}")
+    return lines
+
+
+def finding_lines(check: ModelCheck, found: tuple[Finding, ...]) -> list[str]:
+    """Whether the model agrees, and the findings: one paragraph each (the caller wraps them)."""
+    agree = {True: "they agree to the byte", False: "they differ", None: "not compared"}[check.agrees]
+    head = [agree + (f": {check.reason}" if check.reason else ""), "", "findings:" if found else "findings: none"]
+    return head + [f"{'!' if f.severity == 'warning' else '-'} {f.text}" for f in found]
+
+
+
+def _vdev_record(v: PoolVdev) -> dict:
+    record = {"name": v.name, "kind": v.kind, "class": v.alloc_class, "state": v.state,
+              "read_errors": v.read_errors, "write_errors": v.write_errors, "checksum_errors": v.checksum_errors}
+    if not v.is_leaf:
+        record["failures_survived"] = failures_survived(v)
+    for key in ("parity", "size_bytes", "alloc_bytes", "device_bytes", "ashift"):
+        value = getattr(v, key)
+        if value is not None and (key != "parity" or v.kind in ("raidz", "draid")):
+            record[key] = value
+    if v.children:
+        record["children"] = [_vdev_record(c) for c in v.children]
+    return record
+
+
+def pool_record(state: PoolState, check: ModelCheck, found: tuple[Finding, ...]) -> dict:
+    """The --json answer for one pool."""
+    s = state.scan
+    return {
+        "pool": state.name, "state": state.state, "openzfs": check.version, "read_from": state.source,
+        "scan": {"function": s.function, "state": s.state, "end_epoch_s": s.end_epoch_s, "errors": s.errors,
+                 "percent_done": s.percent_done},
+        "errors": state.errors_text,
+        "vdevs": [_vdev_record(v) for v in state.vdevs],
+        "model": {"layout": check.layout, "ashift": check.ashift, "vdev_bytes": check.vdev_bytes,
+                  "size_bytes": {"pool": check.pool_size_bytes, "zfslab": check.model_size_bytes,
+                                 "difference": check.size_diff_bytes},
+                  "usable_bytes": {"pool": check.pool_usable_bytes, "zfslab": check.model_usable_bytes,
+                                   "difference": check.usable_diff_bytes},
+                  "agrees": check.agrees, "reason": check.reason},
+        "findings": [{"code": f.code, "severity": f.severity, "text": f.text, "vdev": f.vdev} for f in found],
+    }

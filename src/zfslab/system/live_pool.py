@@ -1,0 +1,94 @@
+"""Reads a live pool through the one runner, read-only: `zfs version`, `zpool list`, `zpool status`,
+`zpool get`, `zfs get` and `lsblk`, never a command that changes anything (docs/pool.md#what-it-reads)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from zfslab.errors import InputError, shown
+from zfslab.model.pool_state import DiskFacts, PoolState, checked_count
+from zfslab.system.pool_read import read_json, read_text
+from zfslab.system.runner import Runner
+from zfslab.system.zfs import NoSuchPool
+from zfslab.system.zfs_output import parse_version
+
+TIMEOUT_S = 60.0
+# every argv this module runs starts with one of these: nothing here writes (tests/unit/test_pool_cmd.py)
+READ_ONLY = (("zfs", "version"), ("zpool", "list"), ("zpool", "status"), ("zpool", "get"), ("zfs", "get"),
+             ("lsblk",))
+
+
+@dataclass(frozen=True, slots=True)
+class LivePool:
+    state: PoolState
+    version: str  # the kernel module's, e.g. 2.4.4-1~bpo13+1 (the userland's when the module says none)
+    disks: dict[str, DiskFacts]  # lsblk's facts by leaf name (as zpool status -P names it)
+
+
+def _series(version: str) -> tuple[int, int]:
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1].split("-")[0])
+    except (IndexError, ValueError):
+        raise InputError(f"zfs version printed {shown(version, 40)}, not a version zfslab reads") from None
+
+
+def pool_names(runner: Runner) -> list[str]:
+    out = runner.run(["zpool", "list", "-H", "-o", "name"], timeout_s=TIMEOUT_S).stdout
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def disk_facts(text: str) -> dict[str, DiskFacts]:
+    """{path: facts} from `lsblk -J -b -d -o PATH,SIZE,PHY-SEC,ROTA PATH...` (numbers as JSON numbers,
+    or strings and 0/1 in older util-linux)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise InputError(f"lsblk printed no JSON zfslab can read: {shown(text, 60)}") from None
+    devices = data.get("blockdevices") if isinstance(data, dict) else None
+    if not isinstance(devices, list):
+        raise InputError(f"lsblk -J printed no blockdevices list: {shown(text, 60)}")
+    out = {}
+    for d in devices:
+        if not isinstance(d, dict) or not isinstance(d.get("path"), str):
+            raise InputError(f"lsblk -J: a device without a path: {shown(d, 60)}")
+        rota = d.get("rota")
+        if rota not in (True, False, 0, 1, "0", "1"):
+            raise InputError(f"lsblk -J: {shown(d['path'], 60)} rota={shown(rota, 20)} is not 0 or 1")
+        out[d["path"]] = DiskFacts(d["path"], checked_count(d.get("size"), f"lsblk size of {d['path']}"),
+                                   checked_count(d.get("phy-sec"), f"lsblk phy-sec of {d['path']}", limit=65536),
+                                   rota in (True, 1, "1"))
+    return out
+
+
+def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> LivePool:
+    """The pool, its OpenZFS version and its disks; NoSuchPool when `zpool list` does not show it."""
+    names = pool_names(runner) if names is None else names
+    if pool not in names:
+        raise NoSuchPool(pool)
+    version = parse_version(runner.run(["zfs", "version"], timeout_s=TIMEOUT_S).stdout)
+    running = version.kernel or version.userland
+    vdev_text = runner.run(["zpool", "get", "-Hp", "ashift,psize", pool, "all-vdevs"], timeout_s=TIMEOUT_S,
+                           check=False).stdout  # 2.2+; 2.1 has no vdev properties and says so on stderr
+
+    def out(*argv: str) -> str:
+        return runner.run(argv, timeout_s=TIMEOUT_S).stdout
+
+    if _series(version.userland) >= (2, 3):
+        state = read_json(pool, out("zpool", "status", "-j", "-P", "--json-int", pool),
+                          out("zpool", "get", "-j", "--json-int", "all", pool),
+                          out("zfs", "get", "-j", "--json-int", "all", pool), vdev_text)
+    else:
+        state = read_text(pool, out("zpool", "status", "-P", "-p", pool), out("zpool", "list", "-vHPp", pool),
+                          out("zpool", "get", "-Hp", "all", pool), out("zfs", "get", "-Hp", "all", pool), vdev_text)
+    paths = sorted({leaf.name for v in state.vdevs for leaf in v.leaves if leaf.name.startswith("/dev/")})
+    disks = {}
+    if paths and runner.which("lsblk"):
+        done = runner.run(["lsblk", "-J", "-b", "-d", "-o", "PATH,SIZE,PHY-SEC,ROTA", *paths],
+                          timeout_s=TIMEOUT_S, check=False)  # a leaf that is gone (a failed disk) is left out
+        if done.stdout.strip():
+            facts = disk_facts(done.stdout)
+            # lsblk names a device by its kernel path (/dev/sda1); it lists them in the order asked
+            disks = {p: f for p, f in zip(paths, facts.values())} if len(facts) == len(paths) else facts
+    return LivePool(state, running, disks)

@@ -1,0 +1,85 @@
+"""`zfslab pool`'s error paths, through stand-in `zpool`/`zfs`/`lsblk` programs on PATH that print
+captured output (the real path runs in the guest: tests/e2e/inside/test_pool.py)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shlex
+import stat
+
+import pytest
+
+from zfslab.cli import main
+from zfslab.system.live_pool import READ_ONLY
+
+DATA = pathlib.Path(__file__).parent.parent / "data" / "pools" / "zfs-2.4" / "healthy"
+
+# each stand-in logs its argv, then prints the captured file for it
+FAKE = """#!/bin/sh
+echo "$(basename "$0") $*" >> {log}
+case "$(basename "$0") $*" in
+  "zpool list -H -o name") echo healthy ;;
+  "zfs version") printf 'zfs-2.4.4-1~bpo13+1\\nzfs-kmod-2.4.4-1~bpo13+1\\n' ;;
+  "zpool get -Hp ashift,psize healthy all-vdevs") grep -P '\\t(ashift|psize)\\t' {data}/zpool_get_vdevs_Hp.txt ;;
+  "zpool status -j -P --json-int healthy") cat {status} ;;
+  "zpool get -j --json-int all healthy") cat {data}/zpool_get_j.json ;;
+  "zfs get -j --json-int all healthy") cat {data}/zfs_get_j.json ;;
+  lsblk*) echo '{{"blockdevices": []}}' ;;
+  *) echo "unexpected: $*" >&2; exit 1 ;;
+esac
+"""
+
+
+def fake_tools(tmp_path: pathlib.Path, status: pathlib.Path = DATA / "zpool_status_jP.json") -> pathlib.Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("zpool", "zfs", "lsblk"):
+        path = bin_dir / name
+        path.write_text(FAKE.format(log=shlex.quote(str(tmp_path / "argv.log")), data=shlex.quote(str(DATA)),
+                                    status=shlex.quote(str(status))))
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+@pytest.fixture
+def on_path(tmp_path, monkeypatch):
+    def use(**kw):
+        monkeypatch.setenv("PATH", f"{fake_tools(tmp_path, **kw)}:/usr/bin:/bin")
+        return tmp_path / "argv.log"
+    return use
+
+
+def test_every_command_it_runs_only_reads(on_path, capsys):
+    log = on_path()
+    assert main(["pool", "healthy", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)["pools"][0]
+    assert record["model"]["agrees"] is True
+    ran = log.read_text().splitlines()
+    assert len(ran) == 7
+    assert all(any(line.split()[:len(r)] == list(r) for r in READ_ONLY) for line in ran), ran
+
+
+def test_a_pool_that_does_not_exist_names_it_and_the_fix(on_path, capsys):
+    on_path()
+    assert main(["pool", "nosuchpool"]) == 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["zfslab: error: pool 'nosuchpool' does not exist; `zpool list` shows the pools there are"]
+
+
+def test_no_zpool_on_path(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["pool"]) == 3
+    err = capsys.readouterr().err
+    assert "zpool is not installed or not on PATH" in err and len(err.strip().splitlines()) == 1
+
+
+def test_garbage_from_zpool_is_one_line_exit_2(on_path, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"pools": {"healthy": {"vdevs": {"healthy": {"name": "healthy", "vdev_type": "root", '
+                   '"vdevs": {"d": {"name": "d", "vdev_type": "disk", "read_errors": "lots"}}}}}}}')
+    on_path(status=bad)
+    assert main(["pool", "healthy"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "read_errors: lots is not a whole number" in err[0] and "Traceback" not in err[0]
+
