@@ -56,7 +56,7 @@ def test_every_command_it_runs_only_reads(on_path, capsys):
     record = json.loads(capsys.readouterr().out)["pools"][0]
     assert record["model"]["agrees"] is True
     ran = log.read_text().splitlines()
-    assert len(ran) == 7
+    assert len(ran) == 6 + 7  # zpool and zfs, then lsblk for each of the 7 disks
     assert all(any(line.split()[:len(r)] == list(r) for r in READ_ONLY) for line in ran), ran
 
 
@@ -83,3 +83,18 @@ def test_garbage_from_zpool_is_one_line_exit_2(on_path, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "read_errors: lots is not a whole number" in err[0] and "Traceback" not in err[0]
 
+
+
+def test_lsblk_json_as_util_linux_prints_it_and_bad_values():
+    from zfslab.errors import InputError
+    from zfslab.system.live_pool import disk_facts
+    text = (pathlib.Path(__file__).parent.parent / "data" / "lsblk" / "vda-util-linux-2.38.json").read_text()
+    facts = disk_facts(text)["/dev/vda"]
+    assert (facts.size_bytes, facts.physical_sector_bytes, facts.rotational) == (274877906944, 4096, True)
+    old = '{"blockdevices": [{"path": "/dev/sda", "size": "1000", "phy-sec": "512", "rota": "0"}]}'
+    assert disk_facts(old)["/dev/sda"].rotational is False
+    for bad in ('{"blockdevices": [{"path": "/dev/sda", "size": 1, "phy-sec": 3000, "rota": 0}]}',
+                '{"blockdevices": [{"path": "/dev/sda", "size": -1, "phy-sec": 512, "rota": 0}]}',
+                '{"blockdevices": [{"path": "/dev/sda", "size": 1, "phy-sec": 512, "rota": 2}]}', "[]"):
+        with pytest.raises(InputError):
+            disk_facts(bad)

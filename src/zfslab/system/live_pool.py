@@ -84,11 +84,11 @@ def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> Live
                           out("zpool", "get", "-Hp", "all", pool), out("zfs", "get", "-Hp", "all", pool), vdev_text)
     paths = sorted({leaf.name for v in state.vdevs for leaf in v.leaves if leaf.name.startswith("/dev/")})
     disks = {}
-    if paths and runner.which("lsblk"):
-        done = runner.run(["lsblk", "-J", "-b", "-d", "-o", "PATH,SIZE,PHY-SEC,ROTA", *paths],
-                          timeout_s=TIMEOUT_S, check=False)  # a leaf that is gone (a failed disk) is left out
-        if done.stdout.strip():
-            facts = disk_facts(done.stdout)
-            # lsblk names a device by its kernel path (/dev/sda1); it lists them in the order asked
-            disks = {p: f for p, f in zip(paths, facts.values())} if len(facts) == len(paths) else facts
+    if runner.which("lsblk"):
+        for path in paths:  # one at a time: lsblk names a device by its kernel path, not the link asked for
+            done = runner.run(["lsblk", "-J", "-b", "-d", "-o", "PATH,SIZE,PHY-SEC,ROTA", path],
+                              timeout_s=TIMEOUT_S, check=False)  # a leaf that is gone (a failed disk) is left out
+            facts = list(disk_facts(done.stdout).values()) if done.returncode == 0 and done.stdout.strip() else []
+            if facts:
+                disks[path] = facts[0]
     return LivePool(state, running, disks)
