@@ -266,7 +266,13 @@ def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), sha
         # tsc=reliable: under TCG the clocksource watchdog finds the TSC skewed and marks it unstable;
         # that flips sched_clock's static key, and the kernel's int3 text patching then oopsed the other
         # vCPU in sched_clock_cpu (CI, 2026-11-26, docs/test-guest.md#kernel-crashes)
+        # clocksource=hpet: the guest keeps time by the emulated HPET, which qemu drives from the host's
+        # clock, not by the TSC at a rate the kernel calibrated at boot. On a loaded host that
+        # calibration can be wrong by far: a 2.3 boot's clock ran 19 times too fast (its console read
+        # 1,898 s after 99 s: the initramfs gave up waiting for /dev/vda, and every timeout fires early)
+        # (docs/test-guest.md#kernel-crashes)
         "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet tsc=reliable "
+                   f"clocksource=hpet "
                    f"zfslab.zfs={series}",
         "-drive", root,
         "-virtfs", f"local,path={share},mount_tag=host0,security_model=passthrough,id=host0",
