@@ -11,6 +11,7 @@ from test_pool_read import POOLS, SERIES, captured, read_both
 from zfslab.model.pool_findings import RAIDZ1_LARGE_BYTES, findings
 from zfslab.model.pool_model import check_model, pool_layout
 from zfslab.model.pool_state import DiskFacts, PoolScan
+from zfslab.system.pool_read import raidz_attaches
 
 DAY_S = 86400
 
@@ -41,14 +42,21 @@ def test_the_model_agrees_with_each_captured_pool_to_the_byte(series, pool):
 
 
 @pytest.mark.parametrize("series", SERIES)
-def test_an_expanded_raidz_is_not_given_a_false_number(series):
+def test_an_expanded_raidz_from_its_history(series):
+    """raidz1:3 plus one `zpool attach`: model/expansion.py from the width zpool history gives."""
     if not (POOLS / series / "expanded").exists():
         pytest.skip("no expanded pool in this capture")
-    j, t = read_both(series, "expanded")
-    for state in (j, t):
-        check = check_model(state, version(series), expanded=state.expanded)
-        assert check.model_size_bytes is None and check.agrees is None
-        assert "expansion" in check.reason
+    attached = raidz_attaches(captured(series, "expanded", "zpool_history.txt"), "expanded")
+    assert attached == {"raidz1-0": 1}
+    for state in read_both(series, "expanded"):
+        assert state.expanded
+        check = check_model(state, version(series), expanded=True, attached=attached)
+        assert check.layout == "raidz1:4" and "expanded from raidz1:3 by 1 disk" in check.reason
+        assert (check.size_diff_bytes, check.usable_diff_bytes) == (0, 0), check
+        assert check.agrees is True
+        # without the history the model does not guess the original width
+        blind = check_model(state, version(series), expanded=True)
+        assert blind.agrees is None and blind.model_size_bytes is None and "expansion" in blind.reason
 
 
 @pytest.mark.parametrize("series", SERIES)

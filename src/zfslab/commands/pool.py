@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     records, out = [], console()
     for i, name in enumerate(wanted):
         live = read_pool(runner, name, names)
-        check = check_model(live.state, live.version, expanded=live.state.expanded)
+        check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
         found = findings(live.state, live.disks, now_s)
         if args.json:
             records.append(pool_record(live.state, check, found))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError
 from zfslab.model.capacity import pool_capacity, rules_for
+from zfslab.model.expansion import expand
 from zfslab.model.layouts import ClassGroup, Layout, VdevGroup, VdevKind, merge_classes, merge_groups
 from zfslab.model.pool_state import PoolState, PoolVdev
 
@@ -86,8 +87,10 @@ def _modelled_leaves(state: PoolState) -> list[PoolVdev]:
     return [leaf for v in state.vdevs if v.alloc_class not in ("spare", "cache") for leaf in v.leaves]
 
 
-def check_model(state: PoolState, version: str, *, expanded: bool = False) -> ModelCheck:
-    """zfslab's SIZE and USED+AVAIL for this pool beside the pool's own (docs/pool.md)."""
+def check_model(state: PoolState, version: str, *, expanded: bool = False,
+                attached: dict[str, int] | None = None) -> ModelCheck:
+    """zfslab's SIZE and USED+AVAIL for this pool beside the pool's own (docs/pool.md). `attached`:
+    disks `zpool attach` added to each raidz vdev (zpool history), for a pool whose raidz was expanded."""
     size, usable = state.size_bytes, state.usable_bytes
     layout = pool_layout(state)
     ashifts = {v.ashift for v in state.vdevs if v.alloc_class not in ("spare", "cache")}
@@ -109,8 +112,7 @@ def check_model(state: PoolState, version: str, *, expanded: bool = False) -> Mo
     if ashift is None:
         return without("the vdevs' ashift was not shown, or differs between them")
     if expanded:
-        return without("a raidz expansion ran: its old blocks keep the old width's ratio; zfslab expand "
-                       "models it from the original width", vdev_bytes)
+        return _expanded(state, version, layout, ashift, vdev_bytes, attached or {})
     try:
         rules = rules_for(version)
         # what special and dedup vdevs hold is added back to AVAIL (2.3.7+, 2.4.1+): their ALLOC
@@ -126,3 +128,28 @@ def check_model(state: PoolState, version: str, *, expanded: bool = False) -> Mo
                   "SIZE agrees")
     return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, model.size_bytes,
                       model.usable_bytes, reason)
+
+
+def _expanded(state: PoolState, version: str, layout: Layout, ashift: int, vdev_bytes: int,
+              attached: dict[str, int]) -> ModelCheck:
+    """A pool of one raidz vdev grown by `zpool attach`: model/expansion.py from its original width
+    (its width now less the disks attached, as zpool history shows them); any other shape says why."""
+    size, usable = state.size_bytes, state.usable_bytes
+    data = state.of_class("normal")
+    added = attached.get(data[0].name, 0) if len(data) == 1 else 0
+    if len(data) != 1 or data[0].kind != "raidz" or layout.classes or not added:
+        return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, reason=(
+            "a raidz expansion ran: its old blocks keep the old width's ratio; this reading models one raidz "
+            "vdev whose attaches zpool history shows (zfslab expand models others from the original width)"))
+    v = data[0]
+    original = Layout((VdevGroup(VdevKind.RAIDZ, len(v.children) - added, v.parity),))
+    try:
+        step = expand(original, vdev_bytes, added, release=version.split("-")[0], ashift=ashift).steps[-1]
+    except ZfslabError as e:
+        return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable,
+                          reason=f"zfslab cannot compute the expansion: {e}")
+    reason = f"expanded from {original} by {added} disk{'s' * (added > 1)} (model/expansion.py)"
+    if (step.size_bytes, step.usable_bytes) != (size, usable):
+        reason += "; it differs: data written before the attach, or a reservation"
+    return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, step.size_bytes, step.usable_bytes,
+                      reason)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from zfslab.errors import InputError, shown
 from zfslab.model.pool_state import DiskFacts, PoolState, checked_count
-from zfslab.system.pool_read import read_json, read_text
+from zfslab.system.pool_read import raidz_attaches, read_json, read_text
 from zfslab.system.runner import Runner
 from zfslab.system.zfs import NoSuchPool
 from zfslab.system.zfs_output import parse_version
@@ -16,7 +16,7 @@ from zfslab.system.zfs_output import parse_version
 TIMEOUT_S = 60.0
 # every argv this module runs starts with one of these: nothing here writes (tests/unit/test_pool_cmd.py)
 READ_ONLY = (("zfs", "version"), ("zpool", "list"), ("zpool", "status"), ("zpool", "get"), ("zfs", "get"),
-             ("lsblk",))
+             ("zpool", "history"), ("lsblk",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,7 @@ class LivePool:
     state: PoolState
     version: str  # the kernel module's, e.g. 2.4.4-1~bpo13+1 (the userland's when the module says none)
     disks: dict[str, DiskFacts]  # lsblk's facts by leaf name (as zpool status -P names it)
+    attached: dict[str, int]  # disks zpool attach added to each raidz vdev (read only for an expanded pool)
 
 
 def _series(version: str) -> tuple[int, int]:
@@ -91,4 +92,5 @@ def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> Live
             facts = list(disk_facts(done.stdout).values()) if done.returncode == 0 and done.stdout.strip() else []
             if facts:
                 disks[path] = facts[0]
-    return LivePool(state, running, disks)
+    attached = raidz_attaches(out("zpool", "history", pool), pool) if state.expanded else {}
+    return LivePool(state, running, disks, attached)

@@ -293,3 +293,11 @@ def read_text(pool: str, status_text: str, list_text: str, pool_get_text: str, d
     state = _state(pool, status.state, tuple(tops), _text_scan(status_text, status.scan), pool_props,
                    text_properties(dataset_get_text, pool), status.errors, "text")
     return dataclasses.replace(state, expanded=re.search(r"^\s*expand: ", status_text, re.M) is not None)
+
+
+def raidz_attaches(history_text: str, pool: str) -> dict[str, int]:
+    """{raidz vdev name: disks attached to it} from `zpool history POOL` ('zpool attach [-fsw] POOL raidz1-0 DEV')."""
+    out: dict[str, int] = {}
+    for m in re.finditer(rf"^\S+ zpool attach (?:-\S+ )*{re.escape(pool)} (raidz[1-3]-[0-9]+) \S+", history_text, re.M):
+        out[m.group(1)] = out.get(m.group(1), 0) + 1
+    return out
