@@ -128,6 +128,7 @@ def test_openzfs_21_status_text_still_reads(name):
     ('{"pools": {"p": {"vdevs": {"p": {"name": "p", "vdev_type": "root", "vdevs": {"x": '
      '{"name": "x", "vdev_type": "tape"}}}}}}}', "type"),
     ('[1, 2]', "not what zfslab reads"),
+    ('{"pools": {"p": {"vdevs": {"p": {"name": "p", "vdev_type": "root", "vdevs": {"x": 7}}}}}}', "a vdev"),
     ('not json', "no JSON"),
     ('{"pools": {}}', "no pool"),
 ])

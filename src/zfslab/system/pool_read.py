@@ -108,6 +108,8 @@ def _by_name(name: str, values: dict[str, int]) -> int | None:
 # ---- the JSON forms (2.3+) ---------------------------------------------------------------
 
 def _json_vdev(node: dict, alloc_class: str | None, ashifts: dict[str, int], top: bool) -> PoolVdev:
+    if not isinstance(node, dict):
+        raise _bad("zpool status -j: a vdev", node)
     name = node.get("name")
     if not isinstance(name, str) or not name:
         raise _bad("zpool status -j: a vdev's name", name)
@@ -124,7 +126,7 @@ def _json_vdev(node: dict, alloc_class: str | None, ashifts: dict[str, int], top
     if kind in ("raidz", "draid"):
         m = re.match(r"(?:raidz|draid)([1-3])", name)
         if not m:
-            raise _bad(f"zpool status -j: the parity in vdev name", name)
+            raise _bad("zpool status -j: the parity in vdev name", name)
         parity = int(m.group(1))
 
     def count(key: str) -> int | None:
