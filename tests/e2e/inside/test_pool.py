@@ -37,22 +37,16 @@ def oops_pool(zfs, disks):
 
 
 def test_zfslab_pool_reads_a_real_pool_and_writes_nothing(oops_pool):
+    """One run of zfslab (a Python start costs seconds under TCG); the missing pool's error and the
+    text output are unit tests (tests/unit/test_pool_cmd.py, test_pool_view.py)."""
     history = sh("zpool", "history", "-il", oops_pool)
     p = zfslab_pool(oops_pool, "--json")
     assert p.returncode == 0, p.stderr
     record = json.loads(p.stdout)["pools"][0]
     model = record["model"]
-    assert model["layout"] == "raidz2:4+disk"
+    # zpool create reads a bare disk after raidz2's into the raidz2: zfslab puts it first
+    assert model["layout"] == "disk+raidz2:4"
     assert model["agrees"] is True, model
     assert model["size_bytes"]["difference"] == 0 and model["usable_bytes"]["difference"] == 0
     assert [f["code"] for f in record["findings"]] == ["vdev-less-redundant", "compression-off"]
-    text = zfslab_pool(oops_pool)
-    assert text.returncode == 0 and "they agree to the byte" in text.stdout
     assert sh("zpool", "history", "-il", oops_pool) == history
-
-
-def test_a_pool_that_does_not_exist(zfs):
-    p = zfslab_pool("zfslab-e2e-nosuchpool")
-    assert p.returncode == 5
-    assert p.stderr.strip().splitlines() == [
-        "zfslab: error: pool 'zfslab-e2e-nosuchpool' does not exist; `zpool list` shows the pools there are"]
