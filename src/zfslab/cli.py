@@ -60,6 +60,15 @@ class _Commands:
         return self._sub.add_parser(name, **kwargs)
 
 
+class _Installed(argparse.Action):
+    """`zfslab --installed`: print what system/installed.py finds, then exit 0 (as --version does)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from zfslab.system.installed import installed_json  # deliberate lazy loading: only this flag reads files
+        print(installed_json())
+        parser.exit(0)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command (for docs and tests) or, given the command a command line
     runs, of that one alone: the others are listed from the registry (name and help) without
@@ -69,6 +78,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="zfslab", description="Compare ZFS pool layouts on speed, space and safety.",
                      epilog=exit_codes_text())
     parser.add_argument("--version", action="version", version=f"zfslab {__version__}")
+    # for fleet preflight, not for people: the version and a digest of the installed package, as JSON
+    parser.add_argument("--installed", action=_Installed, nargs=0, help=argparse.SUPPRESS)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for entry in COMMANDS:

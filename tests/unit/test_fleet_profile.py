@@ -10,6 +10,7 @@ import pytest
 from tests.fleet_fakes import SimTransport
 from zfslab import __version__
 from zfslab.cli import main
+from zfslab.system.installed import installed_json
 from zfslab.errors import UsageError
 from zfslab.model.fleet_profile import FleetProfile
 from zfslab.system.fleet_profile import BadRemoteProfile, parse_remote_profile
@@ -39,8 +40,8 @@ def fleet(slow=None, *, sizes=None, broken=None):  # broken[(host, disk)] = (exi
     slow, sizes, broken = slow or {}, sizes or {}, broken or {}
 
     def answer(host, argv):
-        if argv == ["zfslab", "--version"]:
-            return 0, f"zfslab {__version__}\n", ""
+        if argv == ["zfslab", "--installed"]:   # the controller's own zfslab, as preflight wants it
+            return 0, installed_json(), ""
         if argv[:2] in (["zpool", "version"], ["fio", "--version"]):
             return 0, "zfs-2.1.11-1\n" if argv[0] == "zpool" else "fio-3.33\n", ""
         if argv[0] == "lsblk":
@@ -240,3 +241,36 @@ def test_a_hosts_refusal_exits_10_and_its_failure_4(monkeypatch, capsys, code, e
     assert main(["profile-disk", "--hosts", "st01,st02,st03", "--disks", "/dev/sdb,/dev/sdc", "--seconds", "2",
                  "--json"]) == expected
     assert "in use by md0" in capsys.readouterr().err
+
+
+def test_remote_zfslab_names_the_program_every_remote_zfslab_command_runs(monkeypatch, capsys):
+    import zfslab.system.transport as transport_module
+    path = "/opt/zfslab/bin/zfslab"
+    base = fleet()
+
+    def answer(host, argv):   # the hosts know zfslab only at that path: bare `zfslab` is not found
+        if argv[0] == "zfslab":
+            return 127, "", "sh: 1: zfslab: not found"
+        return base(host, ["zfslab", *argv[1:]] if argv[0] == path else argv)
+    t = SimTransport(answer)
+    monkeypatch.setattr(transport_module, "SshTransport", lambda **kw: t)
+    argv = ["profile-disk", "--hosts", "st01,st02,st03", "--disks", "/dev/sdb", "--seconds", "2", "--json"]
+    assert main([*argv, "--remote-zfslab", path]) == 0, capsys.readouterr().err
+    ran = [a for _, a in t.log if "zfslab" in a[0]]
+    assert {a[0] for a in ran} == {path} and {a[1] for a in ran} == {"--installed", "profile-disk"}
+    assert len(json.loads(capsys.readouterr().out)["disks"]) == 3
+    t.log.clear()
+    assert main(argv) == 2   # without it, preflight says zfslab is not there
+    assert "st01: zfslab is not installed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, message", [
+    ("~/.local/bin/zfslab", "--remote-zfslab ~/.local/bin/zfslab: '~' reaches the host quoted, unexpanded; give "
+                            ".local/bin/zfslab (from the remote user's home) or an absolute path"),
+    ("", "--remote-zfslab : give the path of zfslab on the hosts"),
+    ("-x", "--remote-zfslab -x: give the path of zfslab on the hosts"),
+])
+def test_a_bad_remote_zfslab_is_one_line_and_exit_2(value, message, capsys):
+    assert main(["profile-disk", "--hosts", "st01", "--disks", "/dev/sdb", f"--remote-zfslab={value}"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err

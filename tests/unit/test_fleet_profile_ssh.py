@@ -11,6 +11,7 @@ from tests.unit.test_preflight_ssh import _a_local_disk
 from tests.unit.test_transport_ssh import _free_port, sshd  # noqa: F401 - the private sshd fixture
 from zfslab import __version__
 from zfslab.cli import main
+from zfslab.system.installed import installed
 
 
 def test_profile_disk_hosts_over_ssh_measures_both_hosts_and_names_the_dead_one(sshd, capsys):
@@ -19,10 +20,15 @@ def test_profile_disk_hosts_over_ssh_measures_both_hosts_and_names_the_dead_one(
     config = d / "ssh_config_twins"
     config.write_text((d / "ssh_config").read_text().replace("Host zfslab-test-node",
                                                               "Host zfslab-test-node zfslab-test-twin"))
-    remote = subprocess.run(["ssh", "-F", str(config), "-o", "BatchMode=yes", "zfslab-test-node", "zfslab --version"],
+    remote = subprocess.run(["ssh", "-F", str(config), "-o", "BatchMode=yes", "zfslab-test-node", "zfslab --installed"],
                             capture_output=True, text=True, timeout=60)
-    if remote.stdout.strip() != f"zfslab {__version__}":
-        pytest.skip(f"the ssh session finds no zfslab {__version__} on its PATH ({remote.stdout.strip() or remote.stderr[-200:]})")
+    try:   # preflight wants this checkout's zfslab there, its files' digest too (system/installed.py)
+        same = json.loads(remote.stdout)["digest"] == installed()["digest"]
+    except (ValueError, TypeError, KeyError):
+        same = False
+    if not same:
+        pytest.skip(f"the ssh session finds no zfslab {__version__} of this checkout on its PATH "
+                    f"({remote.stdout.strip()[:200] or remote.stderr[-200:]})")
     dead = f"127.0.0.1:{_free_port()}"
     code = main(["profile-disk", "--hosts", f"zfslab-test-node,zfslab-test-twin,{dead}", "--disks", disk,
                  "--seconds", "1", "--ssh-config", str(config), "--json"])

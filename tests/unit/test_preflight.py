@@ -12,6 +12,7 @@ from zfslab.model.inventory import Host
 from zfslab.model.preflight import DiskFacts, HostFacts, refusals
 from zfslab.system.preflight import BadLsblk, parse_lsblk
 from zfslab.system.preflight import preflight
+from zfslab.system.installed import installed, package_digest
 
 HDD = DiskFacts("/dev/sda", 4_000_787_030_016, "HGST HUS726T4TAL", "V6G1", True, 512, 4096)
 
@@ -84,8 +85,8 @@ def _lsblk(path, size=HDD.size_bytes):
 
 
 def _answers(host, argv):
-    if argv[0] == "zfslab":
-        return (0, "zfslab 0.9\n", "") if host == "st03" else (0, "zfslab 1.0\n", "")
+    if argv == ["zfslab", "--installed"]:   # as the controller's zfslab says it, but version 0.9 on st03
+        return 0, json.dumps(dict(installed(), version="0.9" if host == "st03" else "1.0")), ""
     if argv[0] == "zpool":
         return 0, "zfs-2.1.11-1\nzfs-kmod-2.1.11-1\n", ""
     if argv[0] == "fio":
@@ -113,3 +114,60 @@ def test_preflight_on_a_fake_fleet_reports_every_host_at_once():
     ]
     # preflight only reads: every program it ran is one that never writes
     assert {argv[0] for _, argv in t.log} == {"zfslab", "zpool", "fio", "lsblk"}
+
+
+def test_another_checkout_of_the_same_version_is_refused_by_its_digest():
+    # issue 36: preflight compared the version string only, so a modified copy of 1.0 passed
+    ours = installed()["digest"]
+    same = HostFacts("st01", "1.0", "zfs-2.1.11-1", "fio-3.33", (), zfslab_digest=ours)
+    other = HostFacts("st02", "1.0", "zfs-2.1.11-1", "fio-3.33", (), zfslab_digest="ab" * 32, zfslab_path="/opt/z/zfslab")
+    old = HostFacts("st03", "1.0", "zfs-2.1.11-1", "fio-3.33", ())   # a zfslab without --installed
+    assert refusals([same, other, old], controller_version="1.0", controller_digest=ours) == [
+        f"st02: zfslab 1.0 at /opt/z/zfslab is not the controller's (files digest abababababab, the controller's "
+        f"{ours[:12]}): another checkout or a modified copy; install the controller's zfslab there, or give "
+        "the fleet command the path of one that is (docs/fleet.md#preflight)",
+        "st03: zfslab 1.0 is not the controller's (it cannot say its files' digest: an older build): another "
+        "checkout or a modified copy; install the controller's zfslab there, or give the fleet command the path "
+        "of one that is (docs/fleet.md#preflight)"]
+    assert refusals([other], controller_version="1.0") == []   # no digest given: versions alone
+
+
+def test_the_digest_is_of_the_files_in_a_stable_order_and_changes_with_one_byte(tmp_path):
+    root = tmp_path / "zfslab"
+    (root / "model").mkdir(parents=True)
+    (root / "__pycache__").mkdir()
+    (root / "__init__.py").write_text("__version__ = '1.0'\n")
+    (root / "model" / "a.py").write_text("x = 1\n")
+    (root / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"whatever")
+    first = package_digest(str(root))
+    assert first[1] == 2
+    (root / "__pycache__" / "y.cpython-311.pyc").write_bytes(b"more")   # bytecode is not what was installed
+    assert package_digest(str(root)) == first
+    (root / "model" / "a.py").write_text("x = 2\n")
+    assert package_digest(str(root))[0] != first[0]
+    (root / "model" / "a.py").write_text("x = 1\n")
+    assert package_digest(str(root)) == first
+    (root / "model" / "b.py").write_text("")   # a file more, even empty
+    assert package_digest(str(root))[0] != first[0]
+
+
+def test_zfslab_installed_prints_what_preflight_compares(capsys):
+    from zfslab.cli import main
+    with pytest.raises(SystemExit) as done:
+        main(["--installed"])
+    assert done.value.code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == installed() and len(data["digest"]) == 64
+
+
+def test_a_host_whose_zfslab_lacks_installed_gives_its_version_and_no_digest():
+    def answers(host, argv):
+        if argv == ["zfslab", "--installed"]:
+            return 2, "", "zfslab: error: unrecognized arguments: --installed\n"
+        if argv == ["zfslab", "--version"]:
+            return 0, "zfslab 1.0\n", ""
+        return _answers(host, argv)
+    facts, lines = preflight(SimTransport(answers), [Host("st01", "st01.example")], ["/dev/sda"],
+                             controller_version="1.0")
+    assert facts[0].zfslab_version == "1.0" and facts[0].zfslab_digest is None
+    assert lines and lines[0].startswith("st01: zfslab 1.0 is not the controller's (it cannot say")

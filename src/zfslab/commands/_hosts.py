@@ -28,6 +28,9 @@ def add_host_options(p: argparse.ArgumentParser) -> None:
                    help=f"hosts worked on at once (default {DEFAULT_LIMIT}: sshd's MaxStartups on a bastion)")
     g.add_argument("--ssh-config", metavar="FILE",
                    help="an ssh_config(5) file to use instead of ~/.ssh/config (ssh -F FILE)")
+    g.add_argument("--remote-zfslab", metavar="PATH",
+                   help="the zfslab program on every host, when ssh's PATH there finds none or another: an "
+                        "absolute path, or one from the remote user's home (e.g. .local/bin/zfslab)")
 
 
 def hosts_from_args(args: argparse.Namespace) -> tuple[Host, ...] | None:
@@ -69,7 +72,27 @@ def transport_from_args(args: argparse.Namespace):
 
     if args.ssh_config is not None and not os.path.isfile(args.ssh_config):
         raise UsageError(f"--ssh-config {shown(args.ssh_config, 200)}: no such file; give an ssh_config(5) file")
-    return SshTransport(config_file=args.ssh_config)
+    path = remote_zfslab(args.remote_zfslab)
+    transport = SshTransport(config_file=args.ssh_config)
+    if path is None:
+        return transport
+    from zfslab.system.transport import RemoteZfslab  # deliberate lazy loading: as SshTransport above
+    return RemoteZfslab(transport, path)
+
+
+def remote_zfslab(text: str | None) -> str | None:
+    """--remote-zfslab checked: the remote shell gets it quoted, so a '~' would not be expanded
+    and is refused with the path that works (ssh runs the command in the user's home folder)."""
+    if text is None:
+        return None
+    if not text.strip() or text != text.strip() or text.startswith("-") or "\n" in text or "\0" in text:
+        raise UsageError(f"--remote-zfslab {shown(text, 200)}: give the path of zfslab on the hosts, e.g. "
+                         "/usr/local/bin/zfslab")
+    if text.startswith("~"):
+        rest = text.removeprefix("~").lstrip("/")
+        raise UsageError(f"--remote-zfslab {shown(text, 200)}: '~' reaches the host quoted, unexpanded; give "
+                         f"{shown(rest or '.local/bin/zfslab', 200)} (from the remote user's home) or an absolute path")
+    return text
 
 
 def skip_hosts(hosts: Sequence[str], skip: Sequence[str]) -> list[str]:

@@ -41,19 +41,33 @@ class HostFacts:
     fio_version: str | None
     disks: tuple[DiskFacts, ...]
     missing_disks: tuple[str, ...] = ()   # named, but not on this host
+    zfslab_digest: str | None = None       # sha256 of its package's files (`zfslab --installed`); None: not said
+    zfslab_path: str | None = None         # where that package is, for the refusal to name
 
 
-def refusals(facts: Sequence[HostFacts], *, controller_version: str, need_zfs: bool = True) -> list[str]:
+def refusals(facts: Sequence[HostFacts], *, controller_version: str, need_zfs: bool = True,
+             controller_digest: str | None = None) -> list[str]:
     """One line per problem, naming the host and the difference; [] when every host may start.
-    need_zfs False: profile-disk only reads disks with fio, so a burn-in may come before OpenZFS."""
+    need_zfs False: profile-disk only reads disks with fio, so a burn-in may come before OpenZFS.
+    controller_digest: the controller's package digest; a host of the same version whose digest
+    differs (another checkout, a modified copy) or cannot say it (a zfslab without --installed)
+    is refused too. None: versions alone are compared."""
     lines = []
     for f in facts:
         if f.zfslab_version is None:
-            lines.append(f"{f.host}: zfslab is not installed; install zfslab {controller_version} on it "
-                         f"(pip install zfslab=={controller_version}, or the controller's source tree)")
+            lines.append(f"{f.host}: zfslab is not installed (not on ssh's PATH there); install zfslab "
+                         f"{controller_version} on it (pip install zfslab=={controller_version}, or the controller's "
+                         "source tree), or give the fleet command its path there (docs/fleet.md#preflight)")
         elif f.zfslab_version != controller_version:
             lines.append(f"{f.host}: zfslab {f.zfslab_version}, the controller runs {controller_version}; install "
                          f"zfslab {controller_version} on it (pip install zfslab=={controller_version})")
+        elif controller_digest is not None and f.zfslab_digest != controller_digest:
+            where = f" at {f.zfslab_path}" if f.zfslab_path else ""
+            said = (f"files digest {f.zfslab_digest[:12]}, the controller's {controller_digest[:12]}"
+                    if f.zfslab_digest else "it cannot say its files' digest: an older build")
+            lines.append(f"{f.host}: zfslab {f.zfslab_version}{where} is not the controller's ({said}): another "
+                         f"checkout or a modified copy; install the controller's zfslab there, or give the fleet "
+                         f"command the path of one that is (docs/fleet.md#preflight)")
         if f.zfs_version is None and need_zfs:
             lines.append(f"{f.host}: OpenZFS is not installed (zpool version failed); "
                          "apt-get install zfsutils-linux zfs-dkms")

@@ -15,7 +15,7 @@ from zfslab.model.fleet_profile import DiskResult, FleetProfile
 from zfslab.model.inventory import Host
 from zfslab.model.preflight import HostFacts, PreflightRefused, refusals
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
-from zfslab.system.preflight import host_facts
+from zfslab.system.preflight import controller_digest, host_facts
 from zfslab.system.transport import HostUnreachable, RemoteFailed, Transport
 
 # The disks of one host are profiled at once, as the issue asks: 24 disks take one disk's time,
@@ -37,7 +37,8 @@ def checked_hosts(transport: Transport, hosts: Sequence[Host], disks: Sequence[s
     PreflightRefused (nothing is measured) when the hosts that answered differ."""
     outcomes = fan_out(hosts, lambda h: host_facts(transport, h, disks), limit=limit, on_interrupt=transport.close)
     facts = [o.value for o in outcomes if o.ok]
-    refused = refusals(facts, controller_version=controller_version, need_zfs=need_zfs)
+    refused = refusals(facts, controller_version=controller_version, need_zfs=need_zfs,
+                       controller_digest=controller_digest())
     if refused:
         raise PreflightRefused("\n".join([*refused, "nothing was run; make the hosts alike, or leave one out "
                                                        "with `skip_host` HOST"]))

@@ -1,5 +1,5 @@
 """Preflight on every host in parallel: what is installed and which disks the names point at,
-read with programs that never write (zfslab --version, zpool version, fio --version, lsblk), and
+read with programs that never write (zfslab --installed, zpool version, fio --version, lsblk), and
 lsblk's JSON parsed here, as every program's output is parsed beside what runs it (docs/design.md#code-map).
 model/preflight.py judges the answers (docs/fleet.md#preflight)."""
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from zfslab.errors import ZfslabError, clip
+from zfslab.errors import ZfslabError, clip, one_line
 from zfslab.model.inventory import Host
 from zfslab.model.preflight import DiskFacts, HostFacts, refusals
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
+from zfslab.system.installed import installed
 from zfslab.system.transport import Transport
 
 COMMAND_TIMEOUT_S = 60
@@ -72,7 +73,7 @@ def host_facts(transport: Transport, host: Host, disks: Sequence[str]) -> HostFa
     def answer(argv: list[str]) -> str | None:
         done = transport.run(host, argv, timeout_s=COMMAND_TIMEOUT_S, check=False)
         return done.stdout if done.returncode == 0 else None
-    zfslab = answer(["zfslab", "--version"])
+    zfslab, digest, path = _installed(answer)
     zfs = answer(["zpool", "version"])
     fio = answer(["fio", "--version"])
     found, missing = [], []
@@ -82,9 +83,29 @@ def host_facts(transport: Transport, host: Host, disks: Sequence[str]) -> HostFa
             missing.append(disk)
         else:
             found += parse_lsblk(text, host.name)
-    version = first_line(zfslab or "")
-    return HostFacts(host.name, version.removeprefix("zfslab ").strip() if version else None,
-                     first_line(zfs or ""), first_line(fio or ""), tuple(found), tuple(missing))
+    return HostFacts(host.name, zfslab, first_line(zfs or ""), first_line(fio or ""), tuple(found), tuple(missing),
+                     digest, path)
+
+
+def _installed(answer) -> tuple[str | None, str | None, str | None]:
+    """The host's zfslab: (version, digest, path) from `zfslab --installed`; a zfslab without that
+    flag answers `zfslab --version` only (digest and path None); (None, None, None): none there."""
+    text = answer(["zfslab", "--installed"])
+    if text is not None:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in ("version", "digest")):
+            path = data.get("path")
+            return data["version"], data["digest"], one_line(path, 200) if isinstance(path, str) else None
+    version = first_line(answer(["zfslab", "--version"]) or "")
+    return (version.removeprefix("zfslab ").strip() if version else None), None, None
+
+
+def controller_digest() -> str:
+    """This machine's zfslab package digest, as each host's `zfslab --installed` computes its own."""
+    return installed()["digest"]
 
 
 def preflight(transport: Transport, hosts: Sequence[Host], disks: Sequence[str], *, controller_version: str,
@@ -93,4 +114,4 @@ def preflight(transport: Transport, hosts: Sequence[Host], disks: Sequence[str],
     outcomes = fan_out(hosts, lambda h: host_facts(transport, h, disks), limit=limit)
     facts = [o.value for o in outcomes if o.ok]
     lines = [str(o.error) for o in outcomes if not o.ok]
-    return facts, lines + refusals(facts, controller_version=controller_version)
+    return facts, lines + refusals(facts, controller_version=controller_version, controller_digest=controller_digest())

@@ -171,6 +171,29 @@ class SshTransport:
         shutil.rmtree(self.control_dir, ignore_errors=True)
 
 
+class RemoteZfslab:
+    """A transport whose hosts run zfslab from `path` (--remote-zfslab): every remote command whose
+    program is `zfslab` (preflight's, bench's, drill's, profile-disk's) gets that path instead, so
+    no rc file and no PATH decides which zfslab runs there; the rest passes through unchanged."""
+
+    def __init__(self, inner, path: str) -> None:
+        self.inner, self.path = inner, path
+
+    def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
+        if argv and argv[0] == "zfslab":
+            argv = [self.path, *argv[1:]]
+        return self.inner.run(host, argv, timeout_s=timeout_s, check=check)
+
+    def fetch(self, host: Host, remote_path: str, local_path: str, *, timeout_s: float) -> None:
+        self.inner.fetch(host, remote_path, local_path, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str):   # what else the inner transport offers (a stop, its folder)
+        return getattr(self.inner, name)
+
+
 def _login(host: Host) -> str:
     """What to type after `ssh` to try the host by hand: quoted for a shell, whatever the names hold."""
     user = f"{host.user}@" if host.user else ""
