@@ -164,3 +164,51 @@ def test_a_waiting_gated_boot_runs_what_it_was_given_whatever_is_swapped_later(m
     assert not started["2.4-drill"].done()
     stopped.set()
     assert started["2.4-drill"].result(timeout=30) == ("real", "2.4", "/mnt/repo/tests/e2e/inside/test_drill.py")
+
+
+def _running(tmp_path, script: str, timeout_s: float = 60) -> guest.RunningGuest:
+    """A stand-in for qemu: a real process that plays a guest's part in the share (run.log as the
+    payload starts, run.rc as it ends), or never does."""
+    import subprocess
+    share = tmp_path / "share"
+    share.mkdir()
+    process = subprocess.Popen(["sh", "-c", script], cwd=share)
+    return guest.RunningGuest(process, share, tmp_path / "disks", keep_disks=True, timeout_s=timeout_s)
+
+
+def test_a_boot_that_never_starts_its_payload_is_killed_at_the_payload_deadline(tmp_path):
+    running = _running(tmp_path, "exec tail -f /dev/null")  # a guest stuck in its boot: no run.log, ever
+    with pytest.raises(guest.GuestBootStalled, match="had not started its payload"):
+        running.wait(payload_within_s=0.2)
+    assert running.process.returncode is not None  # killed, not left running
+
+
+def test_a_payload_that_started_is_waited_for_past_the_payload_deadline(tmp_path):
+    # run.log at once, then the "payload" waits for a file this test writes after the deadline has passed
+    running = _running(tmp_path, "echo started > run.log; while [ ! -e go ]; do sleep 0.05; done; echo rc=0 > run.rc")
+    import threading
+    import time
+    deadline_passed = threading.Event()
+
+    def release():
+        time.sleep(0.5)  # past payload_within_s (0.2): the watchdog has had its chance to kill it
+        deadline_passed.set()
+        (running.share / "go").write_text("")
+    threading.Thread(target=release).start()
+    result = running.wait(payload_within_s=0.2)
+    assert deadline_passed.is_set() and result.returncode == 0 and result.log == "started\n"
+
+
+def test_setup_work_waits_for_the_boots_started_at_once(monkeypatch, tmp_path):
+    from concurrent.futures import Future
+    share = tmp_path / "zfslab-guest-2.4-x"
+    (share / "share").mkdir(parents=True)
+    pending: Future = Future()
+    monkeypatch.setattr(test_guest, "_STARTED", {"2.4": pending, "2.4-drill": Future(), "fleet": Future()})
+    monkeypatch.setattr(test_guest, "_SHARES", {"2.4": share})
+    assert not test_guest.boots_settled()  # booting: no run.log yet (gated boots and the fleet do not count)
+    (share / "share" / "run.log").write_text("")
+    assert test_guest.boots_settled()
+    (share / "share" / "run.log").unlink()
+    pending.set_result(None)
+    assert test_guest.boots_settled()  # ended (a failed boot too): nothing left to wait for
