@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from zfslab import __version__
-from zfslab.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, UsageError, ZfslabError,
+from zfslab.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, Interrupted, UsageError, ZfslabError,
                            exit_codes_text, one_line)
 
 
@@ -158,9 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = text.split("\n") if getattr(e, "one_line_each", False) else [text]
         print(_for_terminal("zfslab: error: " + "\n".join(one_line(line) for line in lines)), file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print("zfslab: interrupted; every finished measurement is saved: run the same command again to continue",
-              file=sys.stderr)
+    except KeyboardInterrupt as e:
+        kept = e.kept if isinstance(e, Interrupted) else ("every finished measurement is saved: run the same "
+                                                          "command again to continue")
+        print(f"zfslab: interrupted; {one_line(kept)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader closed the pipe (zfslab plan | head): end quietly
         _stdout_to_devnull()

@@ -39,6 +39,15 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
 )
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM in a command that says what it kept, in place of cli.py's default line
+    (which speaks of saved measurements, true of a local bench but not of every command)."""
+
+    def __init__(self, kept: str) -> None:
+        super().__init__(kept)
+        self.kept = kept
+
+
 def exit_codes_text() -> str:
     """The table for --help epilogs: a row a line (cli.py's formatter wraps each line alone)."""
     return "exit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES)

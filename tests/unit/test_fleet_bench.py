@@ -6,6 +6,7 @@ tests in tests/e2e run the same over ssh with real ZFS."""
 import json
 import os
 import sqlite3
+import signal
 import stat
 import sys
 
@@ -342,3 +343,35 @@ def test_a_hosts_refusal_exits_10_in_a_dry_run_and_a_run(monkeypatch, fleet, tmp
     assert _bench(monkeypatch, fleet, tmp_path) == 10
     assert f"zfslab: host h2: " in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "all.sqlite")
+
+
+def test_ctrl_c_mid_run_closes_every_session_and_says_to_resume(monkeypatch, fleet, tmp_path, capsys):
+    # the Ctrl-C comes as the first host starts its first layout; each host's bench was started
+    # with --stop-with-session, so closing the sessions stops it as Ctrl-C there would
+    run, sent = fleet.run, []
+
+    def run_and_interrupt(host, argv, *, timeout_s, check=True):
+        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv and not sent:
+            sent.append(host.name)
+            os.kill(os.getpid(), signal.SIGINT)
+        return run(host, argv, timeout_s=timeout_s, check=check)
+    close = fleet.close
+
+    def close_sessions():   # as SshTransport.close: every session ends, no host answers any more
+        fleet.down.update({"h1", "h2"})
+        close()
+    monkeypatch.setattr(fleet, "run", run_and_interrupt)
+    monkeypatch.setattr(fleet, "close", close_sessions)
+    assert _bench(monkeypatch, fleet, tmp_path) == 130
+    import threading
+    for t in threading.enumerate():   # a fake host's command already running ends on its own (its
+        if t.name.startswith("zfslab-"):   # session's close does not stop a local process): wait for it
+            t.join(60)
+    err = capsys.readouterr().err
+    assert fleet.closed >= 1 and sent
+    assert all("--stop-with-session" in a for _, a in fleet.commands if a[:2] == ["zfslab", "bench"]
+               and "--dry-run" not in a)
+    assert ("zfslab: interrupted; each host's bench was stopped with its ssh session and, as on Ctrl-C "
+            "there, destroys its pool; the layouts each host finished are in its own database: run the "
+            "same command with --resume to pull them and go on\n") in err, err[-600:]
+    assert "every finished measurement is saved" not in err

@@ -141,3 +141,16 @@ def test_a_hosts_refusal_of_its_input_exits_10_and_an_unreachable_host_4(sim, ca
     # both at once: the refusal, which needs the user's decision, is not hidden by the lost host
     sim(drill_fleet(nodisk={"st01"}), down=["st02"])
     assert main(argv) == 10
+
+
+def test_ctrl_c_stops_every_hosts_drill_and_says_what_was_kept(monkeypatch, capsys):
+    from tests.unit.test_fleet_profile import StoppableFleet
+    t = StoppableFleet(drill_fleet(), "drill")
+    monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
+    code = main(["drill", "--hosts", "st01,st02", "--disks", "/dev/sdb,/dev/sdc", "--layout", "mirror:2"])
+    err = capsys.readouterr().err
+    assert code == 130 and t.closed.is_set()
+    assert t.started and all("--stop-with-session" in a for _, a in t.started)
+    assert err == ("zfslab: interrupted; each host's drill was stopped with its ssh session and, as on Ctrl-C "
+                   "there, destroys its pool; no result was collected here: run the same command again to drill "
+                   "again\n")

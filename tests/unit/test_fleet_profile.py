@@ -47,7 +47,7 @@ def fleet(slow=None, *, sizes=None, broken=None):  # broken[(host, disk)] = (exi
         if argv[0] == "lsblk":
             return 0, _lsblk(argv[-1], sizes.get((host, argv[-1]), 4000787030016)), ""
         if argv[:2] == ["zfslab", "profile-disk"]:
-            assert argv[3:] == ["--json", "--seconds", "2"]   # read-only: never --write-tests
+            assert argv[3:] == ["--json", "--seconds", "2", "--stop-with-session"]   # read-only: never --write-tests
             if (host, argv[2]) in broken:
                 return broken[(host, argv[2])]
             return 0, _profile(*slow.get((host, argv[2]), (200.0 + len(host), 150.0))), ""
@@ -104,7 +104,7 @@ def test_a_failed_disk_and_a_bad_answer_are_lines_and_the_other_disks_stay():
                                    ("st01", "/dev/sdd"): (0, "Traceback (most recent", "")}))
     found = profile_fleet(t, HOSTS, DISKS, seconds=2, controller_version=__version__)
     assert sorted(r.disk for r in found.results if r.host == "st01") == ["/dev/sdc"]
-    assert found.failures[0].startswith("host st01: `zfslab profile-disk /dev/sdb --json --seconds 2` failed with exit "
+    assert found.failures[0].startswith("host st01: `zfslab profile-disk /dev/sdb --json --seconds 2 --stop-with-session` failed with exit "
                                         "code 4: fio: io_u error")
     assert found.failures[1] == ("host st01: `zfslab profile-disk /dev/sdd` printed 'Traceback (most recent', not a "
                                  "disk profile; is the controller's zfslab installed there?")
@@ -274,3 +274,46 @@ def test_a_bad_remote_zfslab_is_one_line_and_exit_2(value, message, capsys):
     assert main(["profile-disk", "--hosts", "st01", "--disks", "/dev/sdb", f"--remote-zfslab={value}"]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+class StoppableFleet(SimTransport):
+    """Hosts whose remote command (profile-disk, drill) runs until its session is closed, as a real
+    one started with --stop-with-session does; the first one started sends this process SIGINT,
+    the user's Ctrl-C, which the main thread meets in fan_out's wait."""
+
+    def __init__(self, answer, command: str) -> None:
+        import threading
+        super().__init__(answer)
+        self.command, self.closed, self.started = command, threading.Event(), []
+        self._sent = False
+
+    def run(self, host, argv, *, timeout_s, check=True):
+        import os
+        import signal
+        from zfslab.system.transport import HostUnreachable
+        if list(argv[:2]) != ["zfslab", self.command]:
+            return super().run(host, argv, timeout_s=timeout_s, check=check)
+        with self._lock:
+            self.started.append((host.name, tuple(argv)))
+            first, self._sent = not self._sent, True
+        if first:
+            os.kill(os.getpid(), signal.SIGINT)
+        assert self.closed.wait(60), "the session was never closed"
+        raise HostUnreachable(host.name, "the connection closed during the command", host.destination)
+
+    def close(self):
+        self.closed.set()
+
+
+def test_ctrl_c_stops_every_hosts_profile_and_says_nothing_was_kept(monkeypatch, capsys):
+    import zfslab.commands._hosts as hosts_module
+    t = StoppableFleet(fleet(), "profile-disk")
+    monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
+    code = main(["profile-disk", "--hosts", "st01,st02,st03", "--disks", "/dev/sdb", "--seconds", "2"])
+    err = capsys.readouterr().err
+    assert code == 130 and t.closed.is_set()   # closing the transport ends every host's session
+    assert all(a[-1] == "--stop-with-session" for _, a in t.started) and t.started   # each stops with its session
+    assert err == ("zfslab: interrupted; each host's profile-disk was stopped with its ssh session (and its fio "
+                   "with it); nothing was kept, as a fleet profile is printed and written only once every host "
+                   "has answered: run the same command again\n")
+    assert "every finished measurement is saved" not in err

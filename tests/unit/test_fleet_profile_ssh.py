@@ -44,7 +44,7 @@ def test_profile_disk_hosts_over_ssh_measures_both_hosts_and_names_the_dead_one(
     else:   # a sandbox that forbids opening its disk (a firecracker VM does): each host's fio says so, one line a host
         assert data["disks"] == [] and sorted(line.split(":")[0] for line in data["failures"][1:]) == [
             "host zfslab-test-node", "host zfslab-test-twin"]
-        assert all(f"`zfslab profile-disk {disk} --json --seconds 1` failed" in line for line in data["failures"][1:])
+        assert all(f"`zfslab profile-disk {disk} --json --seconds 1 --stop-with-session` failed" in line for line in data["failures"][1:])
 
 
 def _readable(disk: str) -> bool:

@@ -9,8 +9,16 @@ import sys
 import threading
 
 from zfslab.commands._hosts import host_serials, transport_from_args
-from zfslab.errors import UsageError, shown
+from zfslab.errors import Interrupted, UsageError, shown
 from zfslab.model.fleet_exit import fleet_code
+
+
+# What a Ctrl-C of bench --hosts keeps. Each host's bench runs with --stop-with-session, so closing
+# its session stops it as Ctrl-C there would: its pool destroyed, its finished layouts in its database
+INTERRUPTED_RUNNING = ("each host's bench was stopped with its ssh session and, as on Ctrl-C there, destroys its "
+                       "pool; the layouts each host finished are in its own database: run the same command with "
+                       "--resume to pull them and go on")
+INTERRUPTED_BEFORE = "no host had started a bench: run the same command again"
 
 
 def add_fleet_bench_options(p: argparse.ArgumentParser) -> None:
@@ -70,6 +78,10 @@ def run_fleet(args, request) -> int:
                 print(f"zfslab: host {d.host}: {d.verdict or 'its dry run failed'}", file=sys.stderr)
             return fleet_code(d.exit_code for d in refused)   # a host's refusal: 10, as a local one
         return _execute(transport, plan)
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:   # in preflight, a pull or the hosts' dry runs: nothing was started
+        raise Interrupted(INTERRUPTED_BEFORE) from None
     finally:
         transport.close()
 
@@ -130,8 +142,11 @@ def _dry_run(transport, plan) -> int:
 def _execute(transport, plan) -> int:
     from zfslab.system import fleet_bench as fb
 
-    with FleetDisplay(plan) as display:
-        fb.execute_fleet(transport, plan, on_start=display.started, on_event=display.event)
+    try:
+        with FleetDisplay(plan) as display:
+            fb.execute_fleet(transport, plan, on_start=display.started, on_event=display.event)
+    except KeyboardInterrupt:   # fan_out has closed every session: each host's bench stops with it
+        raise Interrupted(INTERRUPTED_RUNNING) from None
     live = [h for h in plan.request.hosts if h.name not in plan.ledger.lost]
     pulled = fb.pull(transport, plan.request, live, fb.late_rule(plan.request, plan.cleanup))
     return _report(plan, pulled)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from zfslab.commands._common import float_arg, int_arg
 from zfslab.commands._disks import add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect
 from zfslab.commands._hosts import add_host_options, add_stop_with_session, hosts_from_args, stop_with_session
-from zfslab.errors import UsageError
+from zfslab.errors import Interrupted, UsageError
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.zpool_syntax import check_pool_name
@@ -204,6 +204,8 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
     try:
         found = fleet_drill(transport, hosts, disks, lambda h: _remote_argv(args, serials.get(h.name)),
                             dry_run=args.dry_run, controller_version=__version__, limit=args.parallel)
+    except KeyboardInterrupt:   # fan_out has closed every session: each host's drill stops with it
+        raise Interrupted(INTERRUPTED_FLEET_DRY_RUN if args.dry_run else INTERRUPTED_FLEET) from None
     finally:
         transport.close()
     if args.json:
@@ -217,6 +219,13 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
                         else drill_lines(found.drills, found.failures, scenarios, width=width)))
     from zfslab.model.fleet_exit import fleet_code   # one rule for every fleet command (docs/fleet.md#exit-codes)
     return fleet_code([*found.exit_codes, *(p.exit_code for p in found.plans)])
+
+
+# what a Ctrl-C of drill --hosts keeps: each host's drill (started with --stop-with-session) ends
+# with its session, as on Ctrl-C there: its pool destroyed; the controller has collected nothing
+INTERRUPTED_FLEET = ("each host's drill was stopped with its ssh session and, as on Ctrl-C there, destroys its "
+                     "pool; no result was collected here: run the same command again to drill again")
+INTERRUPTED_FLEET_DRY_RUN = "the hosts' dry runs were stopped; nothing was written anywhere"
 
 
 def _terminal_width() -> int | None:

@@ -7,8 +7,8 @@ import argparse
 import sys
 
 from zfslab.commands._common import int_arg
-from zfslab.commands._hosts import add_host_options, hosts_from_args
-from zfslab.errors import UsageError, shown
+from zfslab.commands._hosts import add_host_options, add_stop_with_session, hosts_from_args, stop_with_session
+from zfslab.errors import Interrupted, UsageError, shown
 from zfslab.report.tables import to_json
 
 
@@ -34,6 +34,7 @@ def add_parser(sub) -> None:
     p.add_argument("--threshold", default="15%", metavar="PCT",
                    help="with --hosts: flag a disk or host this far below its peers' median (default 15%%)")
     add_host_options(p)
+    add_stop_with_session(p, "profile-disk")
     p.set_defaults(func=run)
 
 
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.report.files import check_output_path, write_atomically
     from zfslab.system.profile import profile_dict, profile_disk, profile_toml
 
+    stop_with_session(args)
     hosts = hosts_from_args(args)
     if hosts is not None:
         return _fleet(args, hosts)
@@ -53,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} goes with --hosts or --inventory; for one disk here: zfslab profile-disk DEVICE")
     if args.output:
         check_output_path(args.output)  # before minutes of measuring, not after
-    profile = profile_disk(args.device, seconds=args.seconds, write_tests=args.write_tests)
+    try:
+        profile = profile_disk(args.device, seconds=args.seconds, write_tests=args.write_tests)
+    except KeyboardInterrupt:   # fio ends with zfslab (the runner's children die with it)
+        raise Interrupted("nothing was kept: the profile is printed only once every test has run; run the same "
+                          "command again") from None
     if args.output:
         write_atomically(args.output, profile_toml(profile))
     if args.json:
@@ -88,6 +94,8 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
     try:
         found = profile_fleet(transport, hosts, disks, seconds=args.seconds, controller_version=__version__,
                               limit=args.parallel)
+    except KeyboardInterrupt:   # fan_out has closed every session: each host's profile-disk stops with it
+        raise Interrupted(INTERRUPTED_FLEET) from None
     finally:
         transport.close()
     data = found.as_dict(threshold)
@@ -101,6 +109,12 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
         print(f"zfslab: not measured: {line}", file=sys.stderr)
     from zfslab.model.fleet_exit import fleet_code   # one rule for every fleet command (docs/fleet.md#exit-codes)
     return fleet_code(found.exit_codes)
+
+
+# what a Ctrl-C of profile-disk --hosts keeps: nothing, it only reads and answers at the end
+INTERRUPTED_FLEET = ("each host's profile-disk was stopped with its ssh session (and its fio with it); nothing "
+                     "was kept, as a fleet profile is printed and written only once every host has answered: "
+                     "run the same command again")
 
 
 def _width() -> int:

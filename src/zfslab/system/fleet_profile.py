@@ -76,8 +76,9 @@ def _profile_host(transport: Transport, host: Host, disks: Sequence[str], facts:
     known = dict(zip(disks, facts.disks))
 
     def one(disk: str) -> DiskResult:
-        done = transport.run(host, ["zfslab", "profile-disk", disk, "--json", "--seconds", str(seconds)],
-                             timeout_s=profile_timeout_s(seconds))
+        # --stop-with-session: the controller's Ctrl-C closes the session, and so stops this and its fio
+        done = transport.run(host, ["zfslab", "profile-disk", disk, "--json", "--seconds", str(seconds),
+                                    "--stop-with-session"], timeout_s=profile_timeout_s(seconds))
         return parse_remote_profile(done.stdout, host=host.name, disk=disk, model=known[disk].model,
                                     size_bytes=known[disk].size_bytes)
 
