@@ -80,9 +80,11 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
 
 
 # What each boot runs in CI, by name: the OpenZFS series is the name's part before any "-". The
-# newest runs every in-guest test; 2.3 the driver and contract tests, which catch what differs between
-# versions (output formats, error text), and RAIDZ expansion, which differs by version, while the
-# slow bench, drill and safety runs there would only repeat the newest's. 2.1 is not run in CI (its
+# newest runs every in-guest test; 2.3 the driver's contract, which catches what differs between
+# versions (output formats, error text), and RAIDZ expansion, which differs by version. The rest of
+# test_drivers.py (fio, profile-disk, capacity, whose 2.3.9 rules the libzpool oracle checks on the
+# host) and test_create_race.py took 1,340 s of 2.3's 2,252 in CI's run of 2026-11-27, repeating
+# 2.4's; the slow bench, drill and safety runs there would only repeat the newest's too. 2.1 is not run in CI (its
 # image costs a second debootstrap and DKMS build), but stays buildable and bootable by hand:
 # `guest.py 2.1 '...'`, with these files. A named file missing from the checkout is left out
 # (test_expansion.py comes with the expand command). CI time: docs/test-guest.md#time-in-ci.
@@ -92,14 +94,14 @@ CONTRACT = ("test_drivers.py", "test_zfs_contract.py")
 # 2.4's whole folder took 41-46 min in one boot, CI's critical path: its drill tests (10-13 min of
 # it) boot as "2.4-drill", once the fleet's guests have stopped (AFTER), so that both halves end
 # at about the same time and no more than three guests ever share the two cores.
-SUITES = {"2.4": (), "2.3": (*CONTRACT, "test_expansion.py", "test_create_race.py", "test_footprint_ci.py"),
+SUITES = {"2.4": (), "2.3": ("test_zfs_contract.py", "test_expansion.py", "test_footprint_ci.py"),
           "2.4-drill": ("test_drill.py",)}
 BY_HAND = {"2.1": CONTRACT}  # SUITES' (): the whole folder but NOT_IN_CI and the files another boot of the series runs
 # Files 2.4's whole-folder run leaves out: test_footprint.py (lz4 and zstd from the image's
 # python3-lz4 and python3-zstandard), run by hand, about 6.5 min of pytest in a guest of its own and
 # more beside CI's two; test_footprint_ci.py, which 2.3 runs: the model's rules are the same on both
 NOT_IN_CI = ("test_footprint.py", "test_footprint_ci.py")
-MIN_TESTS = {"2.4": 40, "2.3": 25, "2.4-drill": 5, "2.1": 15}
+MIN_TESTS = {"2.4": 40, "2.3": 14, "2.4-drill": 5, "2.1": 15}
 # The fleet's two guests (tests/e2e/test_fleet.py) boot when 2.3's guest has powered off: the host
 # has two cores, and four TCG guests at once made CI time out. 2.3's suite is the short one (about
 # 8 min); 2.4-drill boots when the fleet has stopped (its fixture's teardown, or when the fleet is
