@@ -42,14 +42,16 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
     for name in ("test_drivers.py", "test_zfs_contract.py"):
         (inside / name).write_text("")
     monkeypatch.setenv("ZFSLAB_GUEST_REPO", str(tmp_path))
-    assert test_guest._tests_for("2.3").split() == ["/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
-    assert test_guest._tests_for("2.1").split() == [  # by hand: the driver tests too
+    assert test_guest._tests_for("2.3").split() == [
+        "/mnt/repo/tests/e2e/inside/test_drivers.py", "/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
+    assert test_guest._tests_for("2.1").split() == [
         "/mnt/repo/tests/e2e/inside/test_drivers.py", "/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
     (inside / "test_expansion.py").write_text("")
     assert test_guest._tests_for("2.3").endswith("/mnt/repo/tests/e2e/inside/test_expansion.py")
     assert test_guest._tests_for("2.4") == ("/mnt/repo/tests/e2e/inside "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py "
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_drivers.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_drill.py")
     # 2.4's two boots run the folder between them, each file once
     (inside / "test_drill.py").write_text("")
