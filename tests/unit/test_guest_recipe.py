@@ -19,7 +19,7 @@ def _shares_under_tmp_path(monkeypatch, tmp_path):
 
 def test_two_series_share_the_trixie_image_and_21_keeps_bookworm():
     assert guest.DIST == {"2.1": "bookworm", "2.3": "trixie", "2.4": "trixie"}
-    assert set(test_guest.SUITES) == {"2.3", "2.4", "2.4-drill"} and test_guest.SUITES["2.4"] == ()  # the newest runs all
+    assert set(test_guest.SUITES) == {"2.3", "2.4", "2.4-drivers", "2.4-drill"} and test_guest.SUITES["2.4"] == ()
     assert {test_guest.series_of(name) for name in test_guest.SUITES} == {"2.3", "2.4"}
 
 
@@ -42,8 +42,8 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
     for name in ("test_drivers.py", "test_zfs_contract.py"):
         (inside / name).write_text("")
     monkeypatch.setenv("ZFSLAB_GUEST_REPO", str(tmp_path))
-    assert test_guest._tests_for("2.3").split() == [
-        "/mnt/repo/tests/e2e/inside/test_drivers.py", "/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
+    assert test_guest._tests_for("2.3").split() == ["/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
+    assert test_guest._tests_for("2.4-drivers") == "/mnt/repo/tests/e2e/inside/test_drivers.py"
     assert test_guest._tests_for("2.1").split() == [
         "/mnt/repo/tests/e2e/inside/test_drivers.py", "/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
     (inside / "test_expansion.py").write_text("")
@@ -53,7 +53,7 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_drivers.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_drill.py")
-    # 2.4's two boots run the folder between them, each file once
+    # 2.4's three boots run the folder between them, each file once
     (inside / "test_drill.py").write_text("")
     assert test_guest._tests_for("2.4-drill") == "/mnt/repo/tests/e2e/inside/test_drill.py"
 
@@ -104,16 +104,17 @@ def test_the_fleet_boots_only_after_the_23_guest_is_done(monkeypatch):
     monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
     started = test_guest.start_guest_suites(fleet=True)
     started["2.4"].result(timeout=30)
+    started["2.4-drivers"].result(timeout=30)
     assert not started["fleet"].done() and "fleet" not in order
     release.set()
     started["fleet"].result(timeout=30)
     assert order.index("fleet") > order.index("2.3")
-    # 2.4's drill half waits for the fleet's guests to stop, not only to have booted
-    assert not started["2.4-drill"].done() and order.count("2.4") == 1
+    # 2.4's drill boot waits for the fleet's guests to stop, not only to have booted
+    assert not started["2.4-drill"].done() and order.count("2.4") == 2
     fleet.FLEET_STOPPED.set()
     started["2.4-drill"].result(timeout=30)
-    assert order.count("2.4") == 2
-    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "2.4-drill", "fleet"}   # once a session
+    assert order.count("2.4") == 3
+    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "2.4-drivers", "2.4-drill", "fleet"}
 
 
 def test_without_the_fleet_the_drill_half_boots_when_23_is_done(monkeypatch):
