@@ -36,8 +36,8 @@ def _boots_settled() -> bool:
 def _in_background(work: Callable[[], Any]) -> Callable[[], Any]:
     """The work, run after the e2e guests have booted and at a lower priority: on Linux a thread's
     nice value is its own and the processes it starts inherit it. Two boots, the host's tests and
-    two chroots installing numpy at once were the load under which CI's guests stalled
-    (docs/test-guest.md#kernel-crashes)."""
+    two chroots installing numpy at once were the load under which a guest's boot stalled
+    here (docs/test-guest.md#kernel-crashes)."""
     def run() -> Any:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
         deadline = time.monotonic() + BOOTS_WAIT_S

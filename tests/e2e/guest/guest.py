@@ -224,13 +224,10 @@ class RunningGuest:
                     self.process.wait(timeout=max(min(deadline - time.monotonic(), 5.0), 0))
                     break
                 except subprocess.TimeoutExpired:
-                    if time.monotonic() >= deadline:
-                        self.process.kill()
-                        self.process.wait()
-                        break
-                    if (payload_within_s is not None and not self.payload_started()
-                            and time.monotonic() - self.t0 > payload_within_s):
-                        stalled = True
+                    over = time.monotonic() >= deadline
+                    stalled = not over and payload_within_s is not None and not self.payload_started() \
+                        and time.monotonic() - self.t0 > payload_within_s
+                    if over or stalled:
                         self.process.kill()
                         self.process.wait()
                         break
@@ -298,9 +295,8 @@ def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), sha
         # 1,898 s after 99 s: the initramfs gave up waiting for /dev/vda, and every timeout fires early)
         # (docs/test-guest.md#kernel-crashes)
         # rcupdate.rcu_cpu_stall_suppress=1, nowatchdog: a guest the host starves is no fault of the
-        # guest's, and the detectors' reports hung two boots (CI's 2.4 and a loaded local one: the
-        # console ended inside an RCU stall report's dump of another vCPU's stack, and the guest
-        # never reached its payload); a real hang is caught by the payload's deadline
+        # guest's, and a loaded local 2.4 boot hung inside an RCU stall report's dump of another
+        # vCPU's stack, never reaching its payload; a real hang is caught by the payload's deadline
         "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/ci-init oops=panic panic=-1 quiet tsc=reliable "
                    f"clocksource=hpet rcupdate.rcu_cpu_stall_suppress=1 nowatchdog "
                    f"zfslab.zfs={series}",
