@@ -57,7 +57,7 @@ install -m 600 /mnt/host/ssh/client_key.pub /root/.ssh/authorized_keys
 cat > /usr/local/bin/zfslab <<'EOF'
 #!/bin/sh
 export NPY_DISABLE_CPU_FEATURES="{npy_off}"
-export PYTHONPATH=/mnt/repo/src PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH=/mnt/repo/src PYTHONPYCACHEPREFIX=/tmp/pycache
 exec python3 -m zfslab "$@"
 EOF
 chmod 755 /usr/local/bin/zfslab
