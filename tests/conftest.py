@@ -77,6 +77,15 @@ def pytest_collection_modifyitems(config, items):
         start_guest_suites(suites="test_guest.py" in files, fleet="test_fleet.py" in files)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The guest image a boot thread built during the session, and how long it took: scripts/test.sh
+    no longer builds it first, so its timing line cannot say it (docs/test-guest.md#time-in-ci)."""
+    import sys
+    guest = sys.modules.get("tests.e2e.guest.guest") or sys.modules.get("e2e.guest.guest")
+    for image, seconds in (getattr(guest, "BUILT_SECONDS", None) or {}).items():
+        terminalreporter.write_line(f"guest image {image}: built in {seconds:.0f} s, beside the host's tests")
+
+
 def imported_modules(tree) -> list[str]:
     """Every module an ast imports (`import a.b` and `from a.b import c` both give 'a.b'): the
     layering tests (test_model_is_pure, test_command_layer) read code, not run it."""

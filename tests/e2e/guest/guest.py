@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,22 +104,32 @@ def find_image(series: str) -> Path | None:
     return out if (out / "versions.txt").exists() else None
 
 
+# One build at a time: in CI the first boot thread builds the image while the host's own tests run
+# (scripts/test.sh no longer waits for it), and every other boot thread waits here for that build.
+_BUILD_LOCK = threading.Lock()
+# Images built by this process, and in how many seconds: tests/conftest.py prints them at the end
+BUILT_SECONDS: dict[str, float] = {}
+
+
 def ensure_image(series: str) -> Path:
     """The cached image that serves the series, built first if missing (needs root)."""
     if series not in SERIES:
         raise GuestError(f"series {series!r}: use one of {SERIES}")
     dist = DIST[series]
-    if dist == "trixie":
-        try:
-            _trixie_lists().refresh_lists()
-        except (OSError, subprocess.SubprocessError):
-            pass  # offline or not root: the lists as last refreshed still name a built image
-    out = CACHE / image_key(dist)
-    if not (out / "versions.txt").exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        build = subprocess.run(["bash", str(HERE / "build-image.sh"), dist, str(out)], capture_output=True, text=True)
-        if build.returncode != 0 or not (out / "versions.txt").exists():
-            raise GuestError(f"building the {dist} guest failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+    with _BUILD_LOCK:
+        if dist == "trixie":
+            try:
+                _trixie_lists().refresh_lists()
+            except (OSError, subprocess.SubprocessError):
+                pass  # offline or not root: the lists as last refreshed still name a built image
+        out = CACHE / image_key(dist)
+        if not (out / "versions.txt").exists():
+            CACHE.mkdir(parents=True, exist_ok=True)
+            t0 = time.monotonic()
+            build = subprocess.run(["bash", str(HERE / "build-image.sh"), dist, str(out)], capture_output=True, text=True)
+            if build.returncode != 0 or not (out / "versions.txt").exists():
+                raise GuestError(f"building the {dist} guest failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+            BUILT_SECONDS[out.name] = time.monotonic() - t0
     if f"zfs-{series}" not in versions(out):
         raise GuestError(f"the image {out} carries no OpenZFS {series}: {versions(out)}")
     return out
