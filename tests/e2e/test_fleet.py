@@ -41,7 +41,8 @@ BENCH_DISKS = ",".join(DISKS[:3])
 QUICK = ["--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1"]
 QUICK_TESTS = {"seqwrite", "seqread", "randread-4k-t1q1", "syncwrite-4k-t1q1"}
 SPLIT_LAYOUTS = ["mirror:2", "2xdisk", "raidz1:3", "3xdisk"]
-KILL_LAYOUTS = ["mirror:2", "2xdisk", "3xdisk", "raidz1:3", "mirror:3", "raidz2:3"]
+# two a host: each layout is about a minute of a TCG guest's CPU, and the kill needs only one under way
+KILL_LAYOUTS = ["mirror:2", "2xdisk", "3xdisk", "raidz1:3"]
 # the controller runs the checkout the guests mount (this one, or $ZFSLAB_GUEST_REPO): one zfslab version
 CONTROLLER_SRC = str(guest.repo_to_mount() / "src")
 

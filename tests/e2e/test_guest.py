@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import threading
 import xml.etree.ElementTree as ET
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -84,33 +83,28 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
 
 
 # What each boot runs in CI, by name: the OpenZFS series is the name's part before any "-". The
-# driver's contract (output formats, error texts) and RAIDZ expansion differ by version and run on
-# both series; 2.3 also runs test_footprint_ci.py (footprint against real ZFS, small;
-# docs/footprint.md#judged-on-real-zfs), and is done early, which the fleet's boot waits for. The
-# newest's tests are split over three boots so that none is longer than CI can wait for: in a
-# CI-like run of 2026-11-27 the 2.4 boot that ran the whole folder but the drill used 2,262 s of a
-# host core for its first 35 tests (about 58 min for all) and was killed at BOOT_TIMEOUT_S, as
-# stop 39's CI boot likely was. "2.4-drivers" (fio, profile-disk, capacity, resilver: 1,170 s of
-# pytest on 2.3.9 under load) boots at once beside "2.4" (bench, safety, the races, special-size,
-# pool, contract, expansion) and 2.3; "2.4-drill" once the fleet's guests have stopped (AFTER).
+# driver's contract (output formats, error texts) differs by version and runs on both series; 2.3
+# also runs test_footprint_ci.py (footprint against real ZFS, small; docs/footprint.md#judged-on-real-zfs)
+# and is short, so that the fleet, which boots when it is done, starts early. RAIDZ expansion is
+# judged in the guest on 2.4, and on 2.3.9 and 2.4.4 by the libzpool oracle on the host
+# (tests/oracle/test_expansion_oracle.py: the same OpenZFS code in user space). The newest's tests are
+# split over two boots of about equal CPU, each TCG guest being one host thread: "2.4" (bench, safety,
+# the races, pool, contract) and "2.4-drivers" (the drivers, the drill, expansion, special-size).
 # 2.1 is not run in CI (its image costs a second debootstrap and DKMS build), but stays buildable
 # and bootable by hand: `guest.py 2.1 '...'`, with the CONTRACT files. A named file missing from
 # the checkout is left out. CI time: docs/test-guest.md#time-in-ci.
 CONTRACT = ("test_drivers.py", "test_zfs_contract.py")
-SUITES = {"2.4": (), "2.3": ("test_zfs_contract.py", "test_expansion.py", "test_footprint_ci.py"),
-          "2.4-drivers": ("test_drivers.py",), "2.4-drill": ("test_drill.py",)}
+SUITES = {"2.4": (), "2.3": ("test_zfs_contract.py", "test_footprint_ci.py"),
+          "2.4-drivers": ("test_drivers.py", "test_drill.py", "test_expansion.py", "test_special_size.py")}
 BY_HAND = {"2.1": CONTRACT}  # SUITES' (): the whole folder but NOT_IN_CI and the files another boot of the series runs
 # Files 2.4's whole-folder run leaves out: test_footprint.py (lz4 and zstd from the image's
 # python3-lz4 and python3-zstandard), run by hand, about 6.5 min of pytest in a guest of its own and
 # more beside CI's two; test_footprint_ci.py, which 2.3 runs: the model's rules are the same on both
 NOT_IN_CI = ("test_footprint.py", "test_footprint_ci.py")
-MIN_TESTS = {"2.4": 28, "2.3": 14, "2.4-drivers": 20, "2.4-drill": 5, "2.1": 15}
-# The fleet's two guests (tests/e2e/test_fleet.py) boot when 2.3's guest has powered off: the host
-# has two cores, and four TCG guests at once made CI time out. 2.3's suite is the short one (about
-# 8 min); 2.4-drill boots when the fleet has stopped (its fixture's teardown, or when the fleet is
-# not selected, when 2.3 has ended). docs/test-guest.md#time-in-ci.
+MIN_TESTS = {"2.4": 25, "2.3": 10, "2.4-drivers": 33, "2.1": 15}
+# The fleet's two guests (tests/e2e/test_fleet.py) boot when 2.3's guest has powered off: at most
+# four TCG guests share the host's two cores. docs/test-guest.md#time-in-ci.
 FLEET_AFTER = "2.3"
-AFTER = {"2.4-drill": "fleet"}
 # pytest imports this file as e2e.test_guest, tests/conftest.py as tests.e2e.test_guest: two module
 # objects. The guest module is imported by one name only, so the started suites live there, once.
 _STARTED: dict[str, Future] = guest.__dict__.setdefault("_started_suites", {})
@@ -120,11 +114,11 @@ _SHARES: dict[str, Path] = guest.__dict__.setdefault("_suite_shares", {})
 
 
 def boots_settled() -> bool:
-    """Has every boot started at once (not gated by AFTER) reached its payload, or ended? Until
+    """Has every boot of SUITES (not the fleet's, which waits for 2.3) reached its payload, or ended? Until
     then the host's background work (tests/setup) waits: a boot is the most sensitive time of a
     guest's (docs/test-guest.md#kernel-crashes)."""
     for name, future in _STARTED.items():
-        if name in AFTER or name == "fleet" or future.done():
+        if name == "fleet" or future.done():
             continue
         share = _SHARES.get(name)
         if share is None or not any((share / d / "run.log").exists() for d in ("share", "share-retry")):
@@ -148,46 +142,23 @@ def _tests_for(name: str) -> str:
     return " ".join([inside, *(f"--ignore={inside}/{n}" for n in (*NOT_IN_CI, *elsewhere))])
 
 
-def _run_after(gate: str, name: str, share: Path, started_suites: dict[str, Future], stopped: threading.Event,
-               run) -> tuple[guest.GuestResult, ET.Element]:
-    """Boot `name` with `run` once `gate` is over: the fleet stopped (or never started), or a suite
-    ended. The session ending first (pytest -x, Ctrl-C) cancels the boot instead of waiting for it.
-    What it reads is bound when it is submitted: tests/unit/test_guest_recipe.py swaps this
-    module's globals for fakes while the real gated boot is waiting (once it ran the fake suite)."""
-    main = threading.main_thread()
-    while main.is_alive():
-        started = started_suites.get(gate)
-        if gate == "fleet":
-            over = started is None and started_suites[FLEET_AFTER].done() or stopped.is_set() \
-                or (started is not None and started.done() and started.exception() is not None)
-        else:
-            over = started is None or started.done()
-        if over:
-            return run(series_of(name), _tests_for(name), share)
-        stopped.wait(5)  # a poll, not a guess at a duration: the gate is read again each time
-    raise RuntimeError(f"the session ended before {name}'s guest could boot")
-
-
 def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str, Future]:
-    """Each boot of SUITES in a background thread: those without an AFTER at once, the others and
-    the fleet's guests when their gate is over (each once a session). tests/conftest.py starts them
-    when collection ends, so that the host's own tests run beside them."""
+    """Each boot of SUITES in a background thread at once, the fleet's guests once 2.3's boot is
+    done (each once a session). tests/conftest.py starts them when collection ends, so that the
+    host's own tests run beside them."""
     from tests.e2e.guest import fleet as fleet_guests
 
     todo = [s for s in SUITES if suites and s not in _STARTED]
     if todo or (fleet and "fleet" not in _STARTED):
-        for name in SUITES:  # 2.3 and 2.4 (and the fleet's 2.4) share one image: the first call builds it
-            guest.ensure_image(series_of(name))
+        # no image is built here: each boot's thread calls guest.ensure_image, the first builds the
+        # image the others share (2.3, 2.4 and the fleet's) while the host's own tests run
         pool = ThreadPoolExecutor(max_workers=len(SUITES) + 1, thread_name_prefix="guest")
         shares = {name: Path(tempfile.mkdtemp(prefix=f"zfslab-guest-{name}-")) for name in todo}
         _SHARES.update(shares)
-        for name in (n for n in todo if n not in AFTER):
+        for name in todo:
             _STARTED[name] = pool.submit(run_inside, series_of(name), _tests_for(name), shares[name])
         if fleet and "fleet" not in _STARTED:
             _STARTED["fleet"] = pool.submit(fleet_guests.boot_fleet, _STARTED.get(FLEET_AFTER))
-        for name in (n for n in todo if n in AFTER):  # their gates read the futures above
-            _STARTED[name] = pool.submit(_run_after, AFTER[name], name, shares[name], _STARTED,
-                                         fleet_guests.FLEET_STOPPED, run_inside)
         pool.shutdown(wait=False)
     return _STARTED
 
@@ -205,13 +176,6 @@ def guest_suites():
 
 @pytest.mark.parametrize("name", tuple(SUITES))
 def test_drivers_in_the_guest(name, guest_suites: dict[str, Future], record_property):
-    if AFTER.get(name) == "fleet" and "fleet" in guest_suites:
-        # test_fleet.py has run by now (e2e tests run last, in file order): a fleet no fleet test's
-        # fixture closed (each one skipped or deselected) would keep this boot waiting for ever
-        from tests.e2e.guest.fleet import FLEET_STOPPED
-        fleet = guest_suites["fleet"]
-        if not FLEET_STOPPED.is_set() and fleet.exception() is None:
-            fleet.result().close()
     result, root = guest_suites[name].result()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     record_property("guest_seconds", round(result.seconds))

@@ -19,7 +19,7 @@ def _shares_under_tmp_path(monkeypatch, tmp_path):
 
 def test_two_series_share_the_trixie_image_and_21_keeps_bookworm():
     assert guest.DIST == {"2.1": "bookworm", "2.3": "trixie", "2.4": "trixie"}
-    assert set(test_guest.SUITES) == {"2.3", "2.4", "2.4-drivers", "2.4-drill"} and test_guest.SUITES["2.4"] == ()
+    assert set(test_guest.SUITES) == {"2.3", "2.4", "2.4-drivers"} and test_guest.SUITES["2.4"] == ()
     assert {test_guest.series_of(name) for name in test_guest.SUITES} == {"2.3", "2.4"}
 
 
@@ -43,19 +43,22 @@ def test_named_files_missing_from_the_mounted_checkout_are_left_out(monkeypatch,
         (inside / name).write_text("")
     monkeypatch.setenv("ZFSLAB_GUEST_REPO", str(tmp_path))
     assert test_guest._tests_for("2.3").split() == ["/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
-    assert test_guest._tests_for("2.4-drivers") == "/mnt/repo/tests/e2e/inside/test_drivers.py"
+    assert test_guest._tests_for("2.4-drivers") == "/mnt/repo/tests/e2e/inside/test_drivers.py"   # the others missing
     assert test_guest._tests_for("2.1").split() == [
         "/mnt/repo/tests/e2e/inside/test_drivers.py", "/mnt/repo/tests/e2e/inside/test_zfs_contract.py"]
-    (inside / "test_expansion.py").write_text("")
-    assert test_guest._tests_for("2.3").endswith("/mnt/repo/tests/e2e/inside/test_expansion.py")
+    (inside / "test_footprint_ci.py").write_text("")
+    assert test_guest._tests_for("2.3").endswith("/mnt/repo/tests/e2e/inside/test_footprint_ci.py")
+    # 2.4's two boots run the folder between them, each file once
     assert test_guest._tests_for("2.4") == ("/mnt/repo/tests/e2e/inside "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_footprint_ci.py "
                                             "--ignore=/mnt/repo/tests/e2e/inside/test_drivers.py "
-                                            "--ignore=/mnt/repo/tests/e2e/inside/test_drill.py")
-    # 2.4's three boots run the folder between them, each file once
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_drill.py "
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_expansion.py "
+                                            "--ignore=/mnt/repo/tests/e2e/inside/test_special_size.py")
     (inside / "test_drill.py").write_text("")
-    assert test_guest._tests_for("2.4-drill") == "/mnt/repo/tests/e2e/inside/test_drill.py"
+    assert test_guest._tests_for("2.4-drivers").split() == [
+        "/mnt/repo/tests/e2e/inside/test_drivers.py", "/mnt/repo/tests/e2e/inside/test_drill.py"]
 
 
 def test_a_guest_has_no_network_unless_a_forward_from_loopback_is_asked_for():
@@ -101,42 +104,14 @@ def test_the_fleet_boots_only_after_the_23_guest_is_done(monkeypatch):
     monkeypatch.setattr(test_guest, "run_inside", suite)
     monkeypatch.setattr(guest, "ensure_image", lambda series: None)
     monkeypatch.setattr(fleet, "boot_fleet", lambda after: (after.result(), order.append("fleet")))
-    monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
     started = test_guest.start_guest_suites(fleet=True)
     started["2.4"].result(timeout=30)
     started["2.4-drivers"].result(timeout=30)
     assert not started["fleet"].done() and "fleet" not in order
     release.set()
     started["fleet"].result(timeout=30)
-    assert order.index("fleet") > order.index("2.3")
-    # 2.4's drill boot waits for the fleet's guests to stop, not only to have booted
-    assert not started["2.4-drill"].done() and order.count("2.4") == 2
-    fleet.FLEET_STOPPED.set()
-    started["2.4-drill"].result(timeout=30)
-    assert order.count("2.4") == 3
-    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "2.4-drivers", "2.4-drill", "fleet"}
-
-
-def test_without_the_fleet_the_drill_half_boots_when_23_is_done(monkeypatch):
-    import threading
-
-    from tests.e2e.guest import fleet
-    release, order = threading.Event(), []
-
-    def suite(series, tests, share):
-        if series == "2.3":
-            release.wait(30)
-        order.append((series, tests.split("/")[-1]))
-    monkeypatch.setattr(test_guest, "_STARTED", {})
-    monkeypatch.setattr(test_guest, "run_inside", suite)
-    monkeypatch.setattr(guest, "ensure_image", lambda series: None)
-    monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
-    started = test_guest.start_guest_suites()
-    started["2.4"].result(timeout=30)
-    assert not started["2.4-drill"].done()
-    release.set()
-    started["2.4-drill"].result(timeout=30)
-    assert order[-1] == ("2.4", "test_drill.py") and "fleet" not in started
+    assert order.index("fleet") > order.index("2.3") and order.count("2.4") == 2
+    assert set(test_guest.start_guest_suites(fleet=True)) == {"2.3", "2.4", "2.4-drivers", "fleet"}
 
 
 def test_only_the_fleet_boots_for_the_fleet_tests_alone(monkeypatch):
@@ -146,28 +121,6 @@ def test_only_the_fleet_boots_for_the_fleet_tests_alone(monkeypatch):
     monkeypatch.setattr(fleet, "boot_fleet", lambda after: after)
     started = test_guest.start_guest_suites(suites=False, fleet=True)
     assert set(started) == {"fleet"} and started["fleet"].result(timeout=30) is None   # nothing to wait for
-
-
-def test_a_waiting_gated_boot_runs_what_it_was_given_whatever_is_swapped_later(monkeypatch):
-    # CI of 2026-11-27: the real 2.4-drill boot was waiting on the fleet while the tests above swapped
-    # run_inside and _STARTED for fakes; it read them then, ran a fake suite and returned None
-    import threading
-
-    from tests.e2e.guest import fleet
-    monkeypatch.setattr(test_guest, "_STARTED", {})
-    monkeypatch.setattr(test_guest, "run_inside", lambda series, tests, share: ("real", series, tests))
-    monkeypatch.setattr(guest, "ensure_image", lambda series: None)
-    monkeypatch.setattr(fleet, "boot_fleet", lambda after: after.result())
-    stopped = threading.Event()
-    monkeypatch.setattr(fleet, "FLEET_STOPPED", stopped)
-    started = test_guest.start_guest_suites(fleet=True)
-    started["fleet"].result(timeout=30)
-    monkeypatch.setattr(test_guest, "run_inside", lambda series, tests, share: None)   # another test's fake
-    monkeypatch.setattr(test_guest, "_STARTED", {"2.3": started["2.3"]})
-    monkeypatch.setattr(fleet, "FLEET_STOPPED", threading.Event())
-    assert not started["2.4-drill"].done()
-    stopped.set()
-    assert started["2.4-drill"].result(timeout=30) == ("real", "2.4", "/mnt/repo/tests/e2e/inside/test_drill.py")
 
 
 def _running(tmp_path, script: str, timeout_s: float = 60) -> guest.RunningGuest:
@@ -208,9 +161,9 @@ def test_setup_work_waits_for_the_boots_started_at_once(monkeypatch, tmp_path):
     share = tmp_path / "zfslab-guest-2.4-x"
     (share / "share").mkdir(parents=True)
     pending: Future = Future()
-    monkeypatch.setattr(test_guest, "_STARTED", {"2.4": pending, "2.4-drill": Future(), "fleet": Future()})
+    monkeypatch.setattr(test_guest, "_STARTED", {"2.4": pending, "fleet": Future()})
     monkeypatch.setattr(test_guest, "_SHARES", {"2.4": share})
-    assert not test_guest.boots_settled()  # booting: no run.log yet (gated boots and the fleet do not count)
+    assert not test_guest.boots_settled()  # booting: no run.log yet (the fleet, which waits for 2.3, does not count)
     (share / "share" / "run.log").write_text("")
     assert test_guest.boots_settled()
     (share / "share" / "run.log").unlink()

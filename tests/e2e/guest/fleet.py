@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,17 +205,11 @@ class Fleet:
 
     def close(self) -> dict[str, guest.GuestResult | None]:
         """Stop every guest still running and remove the disks (the shares stay for a post-mortem)."""
-        try:
-            results = {name: self.stop(name) for name in self.guests}
-            for g in self.guests.values():
-                shutil.rmtree(g.disk_dir, ignore_errors=True)
-            return results
-        finally:
-            FLEET_STOPPED.set()
+        results = {name: self.stop(name) for name in self.guests}
+        for g in self.guests.values():
+            shutil.rmtree(g.disk_dir, ignore_errors=True)
+        return results
 
-
-# Set when a fleet has stopped: CI's 2.4-drill guest boots then (test_guest.AFTER), not beside it.
-FLEET_STOPPED = threading.Event()
 
 
 def fleet_specs() -> dict[str, tuple[guest.Disk, ...]]:

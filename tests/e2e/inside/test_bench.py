@@ -30,22 +30,23 @@ def fingerprint(dev):
     return disk_digest(dev)
 
 
-def test_a_small_run_of_three_layouts(zfs, disks, tmp_path):
+def test_a_small_run_of_two_layouts(zfs, disks, tmp_path):
+    # raidz1:3 is the sigkill test's second layout: each layout costs about a minute of TCG CPU
     db = str(tmp_path / "b.sqlite")
     t0 = time.monotonic()
-    out = zfslab("bench", "--disks", ",".join(disks[:4]), "--layouts", "mirror:2,raidz1:3,raidz2:4",
+    out = zfslab("bench", "--disks", ",".join(disks[:4]), "--layouts", "mirror:2,raidz2:4",
                  *QUICK, "--repeats", "1", "--db", db, "--json")
     result = json.loads(out.stdout)
     by = {(r["layout"], r["test"]): r for r in result["results"]}
-    assert len(by) == 12
-    for layout in ("mirror:2", "raidz1:3", "raidz2:4"):
+    assert len(by) == 8
+    for layout in ("mirror:2", "raidz2:4"):
         assert by[(layout, "seqwrite")]["write_mb_s"] > 0 and by[(layout, "seqread")]["read_mb_s"] > 0
         assert by[(layout, "randread-4k-t1q1")]["read_iops"] > 0 and by[(layout, "syncwrite-4k-t1q1")]["write_iops"] > 0
     assert not any(r["cache_suspect"] for r in result["results"])  # primarycache=metadata: reads hit the disks
     assert result["facts"]["zfs_version"] and result["facts"]["kernel"]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*) FROM measurements WHERE fio_json LIKE '%fio version%'").fetchone()[0] == 12
-    assert conn.execute("SELECT COUNT(*) FROM measurements WHERE disk_read_mb > 0").fetchone()[0] >= 3
+    assert conn.execute("SELECT COUNT(*) FROM measurements WHERE fio_json LIKE '%fio version%'").fetchone()[0] == 8
+    assert conn.execute("SELECT COUNT(*) FROM measurements WHERE disk_read_mb > 0").fetchone()[0] >= 2
     assert conn.execute("SELECT finished_at FROM runs").fetchone()[0] is not None
     assert not zfs.pool_exists("zfslab-bench")
     assert all(inspect_disk(d).safe for d in disks[:4])  # wiped after each layout
@@ -56,17 +57,19 @@ def test_a_small_run_of_three_layouts(zfs, disks, tmp_path):
 def test_sigkill_mid_test_then_resume_repeats_nothing(zfs, disks, tmp_path):
     db = str(tmp_path / "k.sqlite")
     args = [sys.executable, "-m", "zfslab", "bench", "--disks", ",".join(disks[:3]), "--layouts", "mirror:2,raidz1:3",
-            *QUICK, "--repeats", "2", "--db", db]
+            *QUICK, "--repeats", "1", "--db", db]
     proc = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:  # wait for one committed measurement and fio busy with the next
+    # wait for two committed measurements and fio busy with the next: the third of mirror:2's four
+    # tests, in the middle of the layout, its pool standing
+    while time.monotonic() < deadline:
         if os.path.exists(db):
             try:
                 n = sqlite3.connect(db).execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
             except sqlite3.OperationalError:
                 n = 0
             busy = subprocess.run(["pgrep", "-x", "fio"], capture_output=True).returncode == 0
-            if n >= 3 and busy:
+            if n >= 2 and busy:
                 break
         assert proc.poll() is None, "bench ended before it was killed"
         time.sleep(0.2)
@@ -77,10 +80,10 @@ def test_sigkill_mid_test_then_resume_repeats_nothing(zfs, disks, tmp_path):
     before = {tuple(r[:3]): r[3] for r in sqlite3.connect(db).execute("SELECT layout, test, repeat, id FROM measurements")}
     assert zfs.pool_exists("zfslab-bench")  # killed in the middle of a layout
     again = zfslab("bench", "--disks", ",".join(disks[:3]), "--layouts", "mirror:2,raidz1:3", *QUICK,
-                   "--repeats", "2", "--db", db)
+                   "--repeats", "1", "--db", db)
     assert "destroying pool zfslab-bench, left by an interrupted zfslab bench run" in again.stderr
     rows = sqlite3.connect(db).execute("SELECT layout, test, repeat, id FROM measurements").fetchall()
-    assert len(rows) == 16 and len({tuple(r[:3]) for r in rows}) == 16
+    assert len(rows) == 8 and len({tuple(r[:3]) for r in rows}) == 8
     assert {tuple(r[:3]): r[3] for r in rows if tuple(r[:3]) in before} == before
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
