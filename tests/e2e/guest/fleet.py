@@ -53,10 +53,12 @@ else
   cp /etc/ssh/ssh_host_ed25519_key /etc/ssh/ssh_host_ed25519_key.pub /mnt/host/ssh/
 fi
 install -m 600 /mnt/host/ssh/client_key.pub /root/.ssh/authorized_keys
+# no bytecode written (not the suites' PYTHONPYCACHEPREFIX): test_fleet.py checks that a dry run
+# writes no file on a host, /tmp included, as a user's installed zfslab (compiled by pip) writes none
 cat > /usr/local/bin/zfslab <<'EOF'
 #!/bin/sh
 export NPY_DISABLE_CPU_FEATURES="{npy_off}"
-export PYTHONPATH=/mnt/repo/src PYTHONPYCACHEPREFIX=/tmp/pycache
+export PYTHONPATH=/mnt/repo/src PYTHONDONTWRITEBYTECODE=1
 exec python3 -m zfslab "$@"
 EOF
 chmod 755 /usr/local/bin/zfslab
