@@ -79,11 +79,14 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_terminal_summary(terminalreporter):
     """The guest image a boot thread built during the session, and how long it took: scripts/test.sh
-    no longer builds it first, so its timing line cannot say it (docs/test-guest.md#time-in-ci)."""
+    no longer builds it first, so its timing line cannot say it (docs/test-guest.md#time-in-ci);
+    then what the boot threads noted (a boot once more, a fleet guest's ssh tries)."""
     import sys
     guest = sys.modules.get("tests.e2e.guest.guest") or sys.modules.get("e2e.guest.guest")
     for image, seconds in (getattr(guest, "BUILT_SECONDS", None) or {}).items():
         terminalreporter.write_line(f"guest image {image}: built in {seconds:.0f} s, beside the host's tests")
+    for line in getattr(guest, "NOTES", ()):  # the boot threads' own lines (guest.note), kept till now
+        terminalreporter.write_line(line)
 
 
 def imported_modules(tree) -> list[str]:

@@ -169,3 +169,19 @@ def test_setup_work_waits_for_the_boots_started_at_once(monkeypatch, tmp_path):
     (share / "share" / "run.log").unlink()
     pending.set_result(None)
     assert test_guest.boots_settled()  # ended (a failed boot too): nothing left to wait for
+
+
+def test_a_boot_threads_note_stays_out_of_the_running_tests_output(capfd, monkeypatch):
+    """CI: a fleet guest's ssh retry, printed by its boot thread, failed a unit test that asserted
+    an empty stderr. A note is kept for the session's summary instead, printed only by hand (ECHO)."""
+    import threading
+    monkeypatch.setattr(guest, "NOTES", [])
+    monkeypatch.setattr(guest, "ECHO", False)
+    thread = threading.Thread(target=guest.note, args=("fleet: fleet-a: ssh try 3 at 9 s: exit 255",))
+    thread.start()
+    thread.join()
+    assert capfd.readouterr() == ("", "")
+    assert len(guest.NOTES) == 1 and guest.NOTES[0].endswith("fleet: fleet-a: ssh try 3 at 9 s: exit 255")
+    monkeypatch.setattr(guest, "ECHO", True)
+    guest.note("by hand")
+    assert capfd.readouterr().err == "by hand\n"

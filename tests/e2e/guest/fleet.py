@@ -82,7 +82,7 @@ def free_port() -> int:
 
 
 def log(message: str) -> None:
-    print(f"fleet: {message}", file=sys.stderr, flush=True)
+    guest.note(f"fleet: {message}")
 
 
 def ssh_config_text(ports: dict[str, int], key: Path, known_hosts: Path) -> str:
@@ -253,6 +253,7 @@ def boot_fleet(after=None, *, nice: int = 0) -> Fleet:
 
 def main() -> int:
     """By hand: boot the fleet (or the named guests), print how to reach it, stop it on Enter."""
+    guest.ECHO = True
     names = sys.argv[1:] or list(fleet_specs())
     fleet = Fleet({n: fleet_specs()[n] for n in names}, nice=19)
     try:

@@ -109,6 +109,18 @@ def find_image(series: str) -> Path | None:
 _BUILD_LOCK = threading.Lock()
 # Images built by this process, and in how many seconds: tests/conftest.py prints them at the end
 BUILT_SECONDS: dict[str, float] = {}
+# What the boot threads have to say (a boot once more, a fleet guest's ssh tries). pytest captures
+# fd 2 around each test, so a line a background thread printed landed in whatever test ran then: in
+# CI a unit test that asserts an empty stderr failed on a fleet guest's ssh retry. They are kept
+# here, and tests/conftest.py prints them at the end; by hand (ECHO) they are printed at once.
+NOTES: list[str] = []
+ECHO = False
+
+
+def note(message: str) -> None:
+    NOTES.append(f"{time.strftime('%H:%M:%S')} {message}")  # list.append is atomic: threads may call it
+    if ECHO:
+        print(message, file=sys.stderr, flush=True)
 
 
 def ensure_image(series: str) -> Path:
@@ -335,6 +347,8 @@ def boot(image: Path, payload: str, *, series: str, disks: list[Disk] = (), shar
 
 
 def main() -> int:
+    global ECHO
+    ECHO = True
     if len(sys.argv) >= 2 and sys.argv[1] == "--build":
         for series in sys.argv[2:]:
             t0 = time.monotonic()
