@@ -104,7 +104,10 @@ RESCAN_FAILED = "failed to rescan the partition table"
 # zpool_standard_error() words so. A create's own pool name cannot be missing: only a device can be.
 # Seen once in the 2.4.4 guest (test_safety's `zpool create -f tank DISK` right after a destroy)
 VANISHED = "no such pool or dataset"
-UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED, VANISHED)
+# udev had not made the new partition's device and links known within zpool_label_disk_wait()'s
+# 30 s (ENODEV, 19): a loaded host, seen in CI's 2.4 guest beside three other guests (2026-11-28)
+LABEL_WAIT = "failed to detect device partitions"
+UDEV_RACES = (UNAVAILABLE, RESCAN_FAILED, VANISHED, LABEL_WAIT)
 # A create that fails this way twice, with udev held off by the disks' lock, met something else that
 # took a partition away while the module opened it; the module's log names the leaf and the error
 OPEN_FAILED_HINT = ("; a disk's partition was not there when the kernel module opened it (its log, "
