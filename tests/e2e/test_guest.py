@@ -63,18 +63,19 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
     try:
         result = boot(share)
     except guest.GuestKernelCrash as crash:
-        # OpenZFS's sequential-rebuild race (openzfs/zfs#18276, fixed in 2.3.9 and 2.4.4, not in
-        # Debian's 2.1.11 / 2.3.2) oopses in vdev_rebuild_range now and then under TCG. It is
-        # not ours to fix: run the suite once more on a fresh boot, and say so. Any other crash fails.
-        if "vdev_rebuild" not in crash.console:
-            raise
-        print(f"guest {series}: kernel crashed in OpenZFS's rebuild thread (openzfs/zfs#18276); booting once more")
+        # The suites judge zfslab, a user-space program: a kernel crash is OpenZFS's (the rebuild
+        # race of openzfs/zfs#18276 in 2.1.11 and 2.3.2) or the emulator's (a NULL call in the
+        # open path of 2.3's guest in CI, 2026-11-28; docs/test-guest.md#kernel-crashes). Not ours
+        # to fix, and CI must not go red on it: the suite runs once more on a fresh boot, and the
+        # crash's first lines are said in the session's summary. A second crash fails.
+        first = "; ".join(str(crash).splitlines()[1:3])
+        guest.note(f"guest {series}: the kernel crashed ({first}); booting once more")
         share = tmp_path / "share-retry"
         result = boot(share)
     except guest.GuestBootStalled as stalled:
         # a boot stuck before its payload under a loaded host (docs/test-guest.md#kernel-crashes):
         # once more on a fresh boot, and said; a second stall fails
-        print(f"guest {series}: {str(stalled).splitlines()[0]}; booting once more")
+        guest.note(f"guest {series}: {str(stalled).splitlines()[0]}; booting once more")
         share = tmp_path / "share-retry"
         result = boot(share)
     junit = share / "junit.xml"
