@@ -303,10 +303,13 @@ def start(image: Path, payload: str, *, series: str, disks: list[Disk] = (), sha
     argv = [
         # thread=single: one host thread runs every vCPU. With a thread per vCPU (the default), the
         # kernel's int3 text patching of a static key raced the other vCPU and oopsed, at boot and
-        # 539 s in (docs/test-guest.md#kernel-crashes); the host's two cores are shared by two
-        # guests and the host's tests, so the guests lose little
+        # 539 s in (docs/test-guest.md#kernel-crashes); the host's two cores are shared by the
+        # guests and the host's tests, so the guests lose little. One vCPU by default: on one host
+        # thread a second only adds IPIs and cross-CPU text patching (a NULL call in the open path
+        # oopsed CI's 2.3 guest with two), and was no faster (147 s of CPU against 158 s, a
+        # boot with plan, create, write, scrub and destroy, two runs each, 2026-11-28)
         "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=single", "-cpu", "max",
-        "-smp", str(cpus or os.cpu_count() or 2),
+        "-smp", str(cpus or 1),
         "-m", str(memory_mib), "-nographic", "-no-reboot", "-monitor", "none", "-display", "none",
         "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
         # tsc=reliable: under TCG the clocksource watchdog finds the TSC skewed and marks it unstable;
