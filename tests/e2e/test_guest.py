@@ -103,9 +103,11 @@ BY_HAND = {"2.1": CONTRACT}  # SUITES' (): the whole folder but NOT_IN_CI and th
 # more beside CI's two; test_footprint_ci.py, which 2.3 runs: the model's rules are the same on both
 NOT_IN_CI = ("test_footprint.py", "test_footprint_ci.py")
 MIN_TESTS = {"2.4": 25, "2.3": 10, "2.4-drivers": 33, "2.1": 15}
-# The fleet's two guests (tests/e2e/test_fleet.py) boot when 2.3's guest has powered off: at most
-# four TCG guests share the host's two cores. docs/test-guest.md#time-in-ci.
-FLEET_AFTER = "2.3"
+# The fleet's two guests (tests/e2e/test_fleet.py) boot with the suites, once the image is built:
+# booted after 2.3's guest, as until 2026-11-28, they made CI's longest chain (the image, 2.3, then
+# the fleet's 30-odd minutes, ending with one core idle). None: wait for no boot; a suite's name:
+# boot when that suite's guest has powered off. docs/test-guest.md#time-in-ci.
+FLEET_AFTER: str | None = None
 # pytest imports this file as e2e.test_guest, tests/conftest.py as tests.e2e.test_guest: two module
 # objects. The guest module is imported by one name only, so the started suites live there, once.
 _STARTED: dict[str, Future] = guest.__dict__.setdefault("_started_suites", {})
@@ -115,7 +117,7 @@ _SHARES: dict[str, Path] = guest.__dict__.setdefault("_suite_shares", {})
 
 
 def boots_settled() -> bool:
-    """Has every boot of SUITES (not the fleet's, which waits for 2.3) reached its payload, or ended? Until
+    """Has every boot of SUITES (not the fleet's: its own boot waits for ssh) reached its payload, or ended? Until
     then the host's background work (tests/setup) waits: a boot is the most sensitive time of a
     guest's (docs/test-guest.md#kernel-crashes)."""
     for name, future in _STARTED.items():
@@ -144,9 +146,9 @@ def _tests_for(name: str) -> str:
 
 
 def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str, Future]:
-    """Each boot of SUITES in a background thread at once, the fleet's guests once 2.3's boot is
-    done (each once a session). tests/conftest.py starts them when collection ends, so that the
-    host's own tests run beside them."""
+    """Each boot of SUITES in a background thread at once, and the fleet's guests (after the boot
+    FLEET_AFTER names, if any), each once a session. tests/conftest.py starts them when collection
+    ends, so that the host's own tests run beside them."""
     from tests.e2e.guest import fleet as fleet_guests
 
     todo = [s for s in SUITES if suites and s not in _STARTED]
@@ -159,7 +161,7 @@ def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str,
         for name in todo:
             _STARTED[name] = pool.submit(run_inside, series_of(name), _tests_for(name), shares[name])
         if fleet and "fleet" not in _STARTED:
-            _STARTED["fleet"] = pool.submit(fleet_guests.boot_fleet, _STARTED.get(FLEET_AFTER))
+            _STARTED["fleet"] = pool.submit(fleet_guests.boot_fleet, _STARTED.get(FLEET_AFTER) if FLEET_AFTER else None)
         pool.shutdown(wait=False)
     return _STARTED
 

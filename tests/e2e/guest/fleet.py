@@ -234,8 +234,8 @@ def by_id(disk: guest.Disk) -> str:
 
 
 def boot_fleet(after=None, *, nice: int = 0) -> Fleet:
-    """The fleet the tests use, booted and answering ssh. `after`: a Future to wait for first (the
-    2.3 guest's suite in CI, so that no more than three guests share the two cores)."""
+    """The fleet the tests use, booted and answering ssh. `after`: a Future to wait for first (a
+    suite's boot, when test_guest.FLEET_AFTER names one), or None."""
     if after is not None:
         try:
             after.result()
