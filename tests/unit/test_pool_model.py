@@ -110,3 +110,39 @@ def test_a_pool_the_model_cannot_size_says_why():
     draid = dataclasses.replace(j.vdevs[0], kind="draid", name="draid2:3d:6c:0s-0")
     assert "draid" in pool_layout(dataclasses.replace(j, vdevs=(draid,)))
     assert captured("zfs-2.4", "healthy", "zpool_history.txt").startswith("History for 'healthy'")
+
+
+def test_unequal_data_vdevs_of_one_redundancy():
+    healthy, _ = read_both("zfs-2.4", "healthy")
+    raidz2 = healthy.of_class("normal")[0]
+    assert (raidz2.kind, len(raidz2.children)) == ("raidz", 6)
+    twin = dataclasses.replace(raidz2, name="raidz2-1")
+    assert codes(dataclasses.replace(healthy, vdevs=(*healthy.vdevs, twin))) == []  # the same shape twice
+    narrow = dataclasses.replace(twin, children=twin.children[:4], size_bytes=raidz2.size_bytes * 4 // 6)
+    found = [f for f in findings(dataclasses.replace(healthy, vdevs=(*healthy.vdevs, narrow)), {},
+                                 int(healthy.dataset_prop("creation")) + DAY_S)]
+    assert [f.code for f in found] == ["unequal-vdevs"]
+    assert "raidz of 4, raidz of 6" in found[0].text and "mismatched replication level" in found[0].text
+    assert "unequal size (8 to 12 GB)" in found[0].text
+    smaller = dataclasses.replace(twin, size_bytes=raidz2.size_bytes // 2)  # larger disks in one of two
+    found = findings(dataclasses.replace(healthy, vdevs=(*healthy.vdevs, smaller)), {},
+                     int(healthy.dataset_prop("creation")) + DAY_S)
+    assert [f.code for f in found] == ["unequal-vdevs"] and "width" not in found[0].text
+    # a less redundant vdev is the redundancy rule's alone (the captured `oops` pool)
+    oops, _ = read_both("zfs-2.4", "oops")
+    assert codes(oops) == ["vdev-less-redundant"]
+
+
+def test_features_left_disabled_unless_a_compatibility_set_says_so():
+    healthy, _ = read_both("zfs-2.4", "healthy")
+    assert healthy.pool_prop("compatibility") == "off" and codes(healthy) == []
+    props = tuple((k, "disabled" if k in ("feature@block_cloning", "feature@raidz_expansion") else v)
+                  for k, v in healthy.pool_props)
+    old = dataclasses.replace(healthy, pool_props=props)
+    found = findings(old, {}, int(healthy.dataset_prop("creation")) + DAY_S)
+    assert [f.code for f in found] == ["features-disabled"]
+    assert "2 feature(s)" in found[0].text and "block_cloning, raidz_expansion" in found[0].text
+    assert f"zpool upgrade {healthy.name}" in found[0].text
+    kept = dataclasses.replace(old, pool_props=tuple((k, "openzfs-2.1-linux" if k == "compatibility" else v)
+                                                     for k, v in props))
+    assert codes(kept) == []

@@ -13,6 +13,7 @@ BEST_FIT_PERCENT = 96  # metaslab_df_free_pct = 4: a metaslab under 4 % free is 
 SCRUB_MAX_DAYS = 35  # docs/pool.md#findings: a monthly scrub, with a few days' slack
 RAIDZ1_LARGE_BYTES = 4 * 10**12  # docs/pool.md#findings: a 4 TB disk's resilver reads for hours
 DAY_S = 86400
+UNEQUAL_SIZE_FRACTION = 0.10  # docs/pool.md#findings: vdev sizes further apart than this are "unequal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +145,53 @@ def health_findings(state: PoolState) -> list[Finding]:
     return found
 
 
+def _width(vdev) -> int:
+    return len(vdev.children) if vdev.children else 1
+
+
+def unequal_findings(state: PoolState) -> list[Finding]:
+    """Data vdevs of one redundancy but unequal width or size (a less redundant one is
+    vdev-less-redundant's, not this rule's)."""
+    data = _data_vdevs(state)
+    if len(data) < 2:
+        return []
+    most = max(failures_survived(v) for v in data)
+    peers = [v for v in data if failures_survived(v) == most]
+    shapes = sorted({(v.kind, _width(v)) for v in peers})
+    sizes = [v.size_bytes for v in peers if v.size_bytes]
+    parts = []
+    if len(shapes) > 1:
+        parts.append("of unequal width (" + ", ".join(f"{kind} of {width}" for kind, width in shapes)
+                     + "; `zpool add` refuses that without -f, \"mismatched replication level\")")
+    if len(sizes) > 1 and min(sizes) < (1 - UNEQUAL_SIZE_FRACTION) * max(sizes):
+        parts.append(f"of unequal size ({min(sizes) / 1e9:,.0f} to {max(sizes) / 1e9:,.0f} GB)")
+    if not parts:
+        return []
+    return [Finding("unequal-vdevs", "note",
+                    "data vdevs " + " and ".join(parts) + ": ZFS spreads new writes by each vdev's free space, so "
+                    "they fill and wear unevenly and a full vdev's share falls to the others; for new "
+                    "vdevs, match the ones there")]
+
+
+def feature_findings(state: PoolState) -> list[Finding]:
+    """Features this OpenZFS has that the pool has not enabled, unless a compatibility set keeps them off."""
+    compatibility = state.pool_prop("compatibility")
+    if compatibility not in (None, "off", "-"):
+        return []  # zpool-features(7): the set names the features meant to stay disabled
+    disabled = sorted(name.removeprefix("feature@") for name, value in state.pool_props
+                      if name.startswith("feature@") and value == "disabled")
+    if not disabled:
+        return []
+    shown_names = ", ".join(disabled[:4]) + (f" and {len(disabled) - 4} more" if len(disabled) > 4 else "")
+    return [Finding("features-disabled", "note",
+                    f"{len(disabled)} feature(s) this OpenZFS supports are disabled on the pool ({shown_names}): "
+                    f"it was made or last upgraded by an older one; `zpool upgrade {state.name}` enables "
+                    "them, one way (an OpenZFS without them can no longer import the pool)")]
+
+
 def findings(state: PoolState, disks: dict[str, DiskFacts], now_epoch_s: int) -> tuple[Finding, ...]:
     """Every finding on the pool, in docs/pool.md's order. `disks`: lsblk's facts by leaf name."""
     return tuple(health_findings(state) + redundancy_findings(state) + ashift_findings(state, disks)
-                 + raidz1_findings(state) + fullness_findings(state) + scrub_findings(state, now_epoch_s)
-                 + compression_findings(state) + autotrim_findings(state, disks))
+                 + raidz1_findings(state) + unequal_findings(state) + fullness_findings(state)
+                 + scrub_findings(state, now_epoch_s) + compression_findings(state) + autotrim_findings(state, disks)
+                 + feature_findings(state))

@@ -1,10 +1,13 @@
 """`zfslab pool` on a real pool (docs/pool.md): the model against reality to the byte, the
-findings expected of the pool built, and nothing written (`zpool history` unchanged). Small: one
-raidz2:4 plus a single disk added by mistake, empty, in the 2.4 boot."""
+findings expected of the pools built, and nothing written (`zpool history` unchanged). Small: one
+raidz2:4 plus a single disk added by mistake, and raidz1:3 beside raidz1:4 of sparse files made
+with every feature but lz4 left disabled (`zpool create -d`, as an old pool is), both empty, read
+by one zfslab run in the 2.4 boot."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -13,6 +16,7 @@ import pytest
 from zfslab.model.layout_grammar import parse_layout
 
 POOL = "zfslab-e2e-pool"
+OLD_POOL = "zfslab-e2e-oldpool"
 
 
 def sh(*argv: str) -> str:
@@ -36,17 +40,38 @@ def oops_pool(zfs, disks):
         subprocess.run(["zpool", "destroy", "-f", POOL], capture_output=True)
 
 
-def test_zfslab_pool_reads_a_real_pool_and_writes_nothing(oops_pool):
+@pytest.fixture
+def old_pool(filedir):
+    files = [f"{filedir}/old{i}" for i in range(7)]
+    for f in files:
+        with open(f, "wb") as out:
+            out.truncate(1 << 30)
+    sh("zpool", "create", "-d", "-o", "feature@lz4_compress=enabled", "-o", "ashift=12", "-O", "compression=lz4",
+       "-O", "mountpoint=none", OLD_POOL, "raidz1", *files[:3], "raidz1", *files[3:])
+    try:
+        yield OLD_POOL
+    finally:
+        subprocess.run(["zpool", "destroy", "-f", OLD_POOL], capture_output=True)
+        for f in files:
+            os.unlink(f)
+
+
+def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool):
     """One run of zfslab (a Python start costs seconds under TCG); the missing pool's error and the
     text output are unit tests (tests/unit/test_pool_cmd.py, test_pool_view.py)."""
-    history = sh("zpool", "history", "-il", oops_pool)
-    p = zfslab_pool(oops_pool, "--json")
+    history = {p: sh("zpool", "history", "-il", p) for p in (oops_pool, old_pool)}
+    p = zfslab_pool(oops_pool, old_pool, "--json")
     assert p.returncode == 0, p.stderr
-    record = json.loads(p.stdout)["pools"][0]
+    record, old = json.loads(p.stdout)["pools"]
     model = record["model"]
     # zpool create reads a bare disk after raidz2's into the raidz2: zfslab puts it first
     assert model["layout"] == "disk+raidz2:4"
     assert model["agrees"] is True, model
     assert model["size_bytes"]["difference"] == 0 and model["usable_bytes"]["difference"] == 0
     assert [f["code"] for f in record["findings"]] == ["vdev-less-redundant", "compression-off"]
-    assert sh("zpool", "history", "-il", oops_pool) == history
+    # the old pool: two raidz1 of unequal width, its features but lz4 disabled, and nothing else
+    print(json.dumps(old["model"]), [f["text"] for f in old["findings"]])
+    assert [f["code"] for f in old["findings"]] == ["unequal-vdevs", "features-disabled"], old["findings"]
+    assert "raidz of 3, raidz of 4" in old["findings"][0]["text"]
+    assert old["model"]["agrees"] is True, old["model"]
+    assert {p: sh("zpool", "history", "-il", p) for p in (oops_pool, old_pool)} == history
