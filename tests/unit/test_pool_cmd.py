@@ -98,3 +98,36 @@ def test_lsblk_json_as_util_linux_prints_it_and_bad_values():
                 '{"blockdevices": [{"path": "/dev/sda", "size": 1, "phy-sec": 512, "rota": 2}]}', "[]"):
         with pytest.raises(InputError):
             disk_facts(bad)
+
+
+def test_add_prints_each_way_with_its_commands_whole_at_80_columns(on_path, capsys, monkeypatch):
+    on_path()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["pool", "healthy", "--add", "6x2GiB"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line == "with 6 new disks of 2.15 GB:")
+    text = " ".join(" ".join(lines[start:]).split())   # the wrapped prose joined again
+    ways = [line for line in lines[start:] if line.startswith("- ")]
+    assert ways[0].startswith("- zpool add raidz2:6, like the pool: +")
+    assert "like the pool: +7.97 GB usable, 15.93 GB in all; survives 2 failed disks (pool raidz2:6+raidz2:6)" in text
+    assert "    zpool add healthy raidz2 NEW1 NEW2 NEW3 NEW4 NEW5 NEW6" in lines   # a command on one line
+    assert ways[1].startswith("- zpool attach +6 disks to raidz2-0: +")
+    assert all(len(line) <= 80 for line in lines[start:]), [line for line in lines[start:] if len(line) > 80]
+    # 24 new disks: the add of one raidz2:24 is a command of 24 paths, continued with ` \`
+    assert main(["pool", "healthy", "--add", "24x2GiB"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cut = [i for i, line in enumerate(lines) if line.startswith("    zpool add -f healthy raidz2 NEW1")]
+    assert cut and lines[cut[0]].endswith(" \\") and all(len(line) <= 80 for line in lines)
+
+
+def test_add_in_json_and_bad_disks_before_any_zpool(on_path, capsys):
+    log = on_path()
+    assert main(["pool", "healthy", "--add", "6x2GiB", "--json"]) == 0
+    grown = json.loads(capsys.readouterr().out)["pools"][0]["growth"]
+    assert grown["count"] == 6 and grown["options"][0]["adds"] == "raidz2:6" and grown["options"][0]["gain_bytes"] > 0
+    log.unlink()
+    assert main(["pool", "healthy", "--add", "6x2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "6x2" in err[0] and "6x2TB" in err[0]
+    assert not log.exists()   # refused before zpool ran

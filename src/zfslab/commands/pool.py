@@ -6,15 +6,16 @@ from __future__ import annotations
 import argparse
 import time
 
-from zfslab.commands._common import console
+from zfslab.commands._common import console, parse_disk_set
 from zfslab.model.pool_findings import findings
+from zfslab.model.pool_growth import growth
 from zfslab.model.pool_model import check_model
-from zfslab.report.pool_view import finding_lines, pool_lines, pool_record
-from zfslab.report.tables import print_wrapped, to_json
+from zfslab.report.pool_view import finding_lines, growth_lines, growth_record, pool_lines, pool_record
+from zfslab.report.tables import print_wrapped, text_width, to_json
 from zfslab.system.live_pool import pool_names, read_pool
 from zfslab.system.runner import Runner
 
-EXAMPLE = "zfslab pool tank"
+EXAMPLE = "zfslab pool tank --add 4x12TB"
 
 
 def add_parser(sub) -> None:
@@ -24,11 +25,15 @@ def add_parser(sub) -> None:
                                    "USED+AVAIL for its layout beside the pool's, and what an expert would "
                                    "flag (docs/pool.md).")
     p.add_argument("pools", nargs="*", metavar="POOL", help="pools to read (default: every imported pool)")
+    p.add_argument("--add", metavar="NxSIZE", help="new disks to grow the pool with, e.g. 4x12TB: every way "
+                                                    "zpool add or attach can take them, the usable space after "
+                                                    "each, and what to watch (nothing is run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    new = parse_disk_set(args.add) if args.add is not None else None  # bad input fails before any zpool runs
     runner = Runner()
     names = pool_names(runner)
     wanted = args.pools or names
@@ -38,8 +43,10 @@ def run(args: argparse.Namespace) -> int:
         live = read_pool(runner, name, names)
         check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
         found = findings(live.state, live.disks, now_s)
+        grown = growth(live.state, check, *new) if new else None
         if args.json:
-            records.append(pool_record(live.state, check, found))
+            records.append(pool_record(live.state, check, found)
+                           | ({"growth": growth_record(grown)} if grown else {}))
             continue
         if i:
             out.print()
@@ -47,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
             out.print(line, markup=False, soft_wrap=True)
         for line in finding_lines(check, found):  # prose: wrapped to the terminal
             print_wrapped(out, line)
+        for line, indent in growth_lines(grown, text_width(out, None)) if grown else ():
+            if indent is None:  # a command, whole
+                out.print(line, markup=False, soft_wrap=True)
+            else:
+                print_wrapped(out, line, indent=indent)
     if args.json:
         print(to_json({"pools": records}))
     elif not wanted:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from zfslab.model.pool_findings import Finding
+from zfslab.model.pool_growth import Growth
 from zfslab.model.pool_model import ModelCheck, failures_survived
 from zfslab.model.pool_state import PoolState, PoolVdev
+from zfslab.model.units import format_bytes
+from zfslab.report.shell_text import command_lines
 
 
 def _size(n: int | None) -> str:
@@ -70,6 +73,34 @@ def finding_lines(check: ModelCheck, found: tuple[Finding, ...]) -> list[str]:
     head = [agree + (f": {check.reason}" if check.reason else ""), "", "findings:" if found else "findings: none"]
     return head + [f"{'!' if f.severity == 'warning' else '-'} {f.text}" for f in found]
 
+
+
+def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None]]:
+    """The ways to take the new disks, as (text, indent of its continuation lines): prose is wrapped
+    by the caller; a command comes in lines of at most `width` continued with ` \\` (indent None:
+    printed as is), so that what a user copies is a whole command."""
+    out: list[tuple[str, int | None]] = [("", None), (f"with {grown.count} new disk{'s' * (grown.count > 1)} of "
+                                                      f"{format_bytes(grown.disk_bytes)}:", 2)]
+    if not grown.options:
+        out.append(("- no way zfslab models", 2))
+    for o in grown.options:
+        figures = (f"+{format_bytes(o.gain_bytes)} usable, {format_bytes(o.usable_after_bytes)} in all"
+                   if o.gain_bytes is not None else o.reason)
+        like = ", like the pool" if o.like_the_pool else ""
+        out.append((f"- {o.how} {o.adds}{like}: {figures}; survives {o.survives} failed "
+                    f"disk{'s' * (o.survives != 1)} (pool {o.layout_after})", 2))
+        out += [(line, None) for c in o.commands for line in command_lines(c, width, lead="    ", indent="      ")]
+        out += [(f"    ! {c}", 6) for c in o.cautions]
+    out.append((f"note: {grown.note}", 2))
+    return out
+
+
+def growth_record(grown: Growth) -> dict:
+    return {"count": grown.count, "disk_bytes": grown.disk_bytes, "note": grown.note,
+            "options": [{"how": o.how, "adds": o.adds, "layout_after": o.layout_after, "survives": o.survives,
+                         "like_the_pool": o.like_the_pool, "usable_after_bytes": o.usable_after_bytes,
+                         "gain_bytes": o.gain_bytes, "commands": list(o.commands), "cautions": list(o.cautions),
+                         "reason": o.reason} for o in grown.options]}
 
 
 def _vdev_record(v: PoolVdev) -> dict:

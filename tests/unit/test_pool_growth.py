@@ -1,0 +1,101 @@
+"""model/pool_growth.py: the ways to take new disks into a pool that exists, judged where real
+ZFS did it in the guest (tests/e2e/guest/capture_pools.sh): the "oops" pool is raidz2:4 to which
+`zpool add` gave one plain disk, and the "expanded" pool raidz1:3 to which `zpool attach` gave one;
+zfslab's figure for that step, from the pool before it, must be what ZFS then showed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from test_pool_model import version
+from test_pool_read import POOLS, SERIES, captured, read_both
+from zfslab.model.capacity import pool_capacity
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.pool_growth import growth
+from zfslab.model.pool_model import check_model
+from zfslab.system.pool_read import raidz_attaches
+
+GIB2 = 2 * 2**30  # the guest's disks
+
+
+def without_last_data_vdev(state):
+    """The pool as it was before `zpool add` gave it its last data vdev (figures from the model)."""
+    vdevs = list(state.vdevs)
+    last = max(i for i, v in enumerate(vdevs) if v.alloc_class == "normal")
+    del vdevs[last]
+    return dataclasses.replace(state, vdevs=tuple(vdevs))
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_adding_one_disk_to_raidz2_4_is_what_zfs_showed_after_zpool_add(series):
+    for oops in read_both(series, "oops"):
+        before = without_last_data_vdev(oops)
+        check = check_model(before, version(series))
+        grown = growth(before, check, 1, GIB2)
+        disk = next(o for o in grown.options if o.adds == "disk")
+        assert disk.usable_after_bytes == oops.usable_bytes  # real ZFS, after the real zpool add
+        assert disk.survives == 0 and disk.commands == (f"zpool add -f {oops.name} NEW1",)
+        assert any("loses the whole pool" in c for c in disk.cautions)
+        assert "for good" in grown.note   # a raidz pool: zpool remove cannot take the disk back
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_attaching_one_disk_to_raidz1_3_is_what_zfs_showed_after_the_expansion(series):
+    if not (POOLS / series / "expanded").exists():
+        pytest.skip("no expanded pool in this capture")
+    attached = raidz_attaches(captured(series, "expanded", "zpool_history.txt"), "expanded")
+    for grown_pool, files in zip(read_both(series, "expanded"), read_both(series, "files")):
+        real = check_model(grown_pool, version(series), expanded=True, attached=attached)
+        assert real.agrees is True
+        # the "files" pool is raidz1:3 of the same bytes per child: the expanded pool before its attach
+        check = check_model(files, version(series))
+        attach = next(o for o in growth(files, check, 1, GIB2).options if o.how == "zpool attach")
+        assert attach.usable_after_bytes == grown_pool.usable_bytes
+        assert attach.layout_after == "raidz1:4" and attach.survives == 1
+        assert attach.commands[0] == "zpool attach files raidz1-0 NEW1" and not attach.cautions[0].startswith("then")
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_the_vdevs_like_the_pools_come_first_and_each_gain_is_the_models(series):
+    for state in read_both(series, "healthy"):   # raidz2:6 and a spare
+        check = check_model(state, version(series))
+        grown = growth(state, check, 6, GIB2)
+        first = grown.options[0]
+        assert (first.how, first.adds, first.like_the_pool, first.cautions) == ("zpool add", "raidz2:6", True, ())
+        assert first.commands == (f"zpool add {state.name} raidz2 NEW1 NEW2 NEW3 NEW4 NEW5 NEW6",)
+        osize = check.vdev_bytes
+        for o in grown.options:
+            if o.how != "zpool add":
+                continue
+            after = pool_capacity(parse_layout(o.layout_after), osize, ashift=12, rules=version(series))
+            now = pool_capacity(parse_layout("raidz2:6"), osize, ashift=12, rules=version(series))
+            assert o.usable_after_bytes == after.usable_bytes and o.gain_bytes == after.usable_bytes - now.usable_bytes
+        shapes = {o.adds: o for o in grown.options}
+        assert set(shapes) >= {"raidz2:6", "3xmirror:2", "raidz1:6", "raidz3:6"}
+        assert any("loses the whole pool" in c for c in shapes["raidz1:6"].cautions)
+        assert shapes["3xmirror:2"].commands[0].startswith(f"zpool add -f {state.name} mirror NEW1 NEW2 mirror")
+        # then the raidz grown by the six: attach, one disk at a time, each expansion waited for
+        attach = grown.options[1]
+        assert (attach.how, attach.layout_after, attach.survives) == ("zpool attach", "raidz2:12", 2)
+        assert attach.commands == (f"zpool attach {state.name} raidz2-0 NEW1", f"zpool wait -t raidz_expand {state.name}")
+        assert attach.cautions[0] == "then the same two for NEW2, NEW3, NEW4, NEW5, NEW6: a raidz vdev takes one disk at a time"
+
+
+def test_attach_is_offered_for_a_single_raidz_and_refused_for_smaller_disks():
+    state = read_both("zfs-2.4", "files")[0]
+    check = check_model(state, version("zfs-2.4"))
+    small = next(o for o in growth(state, check, 2, 2 * 10**9).options if o.how == "zpool attach")
+    assert small.usable_after_bytes is None and "smaller" in small.reason
+    large = next(o for o in growth(state, check, 2, 4 * 10**12).options if o.how == "zpool attach")
+    assert any("autoexpand" in c for c in large.cautions) and large.gain_bytes > 0
+    adds = [o for o in growth(state, check, 3, 4 * 10**12).options if o.how == "zpool add"]
+    assert all(any("differ in size" in c for c in o.cautions) for o in adds)
+
+
+def test_a_pool_the_model_cannot_size_gives_its_options_without_figures():
+    state = read_both("zfs-2.4", "special")[0]   # special, log and cache vdevs
+    check = check_model(state, version("zfs-2.4"))
+    grown = growth(state, check, 4, GIB2)
+    assert grown.options and all(o.usable_after_bytes is None and "special" in o.reason for o in grown.options)
