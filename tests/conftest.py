@@ -100,3 +100,16 @@ def imported_modules(tree) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.append(node.module)
     return names
+
+
+@pytest.fixture
+def default_sigint():
+    """SIGINT raising KeyboardInterrupt, as in a shell's foreground: a pytest started in the
+    background by a non-interactive shell inherits SIGINT ignored (bash ignores it for async
+    commands without job control), and Python then keeps it ignored, so a Ctrl-C test saw none."""
+    import signal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

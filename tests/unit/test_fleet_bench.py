@@ -345,7 +345,7 @@ def test_a_hosts_refusal_exits_10_in_a_dry_run_and_a_run(monkeypatch, fleet, tmp
     assert not os.path.exists(tmp_path / "all.sqlite")
 
 
-def test_ctrl_c_mid_run_closes_every_session_and_says_to_resume(monkeypatch, fleet, tmp_path, capsys):
+def test_ctrl_c_mid_run_closes_every_session_and_says_to_resume(monkeypatch, fleet, tmp_path, capsys, default_sigint):
     # the Ctrl-C comes as the first host starts its first layout; each host's bench was started
     # with --stop-with-session, so closing the sessions stops it as Ctrl-C there would
     run, sent = fleet.run, []

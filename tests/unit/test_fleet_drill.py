@@ -143,7 +143,7 @@ def test_a_hosts_refusal_of_its_input_exits_10_and_an_unreachable_host_4(sim, ca
     assert main(argv) == 10
 
 
-def test_ctrl_c_stops_every_hosts_drill_and_says_what_was_kept(monkeypatch, capsys):
+def test_ctrl_c_stops_every_hosts_drill_and_says_what_was_kept(monkeypatch, capsys, default_sigint):
     from tests.unit.test_fleet_profile import StoppableFleet
     t = StoppableFleet(drill_fleet(), "drill")
     monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)

@@ -305,7 +305,7 @@ class StoppableFleet(SimTransport):
         self.closed.set()
 
 
-def test_ctrl_c_stops_every_hosts_profile_and_says_nothing_was_kept(monkeypatch, capsys):
+def test_ctrl_c_stops_every_hosts_profile_and_says_nothing_was_kept(monkeypatch, capsys, default_sigint):
     import zfslab.commands._hosts as hosts_module
     t = StoppableFleet(fleet(), "profile-disk")
     monkeypatch.setattr(hosts_module, "transport_from_args", lambda args: t)
