@@ -16,6 +16,12 @@ DAY_S = 86400
 UNEQUAL_SIZE_FRACTION = 0.10  # docs/pool.md#findings: vdev sizes further apart than this are "unequal"
 
 
+def sizes_unequal(sizes) -> bool:
+    """Sizes further apart than UNEQUAL_SIZE_FRACTION of the largest (the findings' rule, and pool --add's)."""
+    sizes = list(sizes)
+    return len(sizes) > 1 and min(sizes) < (1 - UNEQUAL_SIZE_FRACTION) * max(sizes)
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One thing to look at: `code` is stable (for --json and tests), `text` says it with its figures."""
@@ -163,7 +169,7 @@ def unequal_findings(state: PoolState) -> list[Finding]:
     if len(shapes) > 1:
         parts.append("of unequal width (" + ", ".join(f"{kind} of {width}" for kind, width in shapes)
                      + "; `zpool add` refuses that without -f, \"mismatched replication level\")")
-    if len(sizes) > 1 and min(sizes) < (1 - UNEQUAL_SIZE_FRACTION) * max(sizes):
+    if sizes_unequal(sizes):
         parts.append(f"of unequal size ({min(sizes) / 1e9:,.0f} to {max(sizes) / 1e9:,.0f} GB)")
     if not parts:
         return []

@@ -11,7 +11,7 @@ from zfslab.errors import ZfslabError
 from zfslab.model.capacity import linux_whole_disk_osize, pool_capacity, rules_for
 from zfslab.model.expansion import EXPANSION_SINCE, expand, parse_release
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
-from zfslab.model.pool_findings import UNEQUAL_SIZE_FRACTION
+from zfslab.model.pool_findings import sizes_unequal
 from zfslab.model.pool_model import ModelCheck, pool_layout
 from zfslab.model.pool_state import PoolState
 
@@ -139,18 +139,18 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         if shape_differs:
             cautions.append("its kind, parity or width differs from the vdevs there: zpool add refuses it without "
                             "-f (\"mismatched replication level\"), and the vdevs fill and wear unevenly")
-        if old and abs(new_osize - old) > UNEQUAL_SIZE_FRACTION * max(new_osize, old):
+        if old and sizes_unequal((new_osize, old)):
             cautions.append("the new disks differ in size from those there by more than 10 %: the vdevs fill "
                             "unevenly")
         option = GrowthOption("zpool add", group.token, str(after_layout), min(weakest, group.parity),
                               (_add_command(state.name, group, shape_differs),), like, cautions=tuple(cautions))
         if why_none:
-            option = _with(option, reason=why_none)
+            option = replace(option, reason=why_none)
         else:
             after = usable(layout.groups, (group,))
-            option = _with(option, usable_after_bytes=after, gain_bytes=after - before)
+            option = replace(option, usable_after_bytes=after, gain_bytes=after - before)
         options.append(option)
-    attach = _attach(state, check, layout, data, count, disk_bytes, new_osize)
+    attach = _attach(state, check, layout, data, count, new_osize)
     if attach is not None:
         options.append(attach)
     # vdevs like those there first: the pool's balance of space, speed and safety, more of it; then
@@ -160,11 +160,7 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     return Growth(count, disk_bytes, tuple(options), note)
 
 
-def _with(option: GrowthOption, **changes) -> GrowthOption:
-    return replace(option, **changes)
-
-
-def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: int, disk_bytes: int,
+def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: int,
             new_osize: int) -> GrowthOption | None:
     """RAIDZ expansion: the new disks attached one at a time to the pool's one raidz vdev (OpenZFS
     2.3+); None when the pool is not one raidz vdev."""
@@ -183,25 +179,25 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
     try:
         release = parse_release(check.version.split("-")[0])
     except ZfslabError:
-        return _with(option, reason=f"RAID-Z expansion came in OpenZFS {'.'.join(map(str, EXPANSION_SINCE))}; "
+        return replace(option, reason=f"RAID-Z expansion came in OpenZFS {'.'.join(map(str, EXPANSION_SINCE))}; "
                                     f"this pool runs {check.version}")
     old = check.vdev_bytes
     if old is not None and new_osize < old:
-        return _with(option, reason="the new disks are smaller than the vdev's: zpool attach refuses them")
+        return replace(option, reason="the new disks are smaller than the vdev's: zpool attach refuses them")
     if state.expanded:
-        return _with(option, reason="the vdev was expanded before; zfslab models the first expansion only")
+        return replace(option, reason="the vdev was expanded before; zfslab models the first expansion only")
     if layout.classes:
-        return _with(option, reason="no capacity figures: pools with special, dedup or log vdevs are not "
+        return replace(option, reason="no capacity figures: pools with special, dedup or log vdevs are not "
                                     "modelled here yet")
     if check.model_usable_bytes is None or old is None or check.ashift is None:
-        return _with(option, reason=f"no capacity figures: {check.reason}")
-    if old and new_osize - old > UNEQUAL_SIZE_FRACTION * new_osize:
-        option = _with(option, cautions=option.cautions + (
+        return replace(option, reason=f"no capacity figures: {check.reason}")
+    if old and sizes_unequal((new_osize, old)):  # larger: smaller ones were refused above
+        option = replace(option, cautions=option.cautions + (
             "each new disk gives only what the smallest child does; the rest waits until every disk is as "
             "large (autoexpand)",))
     try:
         steps = expand(Layout((group,)), old, count, release=release, ashift=check.ashift).steps
     except ZfslabError as e:
-        return _with(option, reason=str(e))
-    return _with(option, usable_after_bytes=steps[-1].usable_bytes,
+        return replace(option, reason=str(e))
+    return replace(option, usable_after_bytes=steps[-1].usable_bytes,
                  gain_bytes=steps[-1].usable_bytes - steps[0].usable_bytes)
