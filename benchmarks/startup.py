@@ -42,11 +42,15 @@ def _is_shell_shim(path: str) -> bool:
         return b"bash" in f.readline()
 
 
+# pip writes each module's .pyc at install, so a user's start reads them; a PYTHONDONTWRITEBYTECODE
+# in this shell (these machines set it) would make every run compile zfslab anew.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"COLUMNS": "80"}
+
+
 def cpu_seconds(argv: list[str]) -> float:
     """User + system CPU time of one run of argv and its children (getrusage of reaped children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                   env=os.environ | {"COLUMNS": "80"})
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=ENV)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 

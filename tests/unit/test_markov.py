@@ -133,3 +133,38 @@ def test_r12_mtbf_and_afr():
 def test_r5_ure_formulas():
     assert -math.expm1(-3e12 * 8 * 1e-14) == pytest.approx(0.213372, abs=5e-7)
     assert (1 - 1 / 24_414_062_500) ** (3 * 3_907_029_168) == pytest.approx(0.618724054, abs=5e-9)
+
+
+def _mp_loss(chain, hours):
+    """P(loss within hours) from mpmath's expm at 50 digits: the judge of the float paths."""
+    mp.mp.dps = 50
+    m = chain.size
+    q = mp.zeros(m + 1, m + 1)
+    for i in range(m):
+        for j in range(m):
+            q[i, j] = mp.mpf(chain.rates[i][j])
+        q[i, m] = mp.mpf(chain.loss[i])
+        q[i, i] = -(sum(mp.mpf(x) for x in chain.rates[i]) + mp.mpf(chain.loss[i]))
+    return float(mp.expm(q * hours, method="taylor")[0, m])
+
+
+@pytest.mark.parametrize("chain", [birth_death(8, 2, 1e-6, 1 / 30), birth_death(4, 3, 3e-6, 1 / 50, parallel=False),
+                                   draid(30, 2, 3, 7.4e-7, 7.15, 0.715, 0.715)])
+def test_longer_horizons_taken_as_powers_of_a_shorter_one_keep_the_precision(chain):
+    """5 and 10 years are exp(Q 1y)^5 and ^10 (loss_probabilities): as exact as a series of their own."""
+    from zfslab.model.reliability.markov import loss_probabilities
+    together = loss_probabilities(chain, (Y1, Y5, 2 * Y5))
+    for hours, got in zip((Y1, Y5, 2 * Y5), together):
+        assert _rel(got, _mp_loss(chain, hours)) < 2e-9
+        assert _rel(got, loss_probability(chain, hours)) < 2e-9  # the horizon alone: its own series
+
+
+def test_a_chain_past_the_plain_python_size_takes_numpy_with_the_same_answer(monkeypatch):
+    """Chains past PLAIN_STATES load numpy for their products; both paths compute one series."""
+    from zfslab.model.reliability import markov
+    chain = draid(24, 2, 2, 2e-6, 1 / 5, 1 / 60, 1 / 60)  # 9 states
+    plain = (loss_probability(chain, Y5), mean_time_to_loss(chain))
+    monkeypatch.setattr(markov, "PLAIN_STATES", 4)
+    assert _rel(loss_probability(chain, Y5), plain[0]) < 1e-12
+    assert _rel(mean_time_to_loss(chain), plain[1]) < 1e-12
+    assert _rel(plain[0], _mp_loss(chain, Y5)) < 1e-9

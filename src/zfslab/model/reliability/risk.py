@@ -176,7 +176,7 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         lam = vp.failure_rate_per_hour
         chain, mttr = vdev_chain(g, layout, vp, full_disk=classic)
         mttdl = markov.mean_time_to_loss(chain)
-        p_v = [markov.loss_probability(chain, h) for h in hours]
+        p_v = markov.loss_probabilities(chain, hours)
         flux = m = 0.0
         hits = None  # field model: error episodes met per critical episode (m is then the bad records)
         if g.parity == 0:
