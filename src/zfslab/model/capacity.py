@@ -6,7 +6,9 @@ all divisions are integer divisions, as in the C code, because the truncations m
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -158,18 +160,30 @@ def metaslab_shift(asize: int, rules: Rules) -> int:
     return shift
 
 
-def metaslab_sizes(group: VdevGroup, asize: int, ms_shift: int, ashift: int) -> list[int]:
-    """The usable bytes of each metaslab; dRAID trims each to whole group rows."""
+def metaslab_sizes(group: VdevGroup, asize: int, ms_shift: int, ashift: int) -> Counter[int]:
+    """{usable bytes of a metaslab: how many have it}; dRAID trims each to whole group rows. Counted,
+    not listed: a vdev has up to 131,072 metaslabs, and dRAID's trim repeats with a short period."""
     count, ms_size = asize >> ms_shift, 1 << ms_shift
+    if count == 0:
+        return Counter()
     if group.kind is not VdevKind.DRAID:
-        return [ms_size] * count
+        return Counter({ms_size: count})
     sz = (group.draid_data + group.parity) << ashift  # vdev_draid_metaslab_init
-    sizes = []
-    for i in range(count):
-        start = i * ms_size
-        lost = -start % sz
-        sizes.append(((ms_size - lost) // sz) * sz)
+    period = min(count, sz // math.gcd(ms_size, sz))  # metaslab i starts at i * ms_size: its trim repeats
+    sizes: Counter[int] = Counter()
+    for i in range(period):
+        lost = -(i * ms_size) % sz
+        sizes[((ms_size - lost) // sz) * sz] += count // period + (1 if i < count % period else 0)
     return sizes
+
+
+def first_metaslab_bytes(group: VdevGroup, ms_shift: int, ashift: int) -> int:
+    """Usable bytes of metaslab 0, the one an embedded log takes: it starts at 0, so dRAID trims nothing."""
+    ms_size = 1 << ms_shift
+    if group.kind is not VdevKind.DRAID:
+        return ms_size
+    sz = (group.draid_data + group.parity) << ashift
+    return (ms_size // sz) * sz
 
 
 # ---- block allocation and the deflate ratio (docs/capacity.md#allocation, #deflate-ratio) ----
@@ -279,13 +293,15 @@ def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules
     shift = metaslab_shift(asize, created)
     sizes = metaslab_sizes(group, asize, shift, ashift)
     ratio = deflate_ratio(group, ashift)
-    deflated = [(s >> SPA_MINBLOCKSHIFT) * ratio for s in sizes]
+    count = sum(sizes.values())
+    deflated = sum(((s >> SPA_MINBLOCKSHIFT) * ratio) * n for s, n in sizes.items())
     # vdev_metaslab_init moves one metaslab of a normal (2.4: or special) vdev of over
     # zfs_embedded_slog_min_ms metaslabs to the embedded log class
     embeds = running.embedded_log and (alloc_class == "normal" or (
         alloc_class == "special" and running.special_embedded_log))
-    log = deflated[0] if embeds and len(sizes) > EMBEDDED_SLOG_MIN_MS else 0
-    return VdevCapacity(group, asize, shift, len(sizes), sum(sizes), ratio, sum(deflated) - log, log,
+    log = (first_metaslab_bytes(group, shift, ashift) >> SPA_MINBLOCKSHIFT) * ratio \
+        if embeds and count > EMBEDDED_SLOG_MIN_MS else 0
+    return VdevCapacity(group, asize, shift, count, sum(s * n for s, n in sizes.items()), ratio, deflated - log, log,
                         alloc_class=alloc_class)
 
 
