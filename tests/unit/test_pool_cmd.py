@@ -131,3 +131,28 @@ def test_add_in_json_and_bad_disks_before_any_zpool(on_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "6x2" in err[0] and "6x2TB" in err[0]
     assert not log.exists()   # refused before zpool ran
+
+
+def test_replace_with_prints_the_grown_pool_its_commands_and_json_and_refuses_a_bare_number(on_path, capsys,
+                                                                                              monkeypatch):
+    log = on_path()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["pool", "healthy", "--replace-with", "4TB"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line == "with 6 new disks of 4.00 TB:")
+    text = " ".join(" ".join(lines[start:]).split())
+    assert "- zpool replace each of the 6 data disks: +" in text
+    assert "survives 2 failed disks (pool raidz2:6+spare:1)" in text
+    assert "the hot spare cannot stand in for a larger disk: replace it too" in text
+    assert "    zpool set autoexpand=on healthy" in lines
+    at = lines.index("    zpool replace -w healthy \\")   # 80 columns: continued with ` \`, never cut bare
+    assert lines[at + 1].startswith("      /dev/disk/by-id/") and lines[at + 1].endswith("-part1 NEW1")
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    assert main(["pool", "healthy", "--replace-with", "4TB", "--json"]) == 0
+    (option,) = json.loads(capsys.readouterr().out)["pools"][0]["replacement"]["options"]
+    assert option["how"] == "zpool replace" and option["gain_bytes"] > 0 and option["resilver_hours"] >= 0
+    log.unlink()
+    assert main(["pool", "healthy", "--replace-with", "16"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "16" in err[0] and "16TB" in err[0]
+    assert not log.exists()   # refused before zpool ran

@@ -13,7 +13,7 @@ from test_pool_model import version
 from test_pool_read import POOLS, SERIES, captured, read_both
 from zfslab.model.capacity import pool_capacity
 from zfslab.model.layout_grammar import parse_layout
-from zfslab.model.pool_growth import growth
+from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.pool_model import check_model
 from zfslab.system.pool_read import raidz_attaches
 
@@ -99,3 +99,48 @@ def test_a_pool_the_model_cannot_size_gives_its_options_without_figures():
     check = check_model(state, version("zfs-2.4"))
     grown = growth(state, check, 4, GIB2)
     assert grown.options and all(o.usable_after_bytes is None and "special" in o.reason for o in grown.options)
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_replacing_every_disk_with_a_larger_one_is_what_zfs_showed_after_autoexpand(series):
+    """tests/e2e/guest/capture_replaced.sh: raidz1:3 of 1 GiB files, each replaced by a 2 GiB file
+    with autoexpand on. The grown vdev keeps its creation's metaslab size, so it is not a new pool
+    of the larger disks: the model must say what ZFS showed, and a fresh pool's figure must not."""
+    if not (POOLS / series / "replaced").exists():
+        pytest.skip("no replaced pool in this capture")
+    for before, after in zip(read_both(series, "replaced", folder="replaced_before"), read_both(series, "replaced")):
+        check = check_model(before, version(series))
+        assert check.agrees is True and check.vdev_bytes == 2**30
+        grown = replacement(before, check, 2 * 2**30, streaming_mb_s=170.5, whole_disk=False)
+        (option,) = grown.options
+        assert option.usable_after_bytes == after.usable_bytes   # real ZFS, after the real replaces
+        assert option.gain_bytes == after.usable_bytes - before.usable_bytes
+        fresh = pool_capacity(parse_layout("raidz1:3"), 2 * 2**30, ashift=12, rules=version(series))
+        assert fresh.usable_bytes != after.usable_bytes   # the metaslab size is the reason, not luck
+        assert (option.how, option.layout_after, option.survives) == ("zpool replace", "raidz1:3", 1)
+        assert option.commands == ("zpool set autoexpand=on replaced",
+                                   "zpool replace -w replaced /var/tmp/zfslab-replaced/small1 NEW1")
+        # 64 MiB written: ALLOC with parity, rebuilt at half of 170.5 MB/s
+        alloc = sum(v.alloc_bytes for v in before.of_class("normal"))
+        assert option.resilver_hours == pytest.approx(alloc / 85.25e6 / 3600)
+
+
+def test_replacing_with_smaller_disks_or_on_a_pool_the_model_does_not_size_gives_no_figures():
+    state = read_both("zfs-2.4", "files")[0]
+    check = check_model(state, version("zfs-2.4"))
+    (small,) = replacement(state, check, 10**9, streaming_mb_s=170.5).options
+    assert small.usable_after_bytes is None and "smaller" in small.reason
+    (large,) = replacement(state, check, 4 * 10**12, streaming_mb_s=170.5).options
+    assert large.gain_bytes > 0 and large.commands[0] == "zpool set autoexpand=on files"
+    special = read_both("zfs-2.4", "special")[0]
+    (none,) = replacement(special, check_model(special, version("zfs-2.4")), 4 * 10**12, streaming_mb_s=500).options
+    assert none.usable_after_bytes is None and none.reason
+
+
+def test_a_vdev_grown_from_its_own_size_is_a_new_pool_and_larger_disks_add_metaslabs_of_the_old_size():
+    layout = parse_layout("2xmirror:2")
+    same = pool_capacity(layout, 4 * 10**12, grown_from_bytes=4 * 10**12)
+    assert same == pool_capacity(layout, 4 * 10**12)
+    grown = pool_capacity(layout, 16 * 10**12, grown_from_bytes=4 * 10**12)
+    assert {v.ms_shift for v in grown.vdevs} == {v.ms_shift for v in same.vdevs}
+    assert all(v.ms_count > 600 for v in grown.vdevs)   # four times the ~150 of the original

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from test_pool_model import version
-from test_pool_read import SERIES, pools_of, read_both
+from test_pool_read import SERIES, captures_of, read_both
 from zfslab.model.pool_findings import findings
 from zfslab.model.pool_model import check_model
 from zfslab.report.pool_view import finding_lines, pool_lines, pool_record
@@ -16,8 +16,8 @@ from zfslab.report.pool_view import finding_lines, pool_lines, pool_record
 
 @pytest.mark.parametrize("series", SERIES)
 def test_every_captured_pool_fits_80_columns_and_its_record_is_json(series):
-    for pool in pools_of(series):
-        for state in read_both(series, pool):
+    for pool, folder in captures_of(series):
+        for state in read_both(series, pool, folder=folder):
             check = check_model(state, version(series), expanded=state.expanded)
             found = findings(state, {}, 0)
             lines = pool_lines(state, check)

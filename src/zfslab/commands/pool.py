@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from zfslab.commands._common import console, parse_disk_set
+from zfslab.commands._common import console, disk_size_arg, parse_disk_set
 from zfslab.model.pool_findings import findings
-from zfslab.model.pool_growth import growth
+from zfslab.model.pool_growth import growth, replacement
+from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
 from zfslab.report.pool_view import finding_lines, growth_lines, growth_record, pool_lines, pool_record
 from zfslab.report.tables import print_wrapped, text_width, to_json
@@ -28,6 +29,9 @@ def add_parser(sub) -> None:
     p.add_argument("--add", metavar="NxSIZE", help="new disks to grow the pool with, e.g. 4x12TB: every way "
                                                     "zpool add or attach can take them, the usable space after "
                                                     "each, and what to watch (nothing is run)")
+    p.add_argument("--replace-with", metavar="SIZE", type=disk_size_arg,
+                   help="a larger disk size, e.g. 16TB: the pool after every data disk is replaced by one of "
+                        "it (autoexpand), the time of the resilvers, and the commands (nothing is run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -44,9 +48,12 @@ def run(args: argparse.Namespace) -> int:
         check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
         found = findings(live.state, live.disks, now_s)
         grown = growth(live.state, check, *new) if new else None
+        replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
+            if args.replace_with else None
         if args.json:
             records.append(pool_record(live.state, check, found)
-                           | ({"growth": growth_record(grown)} if grown else {}))
+                           | ({"growth": growth_record(grown)} if grown else {})
+                           | ({"replacement": growth_record(replaced)} if replaced else {}))
             continue
         if i:
             out.print()
@@ -54,13 +61,20 @@ def run(args: argparse.Namespace) -> int:
             out.print(line, markup=False, soft_wrap=True)
         for line in finding_lines(check, found):  # prose: wrapped to the terminal
             print_wrapped(out, line)
-        for line, indent in growth_lines(grown, text_width(out, None)) if grown else ():
-            if indent is None:  # a command, whole
-                out.print(line, markup=False, soft_wrap=True)
-            else:
-                print_wrapped(out, line, indent=indent)
+        for answer in (grown, replaced):
+            for line, indent in growth_lines(answer, text_width(out, None)) if answer else ():
+                if indent is None:  # a command, whole
+                    out.print(line, markup=False, soft_wrap=True)
+                else:
+                    print_wrapped(out, line, indent=indent)
     if args.json:
         print(to_json({"pools": records}))
     elif not wanted:
         out.print("no pools imported (zpool list shows none)")
     return 0
+
+
+def _streaming_mb_s(disks) -> float:
+    """The pool's disks' class streaming rate: solid-state when lsblk says every one is, else an HDD's."""
+    solid = bool(disks) and all(d.rotational is False for d in disks.values())
+    return DISK_CLASSES["ssd" if solid else "hdd"].streaming_mb_s

@@ -286,11 +286,15 @@ class PoolCapacity:
 
 
 def vdev_capacity(group: VdevGroup, vdev_bytes: int, ashift: int, created: Rules, running: Rules,
-                  alloc_class: str = "normal") -> VdevCapacity:
+                  alloc_class: str = "normal", created_vdev_bytes: int | None = None) -> VdevCapacity:
+    """created_vdev_bytes: the vdev was made on disks of that size and has grown since (every disk
+    replaced by a larger one, autoexpand): its metaslab size is the one it was created with, and
+    vdev_expand() adds metaslabs of that size (vdev_metaslab_set_size() runs only for a new vdev)."""
     asize = top_asize(group, leaf_asize(vdev_bytes))
     if asize <= 0:
         raise LayoutError(f"{group.token}: each disk of {vdev_bytes} bytes is too small for this dRAID")
-    shift = metaslab_shift(asize, created)
+    shift = metaslab_shift(asize if created_vdev_bytes is None else
+                           top_asize(group, leaf_asize(created_vdev_bytes)), created)
     sizes = metaslab_sizes(group, asize, shift, ashift)
     ratio = deflate_ratio(group, ashift)
     count = sum(sizes.values())
@@ -316,18 +320,24 @@ def pool_capacity(
     layout: Layout, vdev_bytes: int | Mapping[int, int], *, ashift: int = 12, rules: Rules | str = DEFAULT_RULES,
     created_with: Rules | str | None = None, disk_bytes: int | None = None,
     class_vdev_bytes: Mapping[int, int] | None = None, class_alloc_bytes: int | None = None,
+    grown_from_bytes: int | None = None,
 ) -> PoolCapacity:
     """SIZE and USED+AVAIL of an empty pool whose disks each show `vdev_bytes` to ZFS; for a sized
     layout (mixed disks), vdev_bytes maps each size written in it to what ZFS sees (osizes()).
     Special, dedup, log and cache disks that name their size (special=mirror:2@1TB) are looked up in
     class_vdev_bytes (default: vdev_bytes if a map, else the size as written); unsized ones are data disks.
     class_alloc_bytes: deflated bytes on the special and dedup vdevs, which 2.3.7+ and 2.4.1+ add to AVAIL;
-    None: what an empty pool holds there, its own metadata (empty_pool_metadata.py)."""
+    None: what an empty pool holds there, its own metadata (empty_pool_metadata.py).
+    grown_from_bytes: the data vdevs were created on disks showing that many bytes to ZFS, and every
+    disk was replaced by one showing vdev_bytes (vdev_capacity's created_vdev_bytes)."""
+    if grown_from_bytes is not None and (isinstance(vdev_bytes, Mapping) or layout.sized or layout.classes):
+        raise LayoutError(f"{layout}: disks grown in place are modelled for one disk size and data vdevs only")
     if isinstance(vdev_bytes, Mapping) or layout.sized:
         return _sized_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, created_with=created_with,
                                class_vdev_bytes=class_vdev_bytes, class_alloc_bytes=class_alloc_bytes)
     running, created = _rules(rules, created_with, ashift)
-    vdevs = tuple(vdev_capacity(g, vdev_bytes, ashift, created, running) for g in layout.groups)
+    vdevs = tuple(vdev_capacity(g, vdev_bytes, ashift, created, running, created_vdev_bytes=grown_from_bytes)
+                  for g in layout.groups)
     return _pool(layout, running, created, ashift, vdevs, vdev_bytes, vdev_bytes if disk_bytes is None else disk_bytes,
                  (), class_vdev_bytes, class_alloc_bytes)
 

@@ -32,6 +32,7 @@ class GrowthOption:
     gain_bytes: int | None = None
     cautions: tuple[str, ...] = ()
     reason: str = ""
+    resilver_hours: float | None = None  # zpool replace: the resilvers one after another, in all
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,3 +202,63 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
         return replace(option, reason=str(e))
     return replace(option, usable_after_bytes=steps[-1].usable_bytes,
                  gain_bytes=steps[-1].usable_bytes - steps[0].usable_bytes)
+
+
+def _duration(hours: float) -> str:
+    return f"about {hours:.1f} h" if hours >= 1 else f"about {max(hours * 60, 1):.0f} min"
+
+
+# zfslab's resilver rates (docs/reliability.md#repair-time): a replaced disk gets its share of each
+# block, rebuilt from the others at half (raidz) or 0.8 (mirror) of a disk's streaming rate
+def replacement(state: PoolState, check: ModelCheck, disk_bytes: int, *, streaming_mb_s: float,
+                sector_bytes: int = 512, whole_disk: bool = True) -> Growth:
+    """Every data disk replaced by one of `disk_bytes` (as sold; whole_disk=False: the bytes ZFS will
+    see, as of a file), one resilver at a time, autoexpand on: the pool's space after the last."""
+    layout = pool_layout(state)
+    data = state.of_class("normal")
+    leaves = [leaf for v in data for leaf in v.leaves]
+    if isinstance(layout, str):
+        return Growth(len(leaves), disk_bytes, (), f"no figures: {layout}")
+    new_osize = linux_whole_disk_osize(disk_bytes, sector_bytes) if whole_disk else disk_bytes
+    mirror = all(g.kind is VdevKind.MIRROR for g in layout.groups)
+    rate = streaming_mb_s * (0.8 if mirror else 0.5)
+    # each replace rewrites the new disk's share of the vdev's allocated bytes (zpool list -v ALLOC is raw)
+    hours = sum((v.alloc_bytes or 0) for v in data) / (rate * 1e6) / 3600
+    first = leaves[0].name if leaves else "OLD1"
+    spares = [leaf for v in state.of_class("spare") for leaf in v.leaves]
+    option = GrowthOption(
+        "zpool replace", f"each of the {len(leaves)} data disks", str(layout), min(g.parity for g in layout.groups),
+        (f"zpool set autoexpand=on {state.name}", f"zpool replace -w {state.name} {first} NEW1"), False,
+        cautions=(f"then the same replace for each other disk: one resilver at a time, {_duration(hours)} in all "
+                  f"for the data there now at {rate:.0f} MB/s (zfslab's resilver rate for these disks)",
+                  "with the old disk still connected, zpool replace keeps it in the vdev until the new one is "
+                  "resilvered: no redundancy is lost; a disk pulled first leaves its vdev one failure short "
+                  "until then",
+                  "the vdev grows only when its last disk is replaced, to what its smallest disk gives",
+                  *([f"the hot spare{'s' * (len(spares) > 1)} cannot stand in for a larger disk: replace "
+                     f"{'them' if len(spares) > 1 else 'it'} too (zpool remove, then zpool add {state.name} spare NEW)"]
+                    if spares else [])),
+        resilver_hours=hours)
+    old = check.vdev_bytes
+    why = ""
+    if check.model_usable_bytes is None or old is None or check.ashift is None:
+        why = f"no capacity figures: {check.reason}"
+    elif not check.agrees:
+        why = "no capacity figures: the model does not agree with this pool as it is"
+    elif layout.classes:
+        why = "no capacity figures: pools with special, dedup or log vdevs are not modelled here yet"
+    elif state.expanded:
+        why = "no capacity figures: its raidz was expanded (old blocks keep the old ratio), not modelled here yet"
+    elif new_osize < old:
+        why = "the new disks are smaller than those there: zpool replace refuses them"
+    if why:
+        return Growth(len(leaves), disk_bytes, (replace(option, reason=why),), "")
+    try:
+        rules = rules_for(check.version)
+        after = pool_capacity(layout, new_osize, ashift=check.ashift, rules=rules, grown_from_bytes=old).usable_bytes
+    except ZfslabError as e:
+        return Growth(len(leaves), disk_bytes, (replace(option, reason=f"no capacity figures: {e}"),), "")
+    note = ("the metaslabs keep the size the vdevs were created with, so the pool is not quite what a new "
+            "pool of these disks would be")
+    return Growth(len(leaves), disk_bytes, (replace(option, usable_after_bytes=after,
+                                                    gain_bytes=after - check.model_usable_bytes),), note)

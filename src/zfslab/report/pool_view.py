@@ -91,7 +91,8 @@ def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None
                     f"disk{'s' * (o.survives != 1)} (pool {o.layout_after})", 2))
         out += [(line, None) for c in o.commands for line in command_lines(c, width, lead="    ", indent="      ")]
         out += [(f"    ! {c}", 6) for c in o.cautions]
-    out.append((f"note: {grown.note}", 2))
+    if grown.note:
+        out.append((f"note: {grown.note}", 2))
     return out
 
 
@@ -100,7 +101,7 @@ def growth_record(grown: Growth) -> dict:
             "options": [{"how": o.how, "adds": o.adds, "layout_after": o.layout_after, "survives": o.survives,
                          "like_the_pool": o.like_the_pool, "usable_after_bytes": o.usable_after_bytes,
                          "gain_bytes": o.gain_bytes, "commands": list(o.commands), "cautions": list(o.cautions),
-                         "reason": o.reason} for o in grown.options]}
+                         "reason": o.reason, "resilver_hours": o.resilver_hours} for o in grown.options]}
 
 
 def _vdev_record(v: PoolVdev) -> dict:

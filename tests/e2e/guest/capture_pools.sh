@@ -15,10 +15,7 @@ O=/mnt/host/pools
 mkdir -p "$O"
 D=/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_ZFSLAB000
 d() { echo "$D$1"; }
-V=$(zfs version | head -1)
-echo "$V" > "$O/zfs_version.txt"
-JSON=no
-zpool status -j -P --json-int >/dev/null 2>&1 && JSON=yes
+. "$(dirname "$0")/capture_lib.sh"
 # the disks as the kernel sees them (sizes, sector sizes, rotational)
 for i in 0 1 2 3 4 5 6 7; do
   b=$(basename "$(readlink -f "$(d $i)")")
@@ -26,37 +23,6 @@ for i in 0 1 2 3 4 5 6 7; do
        "$(cat /sys/block/$b/queue/physical_block_size) $(cat /sys/block/$b/queue/rotational)"
 done > "$O/disks.txt"
 command -v smartctl >/dev/null && smartctl -j -a "$(d 0)" > "$O/smartctl_j_a.json"
-
-# zpool create right after a destroy can fail "currently unavailable" while udev re-reads the
-# partition tables (docs/safety.md#a-create-right-after-a-destroy): settle and retry.
-mk() {
-  n=0
-  until zpool create -f "$@"; do
-    n=$((n + 1)); [ $n -ge 5 ] && { echo "create failed: $*"; exit 1; }
-    udevadm settle; sleep 2
-  done
-}
-
-cap() {  # cap POOL [SUFFIX]: every listing of one pool into $O/POOL/
-  p=$1; s=${2:-}; o=$O/$p; mkdir -p "$o"
-  zpool list -vHp "$p" > "$o/zpool_list_vHp$s.txt"
-  zpool list -vHPp "$p" > "$o/zpool_list_vHPp$s.txt"
-  zpool status -P "$p" > "$o/zpool_status_P$s.txt"
-  zpool status -P -p "$p" > "$o/zpool_status_Pp$s.txt"
-  zpool get -Hp all "$p" > "$o/zpool_get_Hp$s.txt"
-  zfs get -Hp all "$p" > "$o/zfs_get_Hp$s.txt"
-  zpool history "$p" > "$o/zpool_history$s.txt"
-  # 2.2+: each vdev's own properties (ashift, asize, psize...)
-  zpool get -Hp all "$p" all-vdevs > "$o/zpool_get_vdevs_Hp$s.txt" 2>&1
-  if [ $JSON = yes ]; then
-    zpool status -j -P --json-int "$p" > "$o/zpool_status_jP$s.json"
-    zpool list -j -v --json-int "$p" > "$o/zpool_list_jv$s.json" 2> "$o/zpool_list_jv$s.err"
-    zpool list -j -v -P --json-int "$p" > "$o/zpool_list_jvP$s.json" 2> "$o/zpool_list_jvP$s.err"
-    zpool get -j --json-int all "$p" > "$o/zpool_get_j$s.json"
-    zfs get -j --json-int all "$p" > "$o/zfs_get_j$s.json"
-    zpool get -j --json-int all "$p" all-vdevs > "$o/zpool_get_vdevs_j$s.json" 2>&1
-  fi
-}
 
 mk -o ashift=12 healthy raidz2 "$(d 0)" "$(d 1)" "$(d 2)" "$(d 3)" "$(d 4)" "$(d 5)" spare "$(d 6)"
 cap healthy
