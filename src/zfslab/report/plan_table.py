@@ -10,18 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from zfslab.model.bench_fit import FitRanges
 from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
 from zfslab.model.cost import money
 from zfslab.model.units import odds, power_of_ten
 from zfslab.report.tables import wrapped_lines
+
+if TYPE_CHECKING:  # only named in annotations: the fit's module stays out of plan's start
+    from zfslab.model.bench_fit import FitRanges
 
 
 @dataclass(frozen=True, slots=True)

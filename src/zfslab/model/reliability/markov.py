@@ -240,7 +240,7 @@ def _plain_exponential(chain: Chain, big: float, out: list[float], theta: float,
     then repeated squaring. P = [[B, b], [0, 1]] (the loss state absorbs), so every power is
     [[B^k, f_k], [0, 1]] and only B's products and the loss column f are carried. B is sparse
     (a birth-death chain's is tridiagonal): each term's product visits its non-zeros only. The
-    series stops when what is left of it is below 2^-60 of every entry (_tail_negligible)."""
+    series stops when what is left of it is below 2^-60 of every entry."""
     m = chain.size
     small = theta / 2.0**squarings
     step = _full_step(chain, big, out)
@@ -252,6 +252,7 @@ def _plain_exponential(chain: Chain, big: float, out: list[float], theta: float,
     e = [row[:] for row in term]
     f = [0.0] * m
     g = 1.0
+    floor = 0.0  # 2^-60 of the smallest entry once every entry that will be positive is (k = m)
     for k in range(1, 40 + m):
         scale = small / k
         t_col = [(sum(map(mul, row, b_col)) + tc) * scale for row, tc in zip(term, t_col)]
@@ -262,7 +263,11 @@ def _plain_exponential(chain: Chain, big: float, out: list[float], theta: float,
                 e_row[j] += t_row[j]
         f = [a + b for a, b in zip(f, t_col)]
         g += t_loss
-        if k >= m and _tail_negligible(t_loss * small / (k + 1) / (1 - small / (k + 2)), e, f):
+        if k == m:
+            floor = _smallest_positive(e, f) * 2.0**-60
+        # the terms after the k-th add at most the Poisson tail to any entry (entries of P^j are at
+        # most 1, P being stochastic), and entries only grow: below the floor, no entry changes
+        if k >= m and t_loss * small / (k + 1) / (1 - small / (k + 2)) <= floor:
             break
     shrink = math.exp(-small)
     result = Exponential([[x * shrink for x in row] for row in e], [x * shrink for x in f], g * shrink)
@@ -271,13 +276,8 @@ def _plain_exponential(chain: Chain, big: float, out: list[float], theta: float,
     return result
 
 
-def _tail_negligible(tail: float, e: Matrix, f: list[float]) -> bool:
-    """Whether the terms not yet added change no entry of the sum by 2^-60 of itself. Every entry
-    of P^j is at most 1 (P is stochastic), so all terms after the k-th add at most `tail` (the
-    Poisson tail past k) to each entry; past m terms every entry that will be positive already is."""
-    smallest = min((x for row in e for x in row if x > 0.0), default=1.0)
-    smallest = min(smallest, min((x for x in f if x > 0.0), default=1.0))
-    return tail <= smallest * 2.0**-60
+def _smallest_positive(e: Matrix, f: list[float]) -> float:
+    return min((x for x in (*(x for row in e for x in row), *f) if x > 0.0), default=1.0)
 
 
 def _numpy_loss_probability(step: Matrix, theta: float, squarings: int, m: int) -> float:
