@@ -22,7 +22,7 @@ case "$(basename "$0") $*" in
   "zpool list -H -o name") echo healthy ;;
   "zfs version") printf 'zfs-2.4.4-1~bpo13+1\\nzfs-kmod-2.4.4-1~bpo13+1\\n' ;;
   "zpool get -Hp ashift,psize healthy all-vdevs") grep -P '\\t(ashift|psize)\\t' {data}/zpool_get_vdevs_Hp.txt ;;
-  "zpool status -j -P --json-int healthy") cat {status} ;;
+  "zpool status -D -j -P --json-int healthy") cat {status} ;;
   "zpool get -j --json-int all healthy") cat {data}/zpool_get_j.json ;;
   "zfs get -j --json-int all healthy") cat {data}/zfs_get_j.json ;;
   lsblk*) echo '{{"blockdevices": []}}' ;;

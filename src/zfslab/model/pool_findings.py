@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zfslab.model.pool_model import failures_survived
+from zfslab.model.units import format_bytes
 from zfslab.model.pool_state import DiskFacts, PoolState
 
 FULL_PERCENT = 80  # docs/pool.md#findings: the allocator's first-fit path and fragmentation
@@ -14,6 +15,10 @@ SCRUB_MAX_DAYS = 35  # docs/pool.md#findings: a monthly scrub, with a few days' 
 RAIDZ1_LARGE_BYTES = 4 * 10**12  # docs/pool.md#findings: a 4 TB disk's resilver reads for hours
 DAY_S = 86400
 UNEQUAL_SIZE_FRACTION = 0.10  # docs/pool.md#findings: vdev sizes further apart than this are "unequal"
+# docs/pool.md#findings: a dedup table past a quarter of RAM (half the ARC's default maximum on Linux
+# before 2.3) competes with everything else the ARC caches; a ratio under 1.2 saves under a sixth
+DDT_RAM_FRACTION = 0.25
+DEDUP_LITTLE_GAIN = 1.2
 
 
 def sizes_unequal(sizes) -> bool:
@@ -195,9 +200,36 @@ def feature_findings(state: PoolState) -> list[Finding]:
                     "them, one way (an OpenZFS without them can no longer import the pool)")]
 
 
-def findings(state: PoolState, disks: dict[str, DiskFacts], now_epoch_s: int) -> tuple[Finding, ...]:
-    """Every finding on the pool, in docs/pool.md's order. `disks`: lsblk's facts by leaf name."""
+def dedup_findings(state: PoolState, ram_bytes: int | None) -> list[Finding]:
+    """A dedup table too large for this host's memory, or one that saves little."""
+    if not state.ddt_entries:
+        return []
+    found = []
+    core = state.ddt_core_bytes or 0
+    if ram_bytes and core > DDT_RAM_FRACTION * ram_bytes:
+        found.append(Finding(
+            "dedup-table-large", "warning",
+            f"the dedup table holds {state.ddt_entries:,} entries, {format_bytes(core)} in core, "
+            f"{100 * core / ram_bytes:.0f} % of this host's {format_bytes(ram_bytes)} of memory: every write "
+            "looks its blocks up in it, and the parts the ARC cannot keep are read from disk"))
+    ratio = state.pool_prop("dedupratio")
+    try:
+        gain = float(ratio.rstrip("x")) if ratio else None
+    except ValueError:
+        gain = None
+    if gain is not None and gain == gain and gain < DEDUP_LITTLE_GAIN:
+        found.append(Finding(
+            "dedup-little-gain", "note",
+            f"dedup saves little here (ratio {gain:.2f}x, {state.ddt_entries:,} table entries): every write still "
+            "pays a table lookup; `zfs set dedup=off` stops new entries (blocks written stay deduplicated)"))
+    return found
+
+
+def findings(state: PoolState, disks: dict[str, DiskFacts], now_epoch_s: int,
+             ram_bytes: int | None = None) -> tuple[Finding, ...]:
+    """Every finding on the pool, in docs/pool.md's order. `disks`: lsblk's facts by leaf name;
+    `ram_bytes`: the host's memory, for the dedup table (None: not weighed)."""
     return tuple(health_findings(state) + redundancy_findings(state) + ashift_findings(state, disks)
                  + raidz1_findings(state) + unequal_findings(state) + fullness_findings(state)
                  + scrub_findings(state, now_epoch_s) + compression_findings(state) + autotrim_findings(state, disks)
-                 + feature_findings(state))
+                 + feature_findings(state) + dedup_findings(state, ram_bytes))

@@ -124,6 +124,9 @@ class PoolState:
     errors_text: str = ""  # "No known data errors", or what zpool status says
     source: str = "text"
     expanded: bool = False  # a raidz expansion ran or runs (zpool status's "expand:" line)
+    # zpool status -D: the dedup table's entries and its size in core, all of it (None: not shown)
+    ddt_entries: int | None = None
+    ddt_core_bytes: int | None = None
 
     def of_class(self, alloc_class: str) -> tuple[PoolVdev, ...]:
         return tuple(v for v in self.vdevs if v.alloc_class == alloc_class)

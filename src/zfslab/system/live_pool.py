@@ -25,6 +25,7 @@ class LivePool:
     version: str  # the kernel module's, e.g. 2.4.4-1~bpo13+1 (the userland's when the module says none)
     disks: dict[str, DiskFacts]  # lsblk's facts by leaf name (as zpool status -P names it)
     attached: dict[str, int]  # disks zpool attach added to each raidz vdev (read only for an expanded pool)
+    ram_bytes: int | None = None  # this host's memory (MemTotal), against which the dedup table is weighed
 
 
 def _series(version: str) -> tuple[int, int]:
@@ -76,13 +77,16 @@ def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> Live
     def out(*argv: str) -> str:
         return runner.run(argv, timeout_s=TIMEOUT_S).stdout
 
+    # -D adds the dedup table's entries and size (zpool-status(8)); the sizes the kernel reports are
+    # each entry's average before 2.3, the whole table's since (system/pool_read.py text_ddt)
     if _series(version.userland) >= (2, 3):
-        state = read_json(pool, out("zpool", "status", "-j", "-P", "--json-int", pool),
+        state = read_json(pool, out("zpool", "status", "-D", "-j", "-P", "--json-int", pool),
                           out("zpool", "get", "-j", "--json-int", "all", pool),
                           out("zfs", "get", "-j", "--json-int", "all", pool), vdev_text)
     else:
-        state = read_text(pool, out("zpool", "status", "-P", "-p", pool), out("zpool", "list", "-vHPp", pool),
-                          out("zpool", "get", "-Hp", "all", pool), out("zfs", "get", "-Hp", "all", pool), vdev_text)
+        state = read_text(pool, out("zpool", "status", "-D", "-P", "-p", pool), out("zpool", "list", "-vHPp", pool),
+                          out("zpool", "get", "-Hp", "all", pool), out("zfs", "get", "-Hp", "all", pool), vdev_text,
+                          ddt_per_entry=_series(running) < (2, 3))
     paths = sorted({leaf.name for v in state.vdevs for leaf in v.leaves if leaf.name.startswith("/dev/")})
     disks = {}
     if runner.which("lsblk"):
@@ -93,4 +97,19 @@ def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> Live
             if facts:
                 disks[path] = facts[0]
     attached = raidz_attaches(out("zpool", "history", pool), pool) if state.expanded else {}
-    return LivePool(state, running, disks, attached)
+    return LivePool(state, running, disks, attached, memory_bytes())
+
+
+def memory_bytes(path: str = "/proc/meminfo") -> int | None:
+    """MemTotal of /proc/meminfo in bytes (None where there is none, or it is not a count)."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            text = f.read(1 << 16)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "MemTotal:" and words[2] == "kB" and words[1].isdigit() \
+                and len(words[1]) < 16:
+            return int(words[1]) * 1024
+    return None

@@ -1,6 +1,6 @@
 """Pure parsers of what `zfslab pool` reads (docs/pool.md#what-it-reads): the JSON forms of
-OpenZFS 2.3+ (`zpool status -j -P --json-int`, `zpool get -j --json-int`, `zfs get -j --json-int`)
-and the text forms otherwise (`zpool status -P -p`, `zpool list -vHPp`, `zpool get -Hp`,
+OpenZFS 2.3+ (`zpool status -D -j -P --json-int`, `zpool get -j --json-int`, `zfs get -j --json-int`)
+and the text forms otherwise (`zpool status -D -P -p`, `zpool list -vHPp`, `zpool get -Hp`,
 `zfs get -Hp`), each into model/pool_state.py's records. Every number from outside is checked:
 bad output raises InputError, one line, never a traceback."""
 
@@ -185,7 +185,47 @@ def read_json(pool: str, status_json: str, pool_get_json: str, dataset_get_json:
     state = _state(pool, str(entry.get("state", "")), tuple(tops), _json_scan(entry), pool_props, ds_props,
                    "No known data errors" if entry.get("error_count") in (0, "0") else
                    f"{entry.get('error_count')} data errors", "json")
-    return dataclasses.replace(state, expanded="raidz_expand_stats" in entry)
+    entries, core = _json_ddt(entry.get("dedup_stats"))
+    return dataclasses.replace(state, expanded="raidz_expand_stats" in entry, ddt_entries=entries,
+                               ddt_core_bytes=core)
+
+
+def _json_ddt(stats) -> tuple[int | None, int | None]:
+    """(entries, bytes in core) of `zpool status -D -j`'s dedup_stats: mspace is the whole table's
+    (ddt_get_dedup_object_stats() sums every DDT object's); no mspace when there are no entries."""
+    if stats is None:
+        return None, None
+    if not isinstance(stats, dict):
+        raise _bad("zpool status -j: dedup_stats", stats)
+    entries = checked_count(stats.get("obj_count", 0), "dedup_stats: obj_count")
+    return entries, checked_count(stats.get("mspace", 0), "dedup_stats: mspace")
+
+
+# " dedup: DDT entries 384, size 304K on disk, 147K in core"; " dedup: no DDT entries"
+_DDT_LINE = re.compile(r"^ dedup: (?:no DDT entries|DDT entries ([0-9]+), size (\S+) on disk, (\S+) in core)", re.M)
+_NICE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def _nicenum(text: str, what: str) -> int:
+    """zfs_nicenum's '147K' or '390' (1024-based, as zpool prints sizes) as bytes."""
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([KMGTP]?)B?", text)
+    if not m:
+        raise _bad(what, text)
+    return int(float(m.group(1)) * _NICE_UNITS[m.group(2)])
+
+
+def text_ddt(status_text: str, *, per_entry: bool) -> tuple[int | None, int | None]:
+    """(entries, bytes in core) from `zpool status -D`'s dedup line. Before 2.3 the sizes printed are
+    each entry's average (ddt_get_dedup_object_stats() divided them by the count); from 2.3 on the
+    whole table's ("This returns raw counts (not averages)")."""
+    m = _DDT_LINE.search(status_text)
+    if m is None:
+        return None, None
+    if m.group(1) is None:
+        return 0, 0
+    entries = checked_count(m.group(1), "zpool status -D: DDT entries")
+    core = _nicenum(m.group(3), "zpool status -D: the table's size in core")
+    return entries, core * entries if per_entry else core
 
 
 def _state(pool, state, vdevs, scan, pool_props, ds_props, errors_text, source) -> PoolState:
@@ -272,8 +312,9 @@ def _text_scan(status_text: str, scan) -> PoolScan:
 
 
 def read_text(pool: str, status_text: str, list_text: str, pool_get_text: str, dataset_get_text: str,
-              vdev_get_text: str = "") -> PoolState:
-    """The pool from the text forms: 2.1, or any version without -j."""
+              vdev_get_text: str = "", *, ddt_per_entry: bool = False) -> PoolState:
+    """The pool from the text forms: 2.1, or any version without -j. ddt_per_entry: the OpenZFS that
+    printed it is older than 2.3 (text_ddt)."""
     try:
         status = parse_status(status_text)
     except (ValueError, IndexError):
@@ -294,7 +335,9 @@ def read_text(pool: str, status_text: str, list_text: str, pool_get_text: str, d
         tops += [_text_vdev(v, _TEXT_CLASSES[section], sizes, props, True) for v in vdevs]
     state = _state(pool, status.state, tuple(tops), _text_scan(status_text, status.scan), pool_props,
                    text_properties(dataset_get_text, pool), status.errors, "text")
-    return dataclasses.replace(state, expanded=re.search(r"^\s*expand: ", status_text, re.M) is not None)
+    entries, core = text_ddt(status_text, per_entry=ddt_per_entry)
+    return dataclasses.replace(state, expanded=re.search(r"^\s*expand: ", status_text, re.M) is not None,
+                               ddt_entries=entries, ddt_core_bytes=core)
 
 
 def raidz_attaches(history_text: str, pool: str) -> dict[str, int]:
