@@ -16,7 +16,7 @@ def _args(*argv):
 
 def test_hosts_and_skip_host():
     assert hosts_from_args(_args("--hosts", "a,b,c", "--skip-host", "b")) == (Host("a", "a"), Host("c", "c"))
-    assert hosts_from_args(_args()) is None and _args().parallel == 10
+    assert hosts_from_args(_args()) is None and _args().parallel == 32   # a fleet of 20 runs at once
 
 
 def test_inventory_file_and_group(tmp_path):

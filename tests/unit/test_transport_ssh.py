@@ -269,3 +269,49 @@ def test_ssh_reason_is_one_bounded_line():
     reason = _ssh_reason("first\n\x1b[31mred " + "x" * 500 + "\n")
     assert "\x1b" not in reason and "\n" not in reason and len(reason) == REASON_CHARS
     assert reason.startswith("\\x1b[31mred x")
+
+
+def test_twenty_hosts_run_at_once_while_at_most_ten_log_in_at_once():
+    """Issue 36: the default --parallel runs a fleet of 20 all at once, and what sshd's MaxStartups
+    limits, new logins, stays at HANDSHAKES (10) at once. A stand-in for ssh: a login (`true`) waits
+    until as many logins as the limit allows are in at once; each host's command waits until all 20
+    hosts' commands are running (a barrier, released only if they truly run together)."""
+    import threading
+
+    from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
+    from zfslab.system.runner import Completed
+    from zfslab.system.transport import HANDSHAKES
+
+    hosts = [Host(f"st{i:02d}", f"st{i:02d}") for i in range(20)]
+    together = threading.Barrier(len(hosts), timeout=60)
+    lock = threading.Condition()
+    state = {"in": 0, "most": 0, "left": len(hosts)}
+
+    class StandIn:
+        def run(self, argv, *, timeout_s, check=True):
+            if argv[-1] == "true":   # a login: wait until the limit's worth (or all that are left) are in
+                with lock:
+                    state["in"] += 1
+                    state["most"] = max(state["most"], state["in"])
+                    lock.notify_all()
+                    assert lock.wait_for(lambda: state["in"] >= min(HANDSHAKES, state["left"]), timeout=60)
+                with lock:
+                    state["in"] -= 1
+                    state["left"] -= 1
+                    lock.notify_all()
+            elif argv[-1] == "bench":
+                together.wait()   # BrokenBarrierError if the 20 never run at once
+            return Completed(tuple(argv), 0, "", "", 0.0)
+
+    t = SshTransport(StandIn())
+    try:
+        assert DEFAULT_LIMIT >= 20
+        outcomes = fan_out(hosts, lambda h: t.run(h, ["bench"], timeout_s=60))
+        assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok]
+        assert state["most"] == HANDSHAKES == 10
+        # a host's later commands ride its master: no second login
+        before = state["left"]
+        t.run(hosts[0], ["echo"], timeout_s=60)
+        assert state["left"] == before == 0
+    finally:
+        shutil.rmtree(t.control_dir, ignore_errors=True)

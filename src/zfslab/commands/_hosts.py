@@ -25,7 +25,8 @@ def add_host_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--skip-host", action="append", default=[], metavar="H",
                    help="leave this host out (repeat for more), e.g. one preflight refused")
     g.add_argument("--parallel", type=int_arg("--parallel", 1, 1024), default=DEFAULT_LIMIT,
-                   help=f"hosts worked on at once (default {DEFAULT_LIMIT}: sshd's MaxStartups on a bastion)")
+                   help=f"hosts worked on at once (default {DEFAULT_LIMIT}); new ssh logins stay at 10 at once "
+                        "whatever this is (sshd's MaxStartups on a bastion)")
     g.add_argument("--ssh-config", metavar="FILE",
                    help="an ssh_config(5) file to use instead of ~/.ssh/config (ssh -F FILE)")
     g.add_argument("--remote-zfslab", metavar="PATH",

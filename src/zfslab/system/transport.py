@@ -29,6 +29,10 @@ ALIVE_INTERVAL_S = 15      # a dead link is noticed after ALIVE_INTERVAL_S * ALI
 ALIVE_COUNT_MAX = 3
 PERSIST_S = 60             # a master left behind (zfslab killed by SIGKILL) exits on its own after this
 REASON_CHARS = 200         # ssh's last line, as a failure's reason, at most this long
+# new connections (key exchange and login) at once, however many hosts run: sshd's MaxStartups
+# (default 10:30:100) drops unauthenticated connections past 10, which matters when all of them pass
+# one bastion; a host's later commands ride its master and count against no sshd (docs/fleet.md#parallelism)
+HANDSHAKES = 10
 
 
 class HostUnreachable(ZfslabError):
@@ -98,13 +102,31 @@ class SshTransport:
         self.control_dir = make_control_folder()
         self._used: dict[str, Host] = {}
         self._lock = threading.Lock()
+        self._handshakes = threading.BoundedSemaphore(HANDSHAKES)
+        self._connected: set[str] = set()
 
     def argv(self, host: Host, argv: Sequence[str]) -> list[str]:
         return ssh_argv(host, argv, control_dir=self.control_dir, config_file=self.config_file, options=self.options)
 
-    def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
+    def _connect(self, host: Host) -> None:
+        """The host's master, made by a `true` under the handshake limit: at most HANDSHAKES logins at
+        once, while the hosts' long commands (a bench of hours) run on as many as --parallel allows."""
         with self._lock:
             self._used[host.name] = host
+            if host.name in self._connected:
+                return
+        with self._handshakes:
+            try:
+                done = self.runner.run(self.argv(host, ["true"]), timeout_s=3 * CONNECT_TIMEOUT_S, check=False)
+            except CommandTimeout:
+                raise HostUnreachable(host.name, f"no login within {3 * CONNECT_TIMEOUT_S} s", _login(host)) from None
+        if done.returncode == SSH_ERROR:
+            raise HostUnreachable(host.name, _ssh_reason(done.stderr), _login(host))
+        with self._lock:
+            self._connected.add(host.name)
+
+    def run(self, host: Host, argv: Sequence[str], *, timeout_s: float, check: bool = True) -> Completed:
+        self._connect(host)
         command = shlex.join(str(a) for a in argv)
         try:
             done = self.runner.run(self.argv(host, argv), timeout_s=timeout_s, check=False)
@@ -137,8 +159,7 @@ class SshTransport:
         return ["scp", "-q", *options, "--", f"{target}:{remote_path}", local_path]
 
     def fetch(self, host: Host, remote_path: str, local_path: str, *, timeout_s: float) -> None:
-        with self._lock:
-            self._used[host.name] = host
+        self._connect(host)
         what = f"scp {shown(remote_path, 200)}"
         try:
             done = self.runner.run(self.scp_argv(host, remote_path, local_path), timeout_s=timeout_s, check=False)
