@@ -124,8 +124,8 @@ def check_model(state: PoolState, version: str, *, expanded: bool = False,
     if model.size_bytes != size:
         reason = "SIZE differs: a reservation or feature zfslab does not know, or a bug to report"
     elif model.usable_bytes != usable:
-        reason = ("USED+AVAIL differs: space set aside by a reservation, a pool checkpoint or a feature; "
-                  "SIZE agrees")
+        reason = ("USED+AVAIL differs: space set aside by a reservation, a pool checkpoint, frees deferred "
+                  "to a later txg (docs/pool.md#a-pool-made-with--d) or a feature; SIZE agrees")
     return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, model.size_bytes,
                       model.usable_bytes, reason)
 
