@@ -156,3 +156,58 @@ def test_replace_with_prints_the_grown_pool_its_commands_and_json_and_refuses_a_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "16" in err[0] and "16TB" in err[0]
     assert not log.exists()   # refused before zpool ran
+
+
+def _fleet_path(tmp_path, monkeypatch, *, answer: str | None = None):
+    """The stand-in tools on PATH, and a `zfslab` there that runs this zfslab (LocalTransport runs
+    each host's argv here, as ssh would run it there); `answer`: a zfslab that prints this instead."""
+    import sys
+    bin_dir = fake_tools(tmp_path)
+    src = pathlib.Path(__file__).resolve().parents[2] / "src"
+    body = (f"printf '%s' {shlex.quote(answer)}\n" if answer is not None else
+            f"PYTHONPATH={shlex.quote(str(src))} exec {shlex.quote(sys.executable)} -m zfslab \"$@\"\n")
+    (bin_dir / "zfslab").write_text("#!/bin/sh\n" + body)
+    (bin_dir / "zfslab").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("COLUMNS", "80")
+
+
+def test_hosts_reads_every_hosts_pools_into_one_table_and_names_a_host_gone(tmp_path, monkeypatch, capsys):
+    """pool --hosts over LocalTransport: hosts a and b answer with their own `zfslab pool --json` (the
+    captured healthy raidz2:6 through the stand-in tools), host c is down: the table has a and b, the
+    failure is one line, and the exit code is the fleet's (4: a host gave no report)."""
+    from zfslab.system import transport as transport_module
+    _fleet_path(tmp_path, monkeypatch)
+    monkeypatch.setattr("zfslab.commands._hosts.transport_from_args",
+                        lambda args: transport_module.LocalTransport(down=["c"]))
+    assert main(["pool", "--hosts", "a,b,c"]) == 4
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["host", "pool", "state", "layout", "model", "findings"]
+    rows = [line.split() for line in lines[1:3]]
+    assert rows == [["a", "healthy", "ONLINE", "raidz2:6+spare:1", "agrees", "none"],
+                    ["b", "healthy", "ONLINE", "raidz2:6+spare:1", "agrees", "none"]]
+    assert "no report from:" in out and "- c: host c" in out and "marked down" in out
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    assert main(["pool", "--hosts", "a,b", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [h["host"] for h in record["hosts"]] == ["a", "b"] and record["failures"] == []
+    assert record["hosts"][0]["pools"][0]["model"]["agrees"] is True
+
+
+@pytest.mark.parametrize("answer", ["not json", '{"pools": [{"pool": "t"}]}', '{"pools": [{"pool": "t", "state": '
+                                    '"ONLINE", "model": {"agrees": "yes"}, "findings": []}]}', "[" * 100000])
+def test_a_host_whose_answer_is_not_a_pool_report_is_one_line(tmp_path, monkeypatch, capsys, answer):
+    from zfslab.system import transport as transport_module
+    _fleet_path(tmp_path, monkeypatch, answer=answer)
+    monkeypatch.setattr("zfslab.commands._hosts.transport_from_args", lambda args: transport_module.LocalTransport())
+    assert main(["pool", "--hosts", "a"]) == 4
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("- a: ")]
+    assert len(line) < 300 and "Traceback" not in out
+
+
+def test_hosts_with_add_is_refused_in_one_line(capsys):
+    assert main(["pool", "--hosts", "a,b", "--add", "4x12TB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--add is for one host's pool" in err[0]

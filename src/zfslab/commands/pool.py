@@ -4,9 +4,12 @@ list what an expert would flag (docs/pool.md)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from zfslab.commands._common import console, disk_size_arg, parse_disk_set
+from zfslab.commands._hosts import add_host_options, hosts_from_args
+from zfslab.errors import Interrupted, UsageError
 from zfslab.model.pool_findings import findings
 from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.reliability.params import DISK_CLASSES
@@ -33,10 +36,14 @@ def add_parser(sub) -> None:
                    help="a larger disk size, e.g. 16TB: the pool after every data disk is replaced by one of "
                         "it (autoexpand), the time of the resilvers, and the commands (nothing is run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_host_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    hosts = hosts_from_args(args)
+    if hosts is not None:
+        return _fleet(args, hosts)
     new = parse_disk_set(args.add) if args.add is not None else None  # bad input fails before any zpool runs
     runner = Runner()
     names = pool_names(runner)
@@ -78,3 +85,37 @@ def _streaming_mb_s(disks) -> float:
     """The pool's disks' class streaming rate: solid-state when lsblk says every one is, else an HDD's."""
     solid = bool(disks) and all(d.rotational is False for d in disks.values())
     return DISK_CLASSES["ssd" if solid else "hdd"].streaming_mb_s
+
+
+def _fleet(args: argparse.Namespace, hosts) -> int:
+    """Every host's pools in one table, each host's findings after it (docs/pool.md#many-hosts); exit 0,
+    or as model/fleet_exit.py counts the hosts that gave no report."""
+    from zfslab.commands._hosts import transport_from_args
+    from zfslab.model.fleet_exit import fleet_code
+    from zfslab.report.pool_view import fleet_lines, fleet_record
+    from zfslab.system.fleet_pool import pools_fleet
+
+    for flag, value in (("--add", args.add), ("--replace-with", args.replace_with)):
+        if value is not None:
+            raise UsageError(f"{flag} is for one host's pool: run zfslab pool POOL {flag} ... on that host "
+                             "(--hosts reads every host's pools and findings)")
+    transport = transport_from_args(args)
+    try:
+        fleet = pools_fleet(transport, hosts, args.pools, limit=args.parallel)
+    except KeyboardInterrupt:   # fan_out closed every session; nothing was written anywhere
+        raise Interrupted("every host's zfslab pool was stopped with its ssh session; it only reads, so "
+                          "nothing is left to clean up: run the same command again") from None
+    finally:
+        transport.close()
+    if args.json:
+        print(to_json(fleet_record(fleet)))
+        for line in fleet.failures:   # the JSON's reader sees them here too
+            print(f"zfslab: no report from {line}", file=sys.stderr)
+    else:
+        out = console()
+        for line, indent in fleet_lines(fleet):
+            if indent is None:
+                out.print(line, markup=False, soft_wrap=True, crop=False)
+            else:
+                print_wrapped(out, line, indent=indent)
+    return fleet_code(fleet.exit_codes)

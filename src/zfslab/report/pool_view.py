@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from zfslab.model.fleet_pool import FleetPools
 from zfslab.model.pool_findings import Finding
 from zfslab.model.pool_growth import Growth
 from zfslab.model.pool_model import ModelCheck, failures_survived
@@ -135,3 +136,41 @@ def pool_record(state: PoolState, check: ModelCheck, found: tuple[Finding, ...])
                   "agrees": check.agrees, "reason": check.reason},
         "findings": [{"code": f.code, "severity": f.severity, "text": f.text, "vdev": f.vdev} for f in found],
     }
+
+
+def fleet_lines(fleet: FleetPools) -> list[tuple[str, int | None]]:
+    """pool --hosts: one table of every host's pools (80 columns), then each host's findings and the
+    hosts that gave no report, as (text, indent of its continuation lines; None: a table row)."""
+    out: list[tuple[str, int | None]] = [(f"{'host':<12} {'pool':<12} {'state':<8} {'layout':<16} {'model':<7} "
+                                          "findings", None)]
+    for p in fleet.pools:
+        warnings = sum(f.severity == "warning" for f in p.findings)
+        notes = len(p.findings) - warnings
+        found = ", ".join(filter(None, (f"{warnings} warning{'s' * (warnings != 1)}" if warnings else "",
+                                        f"{notes} note{'s' * (notes != 1)}" if notes else ""))) or "none"
+        model = {True: "agrees", False: "differs", None: "-"}[p.agrees]
+        out.append((f"{_cut(p.host, 12):<12} {_cut(p.pool, 12):<12} {_cut(p.state, 8):<8} "
+                    f"{_cut(p.layout or '-', 16):<16} {model:<7} {found}", None))
+    for p in fleet.pools:
+        if p.findings:
+            out.append(("", None))
+            out.append((f"{p.host} {p.pool}:", 2))
+            out += [(f"{'!' if f.severity == 'warning' else '-'} {f.text}", 2) for f in p.findings]
+    if fleet.failures:
+        out.append(("", None))
+        out.append(("no report from:", 2))
+        out += [(f"- {line}", 2) for line in fleet.failures]
+    return out
+
+
+def _cut(text: str, width: int) -> str:
+    """A table cell of at most `width`: its tail kept after '…', as a disk's by-id name is most told by it."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def fleet_record(fleet: FleetPools) -> dict:
+    hosts: dict[str, list[dict]] = {}
+    for p in fleet.pools:
+        hosts.setdefault(p.host, []).append(p.record)
+    return {"hosts": [{"host": h, "pools": records} for h, records in hosts.items()],
+            "failures": list(fleet.failures)}
