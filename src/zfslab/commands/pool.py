@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     for i, name in enumerate(wanted):
         live = read_pool(runner, name, names)
         check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
-        found = findings(live.state, live.disks, now_s, live.ram_bytes)
+        found = findings(live.state, live.disks, now_s, live.ram_bytes, live.health)
         grown = growth(live.state, check, *new) if new else None
         replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
             if args.replace_with else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from zfslab.model.pool_model import failures_survived
 from zfslab.model.units import format_bytes
-from zfslab.model.pool_state import DiskFacts, PoolState
+from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState
 
 FULL_PERCENT = 80  # docs/pool.md#findings: the allocator's first-fit path and fragmentation
 BEST_FIT_PERCENT = 96  # metaslab_df_free_pct = 4: a metaslab under 4 % free is searched best-fit
@@ -225,11 +225,51 @@ def dedup_findings(state: PoolState, ram_bytes: int | None) -> list[Finding]:
     return found
 
 
+WORN_PERCENT = 80  # docs/pool.md#findings: an NVMe's endurance estimate this far used is a note, 100 a warning
+
+
+def disk_findings(state: PoolState, health: dict[str, DiskHealth]) -> list[Finding]:
+    """A disk of the pool whose own counters say it is failing or worn (docs/pool.md#findings)."""
+    found = []
+    for v in state.vdevs:
+        for leaf in v.leaves:
+            h = health.get(leaf.name)
+            if h is None:
+                continue
+            bad = [f"{n:,} {what}" for n, what in ((h.reallocated, "reallocated sectors"),
+                                                  (h.pending, "pending (unreadable) sectors"),
+                                                  (h.offline_uncorrectable, "offline uncorrectable sectors"),
+                                                  (h.reported_uncorrect, "reported uncorrectable errors"),
+                                                  (h.media_errors, "NVMe media errors")) if n]
+            if h.passed is False:
+                bad.insert(0, "its own SMART assessment FAILED")
+            if h.critical_warning:
+                bad.append(f"NVMe critical warning 0x{h.critical_warning:02x}")
+            if h.spare_below_threshold:
+                bad.append("NVMe spare below its threshold")
+            if bad:
+                found.append(Finding(
+                    "disk-failing", "warning",
+                    f"disk {leaf.short_name} in {v.short_name}: {', '.join(bad)}: disks with such counters fail "
+                    "far more often in the next months; have a replacement ready (`zpool replace`) and scrub "
+                    "to find what it can no longer read", leaf.name))
+            if h.percentage_used is not None and h.percentage_used >= WORN_PERCENT:
+                worn = h.percentage_used >= 100
+                found.append(Finding(
+                    "disk-worn", "warning" if worn else "note",
+                    f"disk {leaf.short_name} in {v.short_name} has used {h.percentage_used} % of its rated "
+                    f"endurance{': past it, writes may begin to fail' if worn else ''}; plan its replacement",
+                    leaf.name))
+    return found
+
+
 def findings(state: PoolState, disks: dict[str, DiskFacts], now_epoch_s: int,
-             ram_bytes: int | None = None) -> tuple[Finding, ...]:
+             ram_bytes: int | None = None, health: dict[str, DiskHealth] | None = None) -> tuple[Finding, ...]:
     """Every finding on the pool, in docs/pool.md's order. `disks`: lsblk's facts by leaf name;
-    `ram_bytes`: the host's memory, for the dedup table (None: not weighed)."""
-    return tuple(health_findings(state) + redundancy_findings(state) + ashift_findings(state, disks)
+    `ram_bytes`: the host's memory, for the dedup table (None: not weighed); `health`: smartctl's
+    counters by leaf name."""
+    return tuple(health_findings(state) + disk_findings(state, health or {}) + redundancy_findings(state)
+                 + ashift_findings(state, disks)
                  + raidz1_findings(state) + unequal_findings(state) + fullness_findings(state)
                  + scrub_findings(state, now_epoch_s) + compression_findings(state) + autotrim_findings(state, disks)
                  + feature_findings(state) + dedup_findings(state, ram_bytes))

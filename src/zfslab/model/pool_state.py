@@ -156,3 +156,21 @@ class DiskFacts:
         if self.physical_sector_bytes not in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):
             raise InputError(f"{shown(self.path, 60)}: a physical sector of {self.physical_sector_bytes} bytes "
                              "is not a power of two from 512 to 64 KiB")
+
+
+@dataclass(frozen=True, slots=True)
+class DiskHealth:
+    """What a leaf's disk says of its own health (`smartctl -j -a`), for the disk findings; None: the
+    disk does not report that counter (an SSD has no pending sectors, a virtual disk nothing)."""
+
+    device: str
+    passed: bool | None = None  # the drive's own overall self-assessment
+    reallocated: int | None = None  # ATA 5 Reallocated_Sector_Ct; SCSI grown defect list
+    pending: int | None = None  # ATA 197 Current_Pending_Sector: unreadable, waiting for a rewrite
+    offline_uncorrectable: int | None = None  # ATA 198 Offline_Uncorrectable: found by the offline scan
+    reported_uncorrect: int | None = None  # ATA 187 Reported_Uncorrect: errors the host was told of
+    media_errors: int | None = None  # NVMe unrecovered data integrity errors
+    critical_warning: int | None = None  # NVMe bit field: spare, temperature, reliability, read-only, backup
+    percentage_used: int | None = None  # NVMe endurance used, the vendor's estimate (may pass 100)
+    spare_below_threshold: bool | None = None  # NVMe available spare under the vendor's threshold
+    temperature_c: int | None = None

@@ -1,22 +1,24 @@
 """Reads a live pool through the one runner, read-only: `zfs version`, `zpool list`, `zpool status`,
-`zpool get`, `zfs get` and `lsblk`, never a command that changes anything (docs/pool.md#what-it-reads)."""
+`zpool get`, `zfs get`, `lsblk` and `smartctl -j -a`, never a command that changes anything
+(docs/pool.md#what-it-reads)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zfslab.errors import InputError, shown
-from zfslab.model.pool_state import DiskFacts, PoolState, checked_count
+from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, checked_count
 from zfslab.system.pool_read import raidz_attaches, read_json, read_text
 from zfslab.system.runner import Runner
+from zfslab.system.smart import read_health, whole_disk
 from zfslab.system.zfs import NoSuchPool
 from zfslab.system.zfs_output import parse_version
 
 TIMEOUT_S = 60.0
 # every argv this module runs starts with one of these: nothing here writes (tests/unit/test_pool_cmd.py)
 READ_ONLY = (("zfs", "version"), ("zpool", "list"), ("zpool", "status"), ("zpool", "get"), ("zfs", "get"),
-             ("zpool", "history"), ("lsblk",))
+             ("zpool", "history"), ("lsblk",), ("smartctl", "-j", "-a"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,7 @@ class LivePool:
     disks: dict[str, DiskFacts]  # lsblk's facts by leaf name (as zpool status -P names it)
     attached: dict[str, int]  # disks zpool attach added to each raidz vdev (read only for an expanded pool)
     ram_bytes: int | None = None  # this host's memory (MemTotal), against which the dedup table is weighed
+    health: dict[str, DiskHealth] = field(default_factory=dict)  # smartctl's counters by leaf name
 
 
 def _series(version: str) -> tuple[int, int]:
@@ -97,7 +100,12 @@ def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> Live
             if facts:
                 disks[path] = facts[0]
     attached = raidz_attaches(out("zpool", "history", pool), pool) if state.expanded else {}
-    return LivePool(state, running, disks, attached, memory_bytes())
+    health = {}
+    for path in paths:   # smartctl -a only reads the disk's logs; it starts no test
+        found = read_health(runner, whole_disk(path))
+        if found is not None:
+            health[path] = found
+    return LivePool(state, running, disks, attached, memory_bytes(), health)
 
 
 def memory_bytes(path: str = "/proc/meminfo") -> int | None:

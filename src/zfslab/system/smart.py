@@ -12,8 +12,10 @@ anything else is left out and said, never trusted.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
+from zfslab.model.pool_state import DiskHealth
 from zfslab.system.runner import Runner
 
 # A new disk's factory and burn-in tests write a little and run for hours; a disk someone used
@@ -137,3 +139,66 @@ def read_history(runner: Runner, device: str) -> tuple[DiskHistory | None, str]:
     if not history.reported:
         return history, "the disk reports no history (no SMART counters, e.g. a virtual disk)"
     return history, ""
+
+
+# ATA attribute ids of the counters the disk findings read (smartmontools' drivedb names them so)
+_ATA_HEALTH = {5: "reallocated", 197: "pending", 198: "offline_uncorrectable", 187: "reported_uncorrect"}
+_MAX_COUNT = 1 << 48  # more sectors than a disk has: a raw value past it is a vendor's packed field
+
+
+def parse_health(device: str, report: object) -> DiskHealth:
+    """The health counters in one `smartctl -j -a` report (parsed JSON); a value that is not a count
+    is left out (None), never trusted."""
+    problems: list[str] = []  # parse_history says them; here a bad value is only left out
+    if not isinstance(report, dict):
+        return DiskHealth(device)
+    fields: dict[str, object] = {}
+    status = report.get("smart_status")
+    if isinstance(status, dict) and isinstance(status.get("passed"), bool):
+        fields["passed"] = status["passed"]
+    attributes = report.get("ata_smart_attributes")
+    table = attributes.get("table") if isinstance(attributes, dict) else None
+    for row in table if isinstance(table, list) else ():
+        if isinstance(row, dict) and row.get("id") in _ATA_HEALTH and isinstance(row.get("raw"), dict):
+            fields[_ATA_HEALTH[row["id"]]] = _int(row["raw"].get("value"), _MAX_COUNT, str(row["id"]), problems)
+    defects = report.get("scsi_grown_defect_list")
+    if "reallocated" not in fields and defects is not None:
+        fields["reallocated"] = _int(defects, _MAX_COUNT, "scsi_grown_defect_list", problems)
+    nvme = report.get("nvme_smart_health_information_log")
+    if isinstance(nvme, dict):
+        fields["media_errors"] = _int(nvme.get("media_errors"), _MAX_COUNT, "media_errors", problems)
+        fields["critical_warning"] = _int(nvme.get("critical_warning"), 255, "critical_warning", problems)
+        fields["percentage_used"] = _int(nvme.get("percentage_used"), 255, "percentage_used", problems)
+        spare = _int(nvme.get("available_spare"), 100, "available_spare", problems)
+        floor = _int(nvme.get("available_spare_threshold"), 100, "available_spare_threshold", problems)
+        if spare is not None and floor is not None:
+            fields["spare_below_threshold"] = spare < floor
+    temperature = report.get("temperature")
+    if isinstance(temperature, dict):
+        fields["temperature_c"] = _int(temperature.get("current"), 200, "temperature", problems)
+    return DiskHealth(device, **fields)
+
+
+def whole_disk(leaf: str) -> str:
+    """The disk a pool's leaf is on: by-id '...-part1' -> '...', /dev/sda1 -> /dev/sda, nvme0n1p1 -> nvme0n1
+    (smartctl asks the device, not a partition)."""
+    if "/by-id/" in leaf or "/by-path/" in leaf or "/by-vdev/" in leaf:
+        return re.sub(r"-part[0-9]+$", "", leaf)
+    m = re.fullmatch(r"(/dev/(?:nvme[0-9]+n[0-9]+|mmcblk[0-9]+))p[0-9]+", leaf)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"(/dev/(?:sd|vd|xvd|hd)[a-z]+)[0-9]+", leaf)
+    return m.group(1) if m else leaf
+
+
+def read_health(runner: Runner, device: str) -> DiskHealth | None:
+    """The disk's health counters, or None when smartctl is missing or gave no JSON report. smartctl's
+    exit status is a bit field (a failing disk sets bits) and is not a failure here."""
+    if runner.which("smartctl") is None:
+        return None
+    done = runner.run(["smartctl", "-j", "-a", device], timeout_s=60, check=False)
+    try:
+        report = json.loads(done.stdout) if len(done.stdout) < 4 << 20 else None
+    except (ValueError, RecursionError):
+        report = None
+    return None if report is None else parse_health(device, report)
