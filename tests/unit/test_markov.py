@@ -168,3 +168,24 @@ def test_a_chain_past_the_plain_python_size_takes_numpy_with_the_same_answer(mon
     assert _rel(loss_probability(chain, Y5), plain[0]) < 1e-12
     assert _rel(mean_time_to_loss(chain), plain[1]) < 1e-12
     assert _rel(plain[0], _mp_loss(chain, Y5)) < 1e-9
+
+
+def test_a_chain_started_degraded_is_judged_from_its_state():
+    """loss_probabilities(start=k): a raidz2 of 8 with one disk down is where the healthy one goes
+    after its first failure; the figure is exp(QT)'s row k, checked against 50 digits."""
+    from zfslab.model.reliability.markov import loss_probabilities
+    chain = birth_death(8, 2, 1e-6, 1 / 30)
+    healthy, one_down, two_down = (loss_probabilities(chain, (Y1, Y5), start=k) for k in range(3))
+    assert healthy[0] < one_down[0] < two_down[0]
+    mp.mp.dps = 50
+    q = mp.zeros(4, 4)
+    for i in range(3):
+        for j in range(3):
+            q[i, j] = mp.mpf(chain.rates[i][j])
+        q[i, 3] = mp.mpf(chain.loss[i])
+        q[i, i] = -(sum(mp.mpf(x) for x in chain.rates[i]) + mp.mpf(chain.loss[i]))
+    for k, got in ((1, one_down), (2, two_down)):
+        for hours, p in zip((Y1, Y5), got):
+            assert _rel(p, float(mp.expm(q * hours, method="taylor")[k, 3])) < 2e-9
+    with pytest.raises(ValueError):
+        loss_probabilities(chain, (Y1,), start=3)

@@ -211,3 +211,15 @@ def test_hosts_with_add_is_refused_in_one_line(capsys):
     assert main(["pool", "--hosts", "a,b", "--add", "4x12TB"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--add is for one host's pool" in err[0]
+
+
+def test_the_risk_now_is_printed_and_in_the_json(on_path, capsys, monkeypatch):
+    on_path()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["pool", "healthy"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "risk of losing the pool (HDD failure and resilver rates, docs/pool.md#risk-now): 1 in" in text
+    assert main(["pool", "healthy", "--json"]) == 0
+    risk = json.loads(capsys.readouterr().out)["pools"][0]["risk"]
+    assert risk["disk_class"] == "hdd" and 0 < risk["p_loss"]["1"] < risk["p_loss"]["5"] < 1
+    assert risk["disks_out"] == 0 and risk["p_loss_repaired"] is None and risk["reason"] == ""

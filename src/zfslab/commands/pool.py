@@ -14,7 +14,9 @@ from zfslab.model.pool_findings import findings
 from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
-from zfslab.report.pool_view import finding_lines, growth_lines, growth_record, pool_lines, pool_record
+from zfslab.model.pool_risk import risk_now
+from zfslab.report.pool_view import (finding_lines, growth_lines, growth_record, pool_lines, pool_record,
+                                     risk_lines, risk_record)
 from zfslab.report.tables import print_wrapped, text_width, to_json
 from zfslab.system.live_pool import pool_names, read_pool
 from zfslab.system.runner import Runner
@@ -54,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
         live = read_pool(runner, name, names)
         check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
         found = findings(live.state, live.disks, now_s, live.ram_bytes, live.health)
+        risk = risk_now(live.state, check.vdev_bytes, live.disks, live.health)
         grown = growth(live.state, check, *new) if new else None
         replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
             if args.replace_with else None
         if args.json:
-            records.append(pool_record(live.state, check, found)
+            records.append(pool_record(live.state, check, found) | {"risk": risk_record(risk)}
                            | ({"growth": growth_record(grown)} if grown else {})
                            | ({"replacement": growth_record(replaced)} if replaced else {}))
             continue
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             out.print()
         for line in pool_lines(live.state, check):
             out.print(line, markup=False, soft_wrap=True)
-        for line in finding_lines(check, found):  # prose: wrapped to the terminal
+        for line in finding_lines(check, found) + risk_lines(risk):  # prose: wrapped to the terminal
             print_wrapped(out, line)
         for answer in (grown, replaced):
             for line, indent in growth_lines(answer, text_width(out, None)) if answer else ():

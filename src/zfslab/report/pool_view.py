@@ -8,8 +8,9 @@ from zfslab.model.fleet_pool import FleetPools
 from zfslab.model.pool_findings import Finding
 from zfslab.model.pool_growth import Growth
 from zfslab.model.pool_model import ModelCheck, failures_survived
+from zfslab.model.pool_risk import RiskNow
 from zfslab.model.pool_state import PoolState, PoolVdev
-from zfslab.model.units import format_bytes
+from zfslab.model.units import format_bytes, odds
 from zfslab.report.shell_text import command_lines
 
 
@@ -174,3 +175,31 @@ def fleet_record(fleet: FleetPools) -> dict:
         hosts.setdefault(p.host, []).append(p.record)
     return {"hosts": [{"host": h, "pools": records} for h, records in hosts.items()],
             "failures": list(fleet.failures)}
+
+
+def _within(risk: RiskNow, values: tuple[float, ...]) -> str:
+    return ", ".join(f"{odds(p)} within {y:g} year{'s' * (y != 1)}" for y, p in zip(risk.years, values))
+
+
+def risk_lines(risk: RiskNow) -> list[str]:
+    """The pool's risk of loss now, one paragraph each (the caller wraps them)."""
+    if risk.reason:
+        return ["", f"risk of losing the pool: not computed ({risk.reason})"]
+    lines = ["", f"risk of losing the pool ({risk.disk_class.upper()} failure and resilver rates, "
+                 f"docs/pool.md#risk-now): {_within(risk, risk.p_loss)}"]
+    if risk.p_loss_repaired:
+        lines.append(f"- with {risk.disks_out} disk{'s' * (risk.disks_out != 1)} out now; once replaced and "
+                     f"resilvered: {_within(risk, risk.p_loss_repaired)}")
+    if risk.p_loss_flagged_out:
+        lines.append(f"- if the {risk.disks_flagged} disk{'s' * (risk.disks_flagged != 1)} SMART flags "
+                     f"fail{'s' * (risk.disks_flagged == 1)} now: {_within(risk, risk.p_loss_flagged_out)}; "
+                     "replacing first lowers it to the figure above")
+    return lines
+
+
+def risk_record(risk: RiskNow) -> dict:
+    def by_year(values):
+        return {f"{y:g}": v for y, v in zip(risk.years, values)} if values else None
+    return {"disk_class": risk.disk_class or None, "p_loss": by_year(risk.p_loss),
+            "p_loss_repaired": by_year(risk.p_loss_repaired), "p_loss_flagged_out": by_year(risk.p_loss_flagged_out),
+            "disks_out": risk.disks_out, "disks_flagged": risk.disks_flagged, "reason": risk.reason}

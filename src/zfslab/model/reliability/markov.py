@@ -155,11 +155,15 @@ def loss_probability(chain: Chain, hours: float) -> float:
     return loss_probabilities(chain, (hours,))[0]
 
 
-def loss_probabilities(chain: Chain, hours: Sequence[float]) -> list[float]:
-    """loss_probability at each horizon. A horizon a whole multiple of a shorter one (5 and 10
-    years of 1) takes the shorter one's exponential to that power, exp(QrT) = exp(QT)^r: a few
-    more products of non-negative matrices instead of a series of its own."""
+def loss_probabilities(chain: Chain, hours: Sequence[float], *, start: int = 0) -> list[float]:
+    """loss_probability at each horizon, from transient state `start` (0: healthy; a degraded vdev
+    starts where it is). A horizon a whole multiple of a shorter one (5 and 10 years of 1) takes the
+    shorter one's exponential to that power, exp(QrT) = exp(QT)^r: a few more products of
+    non-negative matrices instead of a series of its own. Past the work limits (the
+    quasi-stationary law) the start state is not told apart: state 0's figure is given."""
     m = chain.size
+    if not 0 <= start < m:
+        raise ValueError(f"start state {start} is not one of the chain's {m} transient states")
     out = [sum(row) + a for row, a in zip(chain.rates, chain.loss)]
     big = max(out, default=0.0)
     answers: dict[float, float] = {}
@@ -174,12 +178,12 @@ def loss_probabilities(chain: Chain, hours: Sequence[float]) -> list[float]:
                 (squarings > MAX_DOUBLE_SQUARINGS and (m + 1) ** 3 * squarings > MP_WORK_LIMIT):
             answers[h] = _quasi_stationary(chain, h)  # hundreds of states, or stiff past what mpmath can do
         elif squarings > MAX_DOUBLE_SQUARINGS:  # a stiff chain (a very fast repair): carry more digits
-            answers[h] = _exp_entry_mp(_full_step(chain, big, out), theta, squarings, m)
+            answers[h] = _exp_entry_mp(_full_step(chain, big, out), theta, squarings, m, start)
         elif m > PLAIN_STATES:
-            answers[h] = _numpy_loss_probability(_full_step(chain, big, out), theta, squarings, m)
+            answers[h] = _numpy_loss_probability(_full_step(chain, big, out), theta, squarings, m, start)
         else:
             done[h] = _from_shorter(h, done) or _plain_exponential(chain, big, out, theta, squarings)
-            answers[h] = min(done[h].f[0], 1.0)
+            answers[h] = min(done[h].f[start], 1.0)
     return [answers[h] for h in hours]
 
 
@@ -280,7 +284,7 @@ def _smallest_positive(e: Matrix, f: list[float]) -> float:
     return min((x for x in (*(x for row in e for x in row), *f) if x > 0.0), default=1.0)
 
 
-def _numpy_loss_probability(step: Matrix, theta: float, squarings: int, m: int) -> float:
+def _numpy_loss_probability(step: Matrix, theta: float, squarings: int, m: int, start: int = 0) -> float:
     """The same series and squarings on numpy matrices, for chains past PLAIN_STATES."""
     import numpy as np  # deliberate lazy loading: only chains past PLAIN_STATES need it (issue 33)
     p = np.array(step)
@@ -295,7 +299,7 @@ def _numpy_loss_probability(step: Matrix, theta: float, squarings: int, m: int) 
     total *= math.exp(-theta)
     for _ in range(squarings):
         total = total @ total
-    return float(min(total[0, m], 1.0))
+    return float(min(total[start, m], 1.0))
 
 
 def _quasi_stationary(chain: Chain, hours: float) -> float:
@@ -306,7 +310,7 @@ def _quasi_stationary(chain: Chain, hours: float) -> float:
     return 0.0 if mttdl == math.inf else float(min(-math.expm1(-hours / mttdl), 1.0))
 
 
-def _exp_entry_mp(step: Matrix, theta: float, squarings: int, target: int) -> float:
+def _exp_entry_mp(step: Matrix, theta: float, squarings: int, target: int, start: int = 0) -> float:
     """The same computation with enough decimal digits to absorb the doubling of each squaring."""
     import mpmath  # deliberate lazy loading: a rare path, and 40 ms of every plan's start (issue 33)
     with mpmath.workdps(20 + int(squarings * 0.302) + 5):
@@ -320,7 +324,7 @@ def _exp_entry_mp(step: Matrix, theta: float, squarings: int, target: int) -> fl
         total *= mpmath.exp(-t)
         for _ in range(squarings):
             total = total * total
-        return float(min(total[0, target], 1))
+        return float(min(total[start, target], 1))
 
 
 def pool_loss_probability(per_vdev: list[tuple[float, int]]) -> float:
