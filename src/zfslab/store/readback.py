@@ -16,7 +16,7 @@ from zfslab.model.json_input import JsonInputError
 from zfslab.model.json_input import parse as parse_json
 from zfslab.model.layouts import MAX_POOL_DISKS
 from zfslab.model.units import MAX_SIZE, parse_blocksize
-from zfslab.store.results import Results
+from zfslab.store.results import MeasurementRecord, Results
 from zfslab.store.schema import has_table, open_readonly
 
 
@@ -140,9 +140,10 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
             except (TypeError, ValueError, statistics.StatisticsError):  # text where numbers belong
                 raise DamagedDatabase(shown(path, 200), f"the measurements of run {r['id']} (table measurements) "
                                                         "are not numbers") from None
-            bench += [_checked(b, _BENCH_COLUMNS, f"a measurement of run {r['id']} (table measurements, "
-                               f"{shown(b['layout'], 40)} {shown(b['test'], 40)})", path) | {"run_id": r["id"]}
-                      for b in summary]
+            # report still reads these as rows: the summary's fields by name, and the run
+            bench += [_checked(m.as_json(), _BENCH_COLUMNS, f"a measurement of run {r['id']} (table measurements, "
+                               f"{shown(m.layout, 40)} {shown(m.test, 40)})", path) | {"run_id": m.run_id}
+                      for m in summary]
     drills = [_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])} (table drills)", path)
               for d in conn.execute("SELECT * FROM drills ORDER BY id")] if has_table(conn, "drills") else []
     # the plan's default disks: the latest run whose disks zfslab can plan for
@@ -214,19 +215,6 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class MeasurementRecord:
-    """One test of one layout in one run: the median of its repeats."""
-
-    run_id: int
-    layout: str  # as stored; the reader parses it
-    test: str
-    read_mb_s: float | None
-    write_mb_s: float | None
-    read_iops: float | None
-    write_iops: float | None
-
-
-@dataclass(frozen=True, slots=True)
 class ResilverRecord:
     """One resilver a drill timed, with the ids of its pool's disks (serials when all are known)."""
 
@@ -265,8 +253,9 @@ def _run_record(run: dict) -> RunRecord:
 def bench_history(runs: list[dict], bench: list[dict]) -> BenchHistory:
     """read_results()'s checked rows as typed records."""
     return BenchHistory(tuple(_run_record(r) for r in runs),
-                        tuple(MeasurementRecord(b["run_id"], b["layout"], b["test"], b["read_mb_s"], b["write_mb_s"],
-                                                b["read_iops"], b["write_iops"]) for b in bench))
+                        tuple(MeasurementRecord(b["run_id"], b["layout"], b["test"], b["repeats"], b["read_mb_s"],
+                                                b["write_mb_s"], b["read_iops"], b["write_iops"], b["read_mb_s_range"],
+                                                b["write_mb_s_range"], b["cache_suspect"]) for b in bench))
 
 
 def read_bench_history(path: str) -> BenchHistory:
