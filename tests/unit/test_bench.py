@@ -101,9 +101,26 @@ def test_each_layout_is_created_measured_repeated_and_destroyed_in_order(tmp_pat
     assert fio.ran == ["seqwrite", "seqread"] * 4  # per layout: repeat 1 of each test, then repeat 2
     assert len(results.done(bench.run_id)) == 8
     summary = results.summary(bench.run_id)
-    assert {(s["layout"], s["test"]) for s in summary} == {(x, t) for x in ("mirror:2", "raidz1:3") for t in ("seqwrite", "seqread")}
-    assert all(s["repeats"] == 2 and s["write_mb_s"] > 0 for s in summary)
+    assert {(s.layout, s.test) for s in summary} == {(x, t) for x in ("mirror:2", "raidz1:3") for t in ("seqwrite", "seqread")}
+    assert all(s.repeats == 2 and s.write_mb_s > 0 for s in summary)
 
+
+
+def test_the_end_of_run_table_shows_each_summary_record(tmp_path, capsys):
+    """bench's table after a run: the records summary() hands out, medians, spread and the cache note."""
+    from zfslab.commands.bench import _print_summary
+    from zfslab.store.results import MeasurementRecord
+    rows = [MeasurementRecord(1, "raidz1:3", "seqread", 3, 812.5, None, 1625.0, None, (790.0, 830.25), (None, None),
+                              True),
+            MeasurementRecord(1, "mirror:2", "seqwrite", 2, 0.0, 199.75, 0.0, 399.5, (0.0, 0.0), (180.0, 219.5), False)]
+    _print_summary(rows, True, "r.sqlite", 1)
+    lines = capsys.readouterr().out.splitlines()
+    read = next(x for x in lines if "raidz1:3" in x).split("│")
+    write = next(x for x in lines if "mirror:2" in x).split("│")
+    assert [c.strip() for c in read[1:-1]] == ["raidz1:3", "seqread", "3", "812.5", "-", "1,625", "-", "790.0..830.2",
+                                               "cached?"]
+    assert [c.strip() for c in write[1:-1]] == ["mirror:2", "seqwrite", "2", "-", "199.8", "-", "400", "180.0..219.5", ""]
+    assert "all measurements in r.sqlite (run 1); SANDBOX" in " ".join(lines)
 
 def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
     db = str(tmp_path / "r.sqlite")
@@ -359,10 +376,10 @@ def test_suite_bonnie_stores_calomels_three_columns_together_and_resumes(tmp_pat
     bench2, results2 = make_bonnie(tmp_path, zfs, again, db=db)
     bench2.run()
     assert again.ran == 1 and len(results2.done(bench.run_id)) == 12
-    summary = {(s["layout"], s["test"]): s for s in results2.summary(bench.run_id)}
+    summary = {(s.layout, s.test): s for s in results2.summary(bench.run_id)}
     # 329129 KiB/s written, 496296 rewritten; the read was too fast to time ("+++++")
-    assert summary[("raidz1:3", "bonnie-write")]["write_mb_s"] == pytest.approx(329129 * 1024 / 1e6)
-    assert summary[("raidz1:3", "bonnie-rewrite")]["write_mb_s"] == pytest.approx(496296 * 1024 / 1e6)
+    assert summary[("raidz1:3", "bonnie-write")].write_mb_s == pytest.approx(329129 * 1024 / 1e6)
+    assert summary[("raidz1:3", "bonnie-rewrite")].write_mb_s == pytest.approx(496296 * 1024 / 1e6)
     raw = results2.conn.execute("SELECT DISTINCT fio_json FROM measurements").fetchall()
     assert [r[0] for r in raw] == [open(os.path.join(DATA, "bonnie", "2.00a-ext4-c4.csv")).read().strip()]
 

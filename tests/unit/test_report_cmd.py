@@ -233,3 +233,84 @@ def test_report_takes_every_disk_description_plan_takes(run_cli, disks):
     """One reader for both (issue 24: report --plan 8x12TB,4x8TB failed "bad size '12TB,4x8TB'")."""
     report = _csv(run_cli, "report", "--plan", disks, "--csv")
     assert report == _csv(run_cli, "plan", disks, "--csv", "--all")
+
+
+# ---- the store's typed records, and report rendering them (issue 37: no column names past the store) ----
+
+def test_read_results_hands_out_frozen_records_of_the_stored_values(tmp_path):
+    from dataclasses import FrozenInstanceError
+
+    from zfslab.store.readback import DrillRecord, MeasurementRecord, RunRecord, read_results
+    stored = read_results(zfslab_db(str(tmp_path / "r.sqlite")))
+    (run,) = stored.bench.runs
+    assert type(run) is RunRecord and stored.latest is run
+    assert (run.id, run.sandbox, run.started_at, run.zfs_version, run.kernel, run.cpu, run.ram_bytes) == (
+        1, False, "2026-11-22T10:00:00", "2.1.11", "6.1.0", "Xeon x2", 4294967296)
+    assert run.devices == ("/dev/sda", "/dev/sdb", "/dev/sdc", "/dev/sdd") and run.disk_ids == ("S0", "S1", "S2", "S3")
+    assert (run.disk_count, run.disk_bytes, run.disk_rotational, run.origin) == (4, 4000787030016, True, None)
+    assert (run.ashift, run.recordsize_bytes) == (12, 128 * 1024)   # '{}': bench's defaults
+    assert all(type(m) is MeasurementRecord for m in stored.bench.measurements)
+    assert [(m.run_id, m.layout, m.test, m.repeats, m.write_mb_s, m.read_mb_s) for m in stored.bench.measurements] == [
+        (1, "2xmirror:2", "seqwrite", 1, 400.0, None), (1, "2xmirror:2", "seqread", 1, None, 700.0),
+        (1, "raidz1:4", "seqwrite", 1, 600.0, None), (1, "raidz1:4", "seqread", 1, None, 650.0)]
+    (drill,) = stored.drills
+    assert type(drill) is DrillRecord
+    assert (drill.layout, drill.scenario, drill.outcome, drill.verdict, drill.seconds) == (
+        "raidz1:4", "degraded", "survived", "survived 1 failed disk, data verified", 12.0)
+    with pytest.raises(FrozenInstanceError):
+        run.sandbox = True
+    assert read_results(None).bench.runs == () and read_results(None).latest is None
+
+
+def test_report_json_prints_each_stored_row_whole(run_cli, tmp_path):
+    """--json's runs and drills: every column as the table holds it (sandbox 0, not false), then what
+    the store read of the disks; a measurement's row names its run."""
+    db = zfslab_db(str(tmp_path / "r.sqlite"))
+    conn = sqlite3.connect(db)
+    run_columns = [c[1] for c in conn.execute("PRAGMA table_info(runs)")]
+    drill_columns = [c[1] for c in conn.execute("PRAGMA table_info(drills)")]
+    conn.close()
+    data = json.loads(run_cli("report", "--db", db, "--json").stdout)
+    (run,) = data["runs"]
+    assert list(run) == run_columns + ["disks", "disk_ids", "disk_count", "disk_bytes", "disk_rotational"]
+    assert (run["sandbox"], run["options_json"], run["suite"], run["uid"]) == (0, "{}", "quick", None)
+    assert type(run["sandbox"]) is int and type(data["bench"][0]["cache_suspect"]) is bool   # as always printed
+    assert (run["disks"], run["disk_ids"]) == ("/dev/sda, /dev/sdb, /dev/sdc, /dev/sdd", ["S0", "S1", "S2", "S3"])
+    assert list(data["drills"][0]) == drill_columns and data["drills"][0]["seconds"] == 12.0
+    assert data["bench"][2] == {"layout": "raidz1:4", "test": "seqwrite", "repeats": 1, "read_mb_s": None,
+                                "write_mb_s": 600.0, "read_iops": 0.0, "write_iops": 0.0,
+                                "read_mb_s_range": [None, None], "write_mb_s_range": [600.0, 600.0],
+                                "cache_suspect": False, "run_id": 1}
+
+
+def _rows(page: str, table_id: str) -> list[list[tuple[str, str]]]:
+    """(data-v, text) of each cell of each body row of the page's table `table_id`."""
+    body = page.split(f'<table id="{table_id}"', 1)[1].split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [re.findall(r'<td class="[^"]*" data-v="([^"]*)">([^<]*)', tr) for tr in body.split("</tr>") if tr]
+
+
+def test_the_page_renders_the_bench_drill_and_run_records(run_cli, tmp_path):
+    db = zfslab_db(str(tmp_path / "r.sqlite"))
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE measurements SET cache_suspect = 1 WHERE layout = 'raidz1:4' AND test = 'seqread'")
+    conn.commit()
+    conn.close()
+    page = tmp_path / "r.html"
+    assert run_cli("report", "--db", db, "--html", str(page)).exit_code == 0
+    text = page.read_text()
+    bench = _rows(text, "bench")
+    assert bench[3] == [("raidz1:4", "raidz1:4"), ("seqread", "seqread"), ("1", "1"), ("650.0", "650.0"), ("0", ""),
+                        ("0", ""), ("0", ""), ("1", "cached?")]
+    assert bench[2][4] == ("600.0", "600.0") and bench[2][7] == ("0", "")
+    assert _rows(text, "drills") == [[("raidz1:4", "raidz1:4"), ("degraded", "degraded"), ("survived", "survived"),
+                                      ("12.0", "12 s"), ("survived 1 failed disk, data verified",) * 2]]
+    assert _rows(text, "runs") == [[("1", "1"), ("2026-11-22T10:00:00",) * 2, ("0", "2.1.11"), ("0", "6.1.0"),
+                                    ("0", "Xeon x2"), ("4294967296", "4 GiB"),
+                                    ("/dev/sda, /dev/sdb, /dev/sdc, /dev/sdd",) * 2, ("0", "disks")]]
+    # the layouts' table: the measured streaming rates beside the predicted ones
+    keys = re.findall(r'<th class="[^"]*" data-key=(\w+)', text.split('<table id="summary"', 1)[1])
+    at = keys.index("measured_write")
+    assert keys[at + 1] == "measured_read"
+    measured = {row[1][0]: row[at:at + 2] for row in _rows(text, "summary")}
+    assert measured["raidz1:4"] == [("600.0", "600"), ("650.0", "650")]
+    assert measured["2xmirror:2"] == [("400.0", "400"), ("700.0", "700")]

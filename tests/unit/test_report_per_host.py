@@ -3,11 +3,12 @@ and a host more than 15 % below its peers' median flagged (model/per_host.py).""
 
 import json
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
 from tests.fleet_data import RunSpec, write_db
-from zfslab.model.per_host import per_host
+from zfslab.model.per_host import HostMeasurement, per_host
 from zfslab.store.merge import merge
 
 M = (("raidz2:6", "seqread", 0), ("raidz2:6", "seqread", 1), ("mirror:2", "randread-4k-t1q1", 0))
@@ -65,11 +66,22 @@ def test_one_host_has_no_per_host_section(tmp_path, run_cli):
 
 
 def test_hosts_within_the_threshold_are_not_flagged():
-    runs = [{"id": i, "origin": f"h{i}"} for i in range(1, 5)]
-    bench = [{"run_id": i, "layout": "mirror:2", "test": "seqwrite", "read_mb_s": None, "write_mb_s": v}
+    bench = [HostMeasurement(f"h{i}", "mirror:2", "seqwrite", None, v, None, None)
              for i, v in zip(range(1, 5), (100.0, 90.0, 86.0, 84.0))]
-    hosts, rows = per_host(runs, bench)
+    hosts, rows = per_host([f"h{i}" for i in range(1, 5)], bench)
     assert hosts == ["h1", "h2", "h3", "h4"] and rows[0].merged == 88.0
     assert [f.host for f in rows[0].flags] == []   # 84 is 4.5 % below the median 88
-    _, rows = per_host(runs, bench[:3] + [bench[3] | {"write_mb_s": 70.0}])
+    _, rows = per_host([f"h{i}" for i in range(1, 5)], bench[:3] + [replace(bench[3], write_mb_s=70.0)])
     assert [(f.host, round(f.below, 3)) for f in rows[0].flags] == [("h4", 0.205)]
+
+
+def test_a_measurement_without_a_host_counts_nowhere_and_a_host_without_one_keeps_its_column():
+    bench = [HostMeasurement("h1", "raidz1:3", "randread-4k-t8q8", 900.0, None, 2000.0, 500.0),
+             HostMeasurement("h2", "raidz1:3", "randread-4k-t8q8", 800.0, None, 1000.0, 500.0),
+             HostMeasurement(None, "raidz1:3", "randread-4k-t8q8", 1.0, None, 9.0, 9.0),   # a run naming no host
+             HostMeasurement("", "raidz1:3", "randread-4k-t8q8", 1.0, None, 9.0, 9.0)]
+    hosts, rows = per_host(["h1", "h2", None, "", "h3"], bench)
+    assert hosts == ["h1", "h2", "h3"]   # h3's run measured nothing: its column is there, empty
+    (row,) = rows
+    # a 4K test's figure is its IOPS, read and write added
+    assert (row.unit, row.by_host, row.merged) == ("IOPS", (("h1", 2500.0), ("h2", 1500.0)), 2000.0)

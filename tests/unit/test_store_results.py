@@ -7,13 +7,13 @@ import datetime
 import itertools
 import json
 import sqlite3
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zfslab.store.results import Measurement, Results
+from zfslab.store.results import Measurement, MeasurementRecord, Results
 from zfslab.store.schema import MIGRATIONS, connect, open_readonly
 
 FACTS = {"zfs_version": "zfs-2.1.11-1", "kernel": "6.1.0-18-amd64", "cpu": "AMD EPYC 7302P",
@@ -220,7 +220,7 @@ def test_measurements_survive_reopening_the_file(db):
     again = Results(open_readonly(db))
     assert again.done(run_id) == {("mirror:2", "seqwrite", 1), ("mirror:2", "seqwrite", 2)}
     assert again.find_run("k1")["finished_at"] is not None
-    assert again.summary(run_id)[0]["write_mb_s"] == (180.25 + 175.0) / 2
+    assert again.summary(run_id)[0].write_mb_s == (180.25 + 175.0) / 2
     again.conn.close()
 
 
@@ -288,13 +288,13 @@ def test_summary_median_and_range_over_repeats_by_hand(results):
     for i, (read, iops) in enumerate(((10.0, 1.0), (40.0, 4.0), (20.0, 2.0), (30.0, 3.0)), start=1):
         results.add(run_id, measurement("mirror:2", "randread-4k-t1q1", i, read_mb_s=read, write_mb_s=0.0,
                                         read_iops=iops, write_iops=0.0, cache_suspect=(i == 3)))
-    by = {(s["layout"], s["test"]): s for s in results.summary(run_id)}
+    by = {(s.layout, s.test): s for s in results.summary(run_id)}
     w = by[("mirror:2", "seqwrite")]
-    assert (w["repeats"], w["write_mb_s"], w["write_mb_s_range"], w["write_iops"]) == (3, 200.0, (100.0, 300.0), 190.0)
-    assert (w["read_mb_s"], w["read_mb_s_range"], w["cache_suspect"]) == (0.0, (0.0, 0.0), False)
+    assert (w.repeats, w.write_mb_s, w.write_mb_s_range, w.write_iops) == (3, 200.0, (100.0, 300.0), 190.0)
+    assert (w.read_mb_s, w.read_mb_s_range, w.cache_suspect) == (0.0, (0.0, 0.0), False)
     r = by[("mirror:2", "randread-4k-t1q1")]
-    assert (r["repeats"], r["read_mb_s"], r["read_mb_s_range"], r["read_iops"]) == (4, 25.0, (10.0, 40.0), 2.5)
-    assert r["cache_suspect"] is True  # one suspect repeat marks the test
+    assert (r.repeats, r.read_mb_s, r.read_mb_s_range, r.read_iops) == (4, 25.0, (10.0, 40.0), 2.5)
+    assert r.cache_suspect is True  # one suspect repeat marks the test
 
 
 def test_summary_one_row_per_layout_and_test_in_the_order_measured(results):
@@ -304,7 +304,7 @@ def test_summary_one_row_per_layout_and_test_in_the_order_measured(results):
     results.add(run_id, measurement("raidz1:3", "seqread", 1), measurement("raidz1:3", "seqwrite", 2))
     results.add(other, measurement("stripe", "seqwrite", 1))
     summary = results.summary(run_id)
-    assert [(s["layout"], s["test"], s["repeats"]) for s in summary] == [
+    assert [(s.layout, s.test, s.repeats) for s in summary] == [
         ("raidz1:3", "seqwrite", 2), ("mirror:2", "seqwrite", 1), ("raidz1:3", "seqread", 1)]
     assert results.summary(other + 1) == []
 
@@ -315,8 +315,24 @@ def test_summary_skips_missing_values_and_says_none_when_all_are(results):
     results.add(run_id, *(measurement("mirror:2", "bonnie-read", i, read_mb_s=v, write_mb_s=None, read_iops=None,
                                       write_iops=None) for i, v in ((1, None), (2, 50.0), (3, 70.0))))
     s = results.summary(run_id)[0]
-    assert (s["repeats"], s["read_mb_s"], s["read_mb_s_range"]) == (3, 60.0, (50.0, 70.0))
-    assert (s["write_mb_s"], s["write_mb_s_range"], s["read_iops"], s["write_iops"]) == (None, (None, None), None, None)
+    assert (s.repeats, s.read_mb_s, s.read_mb_s_range) == (3, 60.0, (50.0, 70.0))
+    assert (s.write_mb_s, s.write_mb_s_range, s.read_iops, s.write_iops) == (None, (None, None), None, None)
+
+
+def test_summary_hands_out_frozen_records_and_bench_json_keeps_its_keys(results):
+    """What bench --json prints of a test: the summary's fields by name, in this order, without the run
+    (bench prints the run once, above its results)."""
+    run_id = start(results)
+    results.add(run_id, measurement(write_mb_s=100.0, cache_suspect=True), measurement(repeat=2, write_mb_s=300.0))
+    (s,) = results.summary(run_id)
+    assert type(s) is MeasurementRecord and (s.run_id, s.layout, s.test, s.repeats) == (run_id, "mirror:2", "seqwrite", 2)
+    with pytest.raises(FrozenInstanceError):
+        s.write_mb_s = 0.0
+    assert s.as_json() == {"layout": "mirror:2", "test": "seqwrite", "repeats": 2, "read_mb_s": 0.0,
+                           "write_mb_s": 200.0, "read_iops": 0.0, "write_iops": 171.9, "read_mb_s_range": (0.0, 0.0),
+                           "write_mb_s_range": (100.0, 300.0), "cache_suspect": True}
+    assert list(s.as_json()) == ["layout", "test", "repeats", "read_mb_s", "write_mb_s", "read_iops", "write_iops",
+                                 "read_mb_s_range", "write_mb_s_range", "cache_suspect"]
 
 
 _files = itertools.count()
@@ -333,16 +349,16 @@ def test_summary_median_lies_in_its_range_and_the_range_is_the_extremes(tmp_path
                     for i, v in enumerate(values)))
     s = r.summary(run_id)
     conn.close()
-    assert len(s) == 1 and s[0]["repeats"] == len(values)
-    lo, hi = s[0]["write_mb_s_range"]
+    assert len(s) == 1 and s[0].repeats == len(values)
+    lo, hi = s[0].write_mb_s_range
     assert (lo, hi) == (min(values), max(values))
-    assert lo <= s[0]["write_mb_s"] <= hi
+    assert lo <= s[0].write_mb_s <= hi
     ordered = sorted(values)
     mid = len(values) // 2
     # the median by its definition: the middle value, or the mean of the two middle values
     expected = ordered[mid] if len(values) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-    assert s[0]["write_mb_s"] == pytest.approx(expected, rel=1e-12, abs=1e-12)
-    assert s[0]["cache_suspect"] == any(suspect[: len(values)])
+    assert s[0].write_mb_s == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert s[0].cache_suspect == any(suspect[: len(values)])
 
 
 def test_options_are_stored_as_json_that_reads_back(results):

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from zfslab.commands._common import int_arg
 from zfslab.commands._fleet_bench import add_fleet_bench_options, fleet_request, run_fleet
@@ -19,6 +20,9 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.units import parse_blocksize, parse_fio_size
 from zfslab.report.tables import Column, render_table, to_json
+
+if TYPE_CHECKING:
+    from zfslab.store.results import MeasurementRecord
 
 # Bounds on what the user asks for: beyond them the work (or the dry run's listing) is no
 # longer something a person meant.
@@ -240,7 +244,8 @@ def _run(args, runner, request, prior, infos, sandbox_bytes: int) -> int:
                                                   log=_log, on_wiped=recorder))
     summary = results.summary(run_id)
     if args.json:
-        print(to_json({"run_id": run_id, "sandbox": request.sandbox, "facts": facts, "results": summary}))
+        print(to_json({"run_id": run_id, "sandbox": request.sandbox, "facts": facts,
+                       "results": [m.as_json() for m in summary]}))
     else:
         _print_summary(summary, request.sandbox, args.db, run_id)
     return 0
@@ -297,25 +302,25 @@ def _with_progress(execute) -> None:
         execute(update)
 
 
-def _print_summary(summary: list[dict], sandbox: bool, db: str, run_id: int) -> None:
+def _print_summary(summary: list[MeasurementRecord], sandbox: bool, db: str, run_id: int) -> None:
     from rich.console import Console
     from zfslab.report.tables import Console as OutConsole
 
     def num(v, fmt="{:,.1f}"):
         return "-" if v is None or v == 0 else fmt.format(v)
 
-    cols = [Column("layout", lambda r: r["layout"], "left", no_wrap=True), Column("test", lambda r: r["test"], "left"),
-            Column("n", lambda r: str(r["repeats"])),
-            Column("read MB/s", lambda r: num(r["read_mb_s"])), Column("write MB/s", lambda r: num(r["write_mb_s"])),
-            Column("read IOPS", lambda r: num(r["read_iops"], "{:,.0f}")),
-            Column("write IOPS", lambda r: num(r["write_iops"], "{:,.0f}")),
-            Column("spread (MB/s)", lambda r: _spread(r)), Column("note", lambda r: "cached?" if r["cache_suspect"] else "", "left")]
+    cols = [Column("layout", lambda r: r.layout, "left", no_wrap=True), Column("test", lambda r: r.test, "left"),
+            Column("n", lambda r: str(r.repeats)),
+            Column("read MB/s", lambda r: num(r.read_mb_s)), Column("write MB/s", lambda r: num(r.write_mb_s)),
+            Column("read IOPS", lambda r: num(r.read_iops, "{:,.0f}")),
+            Column("write IOPS", lambda r: num(r.write_iops, "{:,.0f}")),
+            Column("spread (MB/s)", lambda r: _spread(r)), Column("note", lambda r: "cached?" if r.cache_suspect else "", "left")]
     caption = f"medians of the repeats; all measurements in {db} (run {run_id})"
     if sandbox:
         caption += "; SANDBOX: file vdevs, not representative of disks"
     render_table(summary, cols, console=OutConsole(width=None if Console().is_terminal else 160), caption=caption)
 
 
-def _spread(r: dict) -> str:
-    lo, hi = r["read_mb_s_range"] if r["read_mb_s"] else r["write_mb_s_range"]
+def _spread(r: MeasurementRecord) -> str:
+    lo, hi = r.read_mb_s_range if r.read_mb_s else r.write_mb_s_range
     return "-" if lo is None else f"{lo:,.1f}..{hi:,.1f}"

@@ -6,12 +6,15 @@ import argparse
 import json
 import math
 import os
+from typing import TYPE_CHECKING
 
 from zfslab.commands._common import (DEFAULT_DISKS, add_ashift_option, add_goal_options, add_risk_options,
                                      goal_from_args, load_disk_model, risk_params)
 from zfslab.errors import UsageError, shown
 from zfslab.store.readback import read_results
 
+if TYPE_CHECKING:
+    from zfslab.store.readback import RunRecord, StoredResults
 
 EXAMPLE = "zfslab report --db zfslab-results.sqlite --html report.html"
 
@@ -55,34 +58,41 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.report.plan_csv import plan_csv
     from zfslab.report.tables import to_json
     from zfslab.store.bench_fit import measured_rates
-    from zfslab.store.readback import bench_history
     from zfslab.store.rates import streaming_rate
 
     _check_outputs(args)
-    runs, bench, drills, latest = read_results(args.db)
-    disks = _disks(args, latest)
+    stored = read_results(args.db)
+    disks = _disks(args, stored.latest)
     profile = load_disk_model(args.disk_type)
     goal, horizons = goal_from_args(args)
     rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version),
                 risk=risk_params(args, None, horizons), speed=profile,
                 prices=prices_from_args(args, disks.sizes))  # plan() sizes the risk from `disks`
     rec = recommend(rows, goal)
-    rates = measured_rates(bench_history(runs, bench), streaming_rate, args.db or "")
+    rates = measured_rates(stored.bench, streaming_rate, args.db or "")
     pairs = measured_vs_predicted(rates, profile, ashift=args.ashift)
-    hosts = per_host(runs, bench)   # runs merged from several hosts: each host beside the merged figure
+    # runs merged from several hosts: each host beside the merged figure
+    hosts = per_host([r.origin for r in stored.bench.runs], stored.bench.host_measurements())
     # "frontier": the short list's name before issue 16, kept for scripts that read it
     recommendation = rec.as_dict() | {"budget": budget_text(goal), "frontier": list(rec.shortlist)}
     if args.json:
         data = {"disks": disks.label, "disk_model": profile.name, "recommendation": recommendation,
-                "layouts": [r.as_dict() for r in rows], "bench": bench, "drills": drills, "runs": runs,
+                "layouts": [r.as_dict() for r in rows], **_stored_json(stored),
                 "measured_vs_predicted": [asdict(p) for p in pairs], "per_host": per_host_dict(*hosts, DEFAULT_THRESHOLD)}
         print(to_json(json.loads(json.dumps(data, default=str))))
     elif args.csv:  # the same flat rows as plan --csv
         print(plan_csv(rows, rec, {v.layout: v.why_out or v.advice for v in rec.over_budget}), end="")
     else:
-        _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, (runs, bench, drills, hosts))
+        _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, stored, hosts)
         print(f"report written: {args.html or args.charts}")
     return 0
+
+
+def _stored_json(stored: StoredResults) -> dict:
+    """report --json's bench, drills and runs: each record's own JSON; a measurement names its run
+    here (bench --json prints its one run above the results)."""
+    return {"bench": [m.as_json() | {"run_id": m.run_id} for m in stored.bench.measurements],
+            "drills": [d.as_json() for d in stored.drills], "runs": [r.as_json() for r in stored.bench.runs]}
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -97,7 +107,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         _check_charts_dir(args.charts)
 
 
-def _disks(args: argparse.Namespace, latest: dict | None):
+def _disks(args: argparse.Namespace, latest: RunRecord | None):
     """--plan's disks; else the latest bench run's; else the default."""
     from zfslab.commands._common import read_disks
     from zfslab.model.plan import mixed_disk_set
@@ -105,17 +115,16 @@ def _disks(args: argparse.Namespace, latest: dict | None):
     if args.plan:
         return read_disks(args.plan)
     if latest:
-        return mixed_disk_set([(latest["disk_count"], latest["disk_bytes"])])
+        return mixed_disk_set([(latest.disk_count, latest.disk_bytes)])
     return read_disks(DEFAULT_DISKS)
 
 
-def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, stored) -> None:
+def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, stored, hosts) -> None:
     """The HTML page (--html) and the chart files (--charts)."""
     from zfslab.report import charts
     from zfslab.report.files import write_atomically
     from zfslab.report.html import render
 
-    runs, bench, drills, hosts = stored
     records = [r.as_dict() for r in rows]
     shortlist = set(rec.shortlist)
     horizon = next(k for k in records[0]["p_loss"] if math.isclose(float(k), goal.horizon_years, rel_tol=1e-9))
@@ -130,11 +139,12 @@ def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, st
     made = {name: make("svg") for name, make in exporters.items()} if args.html else {}
     notes = [f"{disks.label} disks, {profile.name} speed profile ({profile.source}); risk: exact Markov chain, "
              f"ZFS semantics; capacity: OpenZFS {args.zfs_version} accounting, ashift {args.ashift}."]
-    if any(r["sandbox"] for r in runs):
+    if any(r.sandbox for r in stored.bench.runs):
         notes.append("Some bench results were measured on sandbox file vdevs: functional only, not a benchmark of disks.")
     if args.html:
         page = render(title=f"zfslab report: {disks.label} disks", plan_rows=records, recommendation=recommendation,
-                      charts=made, bench=bench, drills=drills, runs=runs, notes=notes, per_host=hosts)
+                      charts=made, bench=stored.bench.measurements, drills=stored.drills, runs=stored.bench.runs,
+                      notes=notes, per_host=hosts)
         write_atomically(args.html, page)
     if args.charts:
         if not os.path.isdir(args.charts):

@@ -1,12 +1,13 @@
 """Per-host figures beside the merged ones, for a results database that holds runs of more than
 one host (zfslab merge sets each run's origin): for each layout and test, each host's median, the
 median of every run, and each host more than a threshold below its peers' median (the rule of
-model/outliers.py). Pure: report reads the rows, this groups them (docs/fleet.md#one-answer-per-host-figures-in-the-report)."""
+model/outliers.py). Pure: the store hands over each measurement with its host, this groups them
+(docs/fleet.md#one-answer-per-host-figures-in-the-report)."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from zfslab.model.outliers import DEFAULT_THRESHOLD, below_median
@@ -35,38 +36,47 @@ class PerHostRow:
                 f"{f.median:,.0f} {self.unit} of {f.peers} hosts" for f in self.flags]
 
 
-def run_origin(run: dict) -> str | None:
-    """The host that measured a run: its origin (migration 5, set by merge), else its hostname."""
-    return run.get("origin") or run.get("hostname") or None
+@dataclass(frozen=True, slots=True)
+class HostMeasurement:
+    """One stored test's medians and the host whose run measured them. The store fills these
+    (store/readback.py BenchHistory.host_measurements): the type lives here because the model
+    never imports the store, and per_host then reads fields, not the database's column names."""
+
+    host: str | None           # None: a run that names no host (from before migration 5, no hostname)
+    layout: str
+    test: str
+    read_mb_s: float | None
+    write_mb_s: float | None
+    read_iops: float | None
+    write_iops: float | None
 
 
-def figure(row: dict) -> tuple[float | None, str]:
-    """A bench row's one figure: IOPS for a 4 KiB test, else MB/s; read and write added (a mixed
+def figure(m: HostMeasurement) -> tuple[float | None, str]:
+    """A measurement's one figure: IOPS for a 4 KiB test, else MB/s; read and write added (a mixed
     test's total), None when it measured neither."""
-    iops = "4k" in row["test"].lower()
-    parts = [row.get(k) for k in (("read_iops", "write_iops") if iops else ("read_mb_s", "write_mb_s"))]
+    iops = "4k" in m.test.lower()
+    parts = (m.read_iops, m.write_iops) if iops else (m.read_mb_s, m.write_mb_s)
     known = [v for v in parts if v is not None]
     return (sum(known) if known else None), ("IOPS" if iops else "MB/s")
 
 
-def per_host(runs: Sequence[dict], bench: Sequence[dict], *,
+def per_host(run_hosts: Iterable[str | None], measurements: Iterable[HostMeasurement], *,
              threshold: float = DEFAULT_THRESHOLD) -> tuple[list[str], list[PerHostRow]]:
-    """The hosts, and a row per (layout, test) in first-seen order; ([], []) unless the runs come
-    from two hosts or more (one host's report has nothing to set beside its figures)."""
-    origin = {r["id"]: run_origin(r) for r in runs}
-    hosts = sorted({h for h in origin.values() if h})
+    """The hosts (of every run, `run_hosts`, those that measured nothing too), and a row per
+    (layout, test) in first-seen order; ([], []) unless the runs come from two hosts or more (one
+    host's report has nothing to set beside its figures)."""
+    hosts = sorted({h for h in run_hosts if h})
     if len(hosts) < 2:
         return [], []
     groups: dict[tuple[str, str], dict[str, list[float]]] = {}
     units: dict[tuple[str, str], str] = {}
-    for b in bench:
-        value, unit = figure(b)
-        host = origin.get(b["run_id"])
-        if value is None or host is None:
+    for m in measurements:
+        value, unit = figure(m)
+        if value is None or not m.host:
             continue
-        key = (b["layout"], b["test"])
+        key = (m.layout, m.test)
         units[key] = unit
-        groups.setdefault(key, {}).setdefault(host, []).append(value)
+        groups.setdefault(key, {}).setdefault(m.host, []).append(value)
     rows = []
     for (layout, test), by_host in groups.items():
         medians = [(h, statistics.median(by_host[h])) for h in hosts if h in by_host]

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from zfslab.model.recommend import METRIC_NAMES
 from zfslab.model.cost import money
 from zfslab.model.units import odds
 from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
 from zfslab.report.tables import SIGNIFICANT_DIGITS, dumps
+
+if TYPE_CHECKING:
+    from zfslab.model.per_host import PerHostRow
+    from zfslab.store.readback import DrillRecord, MeasurementRecord, RunRecord
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1em;line-height:1.4}
@@ -134,13 +140,16 @@ def _recommendation(rec: dict, rows: dict[str, dict]) -> str:
             f'priority {e(rec["priority"])}:</p><dl>{cells}</dl><p class="reason">{e(rec["reason"])}</p></section>')
 
 
-def _measured(bench: list[dict]) -> dict[str, tuple[float | None, float | None]]:
-    """layout: (measured write MB/s, read MB/s), from fio's seq suite or bonnie++, whichever ran."""
-    by = {(b["layout"], b["test"]): b for b in bench}
+def _measured(bench: Sequence[MeasurementRecord]) -> dict[str, tuple[float | None, float | None]]:
+    """layout: (measured write MB/s, read MB/s), from fio's seq suite or bonnie++, whichever ran
+    (the last run to measure it, when several did)."""
+    by = {(b.layout, b.test): b for b in bench}
     out = {}
-    for layout in {b["layout"] for b in bench}:
-        w = (by.get((layout, "seqwrite")) or by.get((layout, "bonnie-write")) or {}).get("write_mb_s")
-        r = (by.get((layout, "seqread")) or by.get((layout, "bonnie-read")) or {}).get("read_mb_s")
+    for layout in {b.layout for b in bench}:
+        write = by.get((layout, "seqwrite")) or by.get((layout, "bonnie-write"))
+        read = by.get((layout, "seqread")) or by.get((layout, "bonnie-read"))
+        w = write.write_mb_s if write else None
+        r = read.read_mb_s if read else None
         if w or r:
             out[layout] = (w, r)
     return out
@@ -156,7 +165,7 @@ def _why_not(r: dict, rec: dict, short: list[dict]) -> str:
     return f"in budget; {better} has as much space and speed" if better else "in budget; the short list keeps 8"
 
 
-def _plan_table(plan_rows: list[dict], rec: dict | None, bench: list[dict]) -> tuple[str, str, str]:
+def _plan_table(plan_rows: list[dict], rec: dict | None, bench: Sequence[MeasurementRecord]) -> tuple[str, str, str]:
     """The layouts' table (short list first), its controls and its legend."""
     h = rec["horizon_years"] if rec else float(min(plan_rows[0].get("p_loss") or {"5": 0}, key=lambda y: abs(float(y) - 5)))
     metrics = list(rec["speed_metrics"]) if rec else ["write_mb_s", "read_mb_s", "rand_read_iops_qd8"]
@@ -233,7 +242,7 @@ def _num(v: float | None) -> tuple[str, float]:
     return (f"{v:,.0f}", v) if v else ("", 0)
 
 
-def _per_host(hosts: list[str], rows: list) -> str:
+def _per_host(hosts: list[str], rows: list[PerHostRow]) -> str:
     """Each host's median beside the merged figure; a host more than 15 % below its peers' median
     is marked, and said in words under the table."""
     cells = []
@@ -251,9 +260,37 @@ def _per_host(hosts: list[str], rows: list) -> str:
                else "<p>No host more than 15% below the median of its peers.</p>"))
 
 
+def _bench_table(bench: Sequence[MeasurementRecord]) -> str:
+    rows = [[(b.layout, b.layout), (b.test, b.test), (str(b.repeats), b.repeats),
+             (f"{b.read_mb_s:,.1f}" if b.read_mb_s else "", b.read_mb_s or 0),
+             (f"{b.write_mb_s:,.1f}" if b.write_mb_s else "", b.write_mb_s or 0),
+             (f"{b.read_iops:,.0f}" if b.read_iops else "", b.read_iops or 0),
+             (f"{b.write_iops:,.0f}" if b.write_iops else "", b.write_iops or 0),
+             ("cached?" if b.cache_suspect else "", int(b.cache_suspect))] for b in bench]
+    return _table([("layout", "l"), ("test", "l"), ("n", ""), ("read MB/s", ""), ("write MB/s", ""), ("read IOPS", ""),
+                   ("write IOPS", ""), ("note", "l")], rows, table_id="bench")
+
+
+def _drills_table(drills: Sequence[DrillRecord]) -> str:
+    rows = [[(d.layout, d.layout), (d.scenario, d.scenario), (d.outcome, d.outcome),
+             (f"{d.seconds:.0f} s" if d.seconds is not None else "", d.seconds or 0),
+             (d.verdict, d.verdict)] for d in drills]
+    return _table([("layout", "l"), ("scenario", "l"), ("outcome", "l"), ("time", ""), ("verdict", "l w")], rows,
+                  table_id="drills")
+
+
+def _runs_table(runs: Sequence[RunRecord]) -> str:
+    # the sort value of the vdevs column is the stored flag, 0 or 1, as the page always gave it
+    rows = [[(str(r.id), r.id), (r.started_at, r.started_at), (r.zfs_version or "", 0), (r.kernel or "", 0),
+             (r.cpu or "", 0), (f"{(r.ram_bytes or 0) / 2**30:.0f} GiB", r.ram_bytes or 0),
+             (", ".join(r.devices),) * 2, ("sandbox (files)" if r.sandbox else "disks", int(r.sandbox))] for r in runs]
+    return _table([("run", ""), ("started", "l"), ("ZFS", "l"), ("kernel", "l w"), ("CPU", "l w"), ("RAM", ""),
+                   ("disks", "l w"), ("vdevs", "l")], rows, table_id="runs")
+
+
 def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, charts: dict[str, bytes],
-           bench: list[dict], drills: list[dict], runs: list[dict], notes: list[str],
-           per_host: tuple[list[str], list] = ([], [])) -> str:
+           bench: Sequence[MeasurementRecord], drills: Sequence[DrillRecord], runs: Sequence[RunRecord],
+           notes: list[str], per_host: tuple[list[str], list[PerHostRow]] = ([], [])) -> str:
     rec = recommendation
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
              f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
@@ -272,30 +309,13 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
         if key in charts:
             parts.append(f'<h2>{e(caption)}</h2><div class="chart" id="chart-{key}">{_svg(charts[key])}</div>')
     if bench:
-        rows = [[(b["layout"], b["layout"]), (b["test"], b["test"]), (str(b["repeats"]), b["repeats"]),
-                 (f"{b['read_mb_s']:,.1f}" if b["read_mb_s"] else "", b["read_mb_s"] or 0),
-                 (f"{b['write_mb_s']:,.1f}" if b["write_mb_s"] else "", b["write_mb_s"] or 0),
-                 (f"{b['read_iops']:,.0f}" if b["read_iops"] else "", b["read_iops"] or 0),
-                 (f"{b['write_iops']:,.0f}" if b["write_iops"] else "", b["write_iops"] or 0),
-                 ("cached?" if b["cache_suspect"] else "", int(b["cache_suspect"]))] for b in bench]
-        parts.append("<h2>Bench results (medians of the repeats)</h2>" + _table(
-            [("layout", "l"), ("test", "l"), ("n", ""), ("read MB/s", ""), ("write MB/s", ""), ("read IOPS", ""),
-             ("write IOPS", ""), ("note", "l")], rows, table_id="bench"))
+        parts.append("<h2>Bench results (medians of the repeats)</h2>" + _bench_table(bench))
     if per_host[1]:
         parts.append(_per_host(*per_host))
     if drills:
-        rows = [[(d["layout"], d["layout"]), (d["scenario"], d["scenario"]), (d["outcome"], d["outcome"]),
-                 (f"{d['seconds']:.0f} s" if d["seconds"] is not None else "", d["seconds"] or 0),
-                 (d["verdict"], d["verdict"])] for d in drills]
-        parts.append("<h2>Drills</h2>" + _table([("layout", "l"), ("scenario", "l"), ("outcome", "l"), ("time", ""),
-                                                 ("verdict", "l w")], rows, table_id="drills"))
+        parts.append("<h2>Drills</h2>" + _drills_table(drills))
     if runs:
-        rows = [[(str(r["id"]), r["id"]), (r["started_at"], r["started_at"]), (r["zfs_version"] or "", 0),
-                 (r["kernel"] or "", 0), (r["cpu"] or "", 0), (f"{(r['ram_bytes'] or 0) / 2**30:.0f} GiB", r["ram_bytes"] or 0),
-                 (r["disks"], r["disks"]), ("sandbox (files)" if r["sandbox"] else "disks", r["sandbox"])] for r in runs]
-        parts.append("<h2>Runs</h2>" + _table([("run", ""), ("started", "l"), ("ZFS", "l"), ("kernel", "l w"),
-                                               ("CPU", "l w"), ("RAM", ""), ("disks", "l w"), ("vdevs", "l")],
-                                              rows, table_id="runs"))
+        parts.append("<h2>Runs</h2>" + _runs_table(runs))
     parts.append('<script type="application/json" id="data">' + dumps(plan_rows).replace("</", "<\\/") + "</script>")
     parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)

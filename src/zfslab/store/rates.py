@@ -4,7 +4,7 @@ so that the store never reaches into system/suites.py, which runs the tests."""
 
 from __future__ import annotations
 
-from zfslab.store.readback import MeasurementRecord
+from zfslab.store.results import MeasurementRecord
 
 # the streaming tests and the speed model's metric each one measures (validate, plan --db, report)
 STREAMING_METRIC = {"seqwrite": "write", "rewrite": "rewrite", "seqread": "read",
@@ -12,7 +12,7 @@ STREAMING_METRIC = {"seqwrite": "write", "rewrite": "rewrite", "seqread": "read"
 
 
 def streaming_rate(row: MeasurementRecord) -> tuple[str, float | None] | None:
-    """(metric, MB/s) a stored measurement (store.readback.MeasurementRecord) gives of a streaming
+    """(metric, MB/s) a stored measurement (store.results.MeasurementRecord) gives of a streaming
     test, None for any other test: a read test's rate is its read_mb_s, a write or rewrite's its write_mb_s."""
     metric = STREAMING_METRIC.get(row.test)
     if metric is None:
@@ -27,7 +27,7 @@ IOPS_METRIC = {"randread-4k-t1q1": "rand_read_iops_qd1", "randread-4k-t8q8": "ra
 
 
 def iops_rate(row: MeasurementRecord) -> tuple[str, float | None] | None:
-    """(metric, IOPS) a stored measurement (store.readback.MeasurementRecord) gives of a 4K ars test,
+    """(metric, IOPS) a stored measurement (store.results.MeasurementRecord) gives of a 4K ars test,
     None for any other test: a read test's rate is its read_iops, a write or sync write's its write_iops."""
     metric = IOPS_METRIC.get(row.test)
     if metric is None:

@@ -15,8 +15,9 @@ from zfslab.errors import ParamError, ZfslabError, clip, shown
 from zfslab.model.json_input import JsonInputError
 from zfslab.model.json_input import parse as parse_json
 from zfslab.model.layouts import MAX_POOL_DISKS
+from zfslab.model.per_host import HostMeasurement
 from zfslab.model.units import MAX_SIZE, parse_blocksize
-from zfslab.store.results import Results
+from zfslab.store.results import MeasurementRecord, Results
 from zfslab.store.schema import has_table, open_readonly
 
 
@@ -88,10 +89,10 @@ def _checked_options(row: dict, path: str) -> dict:
     return row
 
 
-def read_results(path: str | None):
+def read_results(path: str | None) -> StoredResults:
     """Runs, bench summaries, drills and the latest run with disks, read without changing the file."""
     if not path:
-        return [], [], [], None
+        return StoredResults(BenchHistory((), ()), (), None)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -119,20 +120,15 @@ def read_results(path: str | None):
         conn.close()
 
 
-def _read(conn: sqlite3.Connection, path: str, has_table):
+def _read(conn: sqlite3.Connection, path: str, has_table) -> StoredResults:
     results = Results(conn)
-    runs = [_checked_options(_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])} (table runs)", path), path)
+    rows = [_checked_options(_checked(dict(r), _RUN_COLUMNS, f"run {clip(r['id'])} (table runs)", path), path)
             for r in conn.execute("SELECT * FROM runs ORDER BY id")] if has_table(conn, "runs") else []
-    bench = []
-    for r in runs:
+    runs, bench = [], []
+    for r in rows:
         disks = [_checked(dict(d), _DISK_COLUMNS, f"a disk of run {r['id']} (table run_disks)", path) for d in conn.execute(
             "SELECT device, serial, size_bytes, rotational FROM run_disks WHERE run_id = ? ORDER BY position", (r["id"],))]
-        r["disks"] = ", ".join(d["device"] for d in disks)
-        # the disks' identity: their serials when bench read every one, else the paths it was given
-        r["disk_ids"] = tuple(d["serial"] if all(x["serial"] for x in disks) else d["device"] for d in disks)
-        r["disk_count"], r["disk_bytes"] = len(disks), (disks[0]["size_bytes"] if disks else None)
-        kinds = {d["rotational"] for d in disks}   # one kind for every disk, else not known
-        r["disk_rotational"] = bool(kinds.pop()) if len(kinds) == 1 and None not in kinds else None
+        runs.append(_run_record(r, disks))
         if has_table(conn, "measurements"):
             _check_stored_rates(conn, r["id"], path)
             try:
@@ -140,17 +136,20 @@ def _read(conn: sqlite3.Connection, path: str, has_table):
             except (TypeError, ValueError, statistics.StatisticsError):  # text where numbers belong
                 raise DamagedDatabase(shown(path, 200), f"the measurements of run {r['id']} (table measurements) "
                                                         "are not numbers") from None
-            bench += [_checked(b, _BENCH_COLUMNS, f"a measurement of run {r['id']} (table measurements, "
-                               f"{shown(b['layout'], 40)} {shown(b['test'], 40)})", path) | {"run_id": r["id"]}
-                      for b in summary]
-    drills = [_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])} (table drills)", path)
+            bench += [_checked_record(m, _BENCH_COLUMNS, f"a measurement of run {r['id']} (table measurements, "
+                                      f"{shown(m.layout, 40)} {shown(m.test, 40)})", path) for m in summary]
+    drills = [_drill_record(_checked(dict(d), _DRILL_COLUMNS, f"drill {clip(d['id'])} (table drills)", path))
               for d in conn.execute("SELECT * FROM drills ORDER BY id")] if has_table(conn, "drills") else []
     # the plan's default disks: the latest run whose disks zfslab can plan for
-    latest = next((r for r in reversed(runs) if r["disk_bytes"] and 0 < r["disk_bytes"] <= MAX_SIZE
-                   and 1 <= r["disk_count"] <= MAX_POOL_DISKS), None)
-    return runs, bench, drills, latest
+    latest = next((r for r in reversed(runs) if r.disk_bytes and 0 < r.disk_bytes <= MAX_SIZE
+                   and 1 <= r.disk_count <= MAX_POOL_DISKS), None)
+    return StoredResults(BenchHistory(tuple(runs), tuple(bench)), tuple(drills), latest)
 
 
+def _checked_record(record, columns: dict, what: str, path: str):
+    """_checked() on a record's fields of those names."""
+    _checked({name: getattr(record, name) for name in columns}, columns, what, path)
+    return record
 
 
 def _check_stored_rates(conn: sqlite3.Connection, run_id: int, path: str) -> None:
@@ -194,12 +193,13 @@ def read_resilvers(path: str) -> list[dict]:
         conn.close()
 
 
-# Typed reads: what the library (store/bench_fit.py, report) reads of the rows the checks above passed
+# Typed reads: what the store hands out of the rows the checks above passed (store/bench_fit.py,
+# report, and through them the model): records with fields, never the tables' column names
 
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """One bench run: its disks and the options it measured with (options_json decoded)."""
+    """One bench run: its host, its disks and the options it measured with (options_json decoded)."""
 
     id: int
     sandbox: bool
@@ -208,22 +208,39 @@ class RunRecord:
     disk_bytes: int | None  # None: sandbox files, or disks whose size bench could not read
     ashift: int
     recordsize_bytes: int
-    origin: str | None = None  # the host that measured it (migration 5); None before
-    options_key: str = ""      # its options, canonical JSON: runs alike in all but layouts and host
-    disk_rotational: bool | None = None   # every disk rotational, none, or None: mixed or not known
+    origin: str | None         # the host that measured it: its origin (migration 5, set by merge), else its hostname
+    options_key: str           # its options, canonical JSON: runs alike in all but layouts and host
+    disk_rotational: bool | None   # every disk rotational, none, or None: mixed or not known
+    started_at: str
+    zfs_version: str | None    # None, here and in the three below: the run did not record it
+    kernel: str | None
+    cpu: str | None
+    ram_bytes: int | None
+    devices: tuple[str, ...]   # the disks as bench was given them, in order
+    # every column of its row as the table holds it, in the table's order: report --json prints
+    # the run whole, and a database from before a migration has fewer columns
+    stored: tuple[tuple[str, object], ...]
+
+    def as_json(self) -> dict:
+        """report --json's run: its stored columns by name, then what the store read of its disks."""
+        return dict(self.stored) | {"disks": ", ".join(self.devices), "disk_ids": self.disk_ids,
+                                    "disk_count": self.disk_count, "disk_bytes": self.disk_bytes,
+                                    "disk_rotational": self.disk_rotational}
 
 
 @dataclass(frozen=True, slots=True)
-class MeasurementRecord:
-    """One test of one layout in one run: the median of its repeats."""
+class DrillRecord:
+    """One scenario a drill ran on one layout, and what it found."""
 
-    run_id: int
-    layout: str  # as stored; the reader parses it
-    test: str
-    read_mb_s: float | None
-    write_mb_s: float | None
-    read_iops: float | None
-    write_iops: float | None
+    layout: str
+    scenario: str
+    outcome: str
+    verdict: str
+    seconds: float | None   # None: not timed
+    stored: tuple[tuple[str, object], ...]   # its row whole, as RunRecord.stored, for report --json
+
+    def as_json(self) -> dict:
+        return dict(self.stored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,27 +269,49 @@ class BenchHistory:
     def run(self, run_id: int) -> RunRecord:
         return next(r for r in self.runs if r.id == run_id)
 
+    def host_measurements(self) -> tuple[HostMeasurement, ...]:
+        """Each measurement with the host of its run, for model/per_host.py (whose record it is:
+        the model never imports the store)."""
+        host = {r.id: r.origin for r in self.runs}
+        return tuple(HostMeasurement(host[m.run_id], m.layout, m.test, m.read_mb_s, m.write_mb_s, m.read_iops,
+                                     m.write_iops) for m in self.measurements)
 
-def _run_record(run: dict) -> RunRecord:
+
+@dataclass(frozen=True, slots=True)
+class StoredResults:
+    """A results database read back (read_results): its bench runs and measurements, its drills,
+    and the run whose disks plan and report take when none are given."""
+
+    bench: BenchHistory
+    drills: tuple[DrillRecord, ...]
+    latest: RunRecord | None   # the latest run whose disks zfslab can plan for
+
+
+def _run_record(run: dict, disks: list[dict]) -> RunRecord:
+    """A checked runs row and its checked disks as a record."""
     options = json.loads(run.get("options_json") or "{}")  # _checked_options vetted it
     origin = run.get("origin") or run.get("hostname")
-    return RunRecord(run["id"], bool(run["sandbox"]), run["disk_ids"], run["disk_count"], run["disk_bytes"],
-                     int(options.get("ashift", 12)), parse_blocksize(str(options.get("recordsize", "128K"))),
-                     origin if isinstance(origin, str) else None, json.dumps(options, sort_keys=True),
-                     run.get("disk_rotational"))
+    kinds = {d["rotational"] for d in disks}   # one kind for every disk, else not known
+    return RunRecord(
+        id=run["id"], sandbox=bool(run["sandbox"]),
+        # the disks' identity: their serials when bench read every one, else the paths it was given
+        disk_ids=tuple(d["serial"] if all(x["serial"] for x in disks) else d["device"] for d in disks),
+        disk_count=len(disks), disk_bytes=disks[0]["size_bytes"] if disks else None,
+        ashift=int(options.get("ashift", 12)), recordsize_bytes=parse_blocksize(str(options.get("recordsize", "128K"))),
+        origin=origin if isinstance(origin, str) else None, options_key=json.dumps(options, sort_keys=True),
+        disk_rotational=bool(kinds.pop()) if len(kinds) == 1 and None not in kinds else None,
+        started_at=run["started_at"], zfs_version=run["zfs_version"], kernel=run["kernel"], cpu=run["cpu"],
+        ram_bytes=run["ram_bytes"], devices=tuple(d["device"] for d in disks), stored=tuple(run.items()))
 
 
-def bench_history(runs: list[dict], bench: list[dict]) -> BenchHistory:
-    """read_results()'s checked rows as typed records."""
-    return BenchHistory(tuple(_run_record(r) for r in runs),
-                        tuple(MeasurementRecord(b["run_id"], b["layout"], b["test"], b["read_mb_s"], b["write_mb_s"],
-                                                b["read_iops"], b["write_iops"]) for b in bench))
+def _drill_record(drill: dict) -> DrillRecord:
+    return DrillRecord(drill["layout"], drill["scenario"], drill["outcome"], drill["verdict"], drill["seconds"],
+                       tuple(drill.items()))
 
 
 def read_bench_history(path: str) -> BenchHistory:
     """The bench runs and measurements of `path`, checked (read_results) and typed."""
-    runs, bench, _, _ = read_results(path)
-    return bench_history(runs, bench)
+    return read_results(path).bench
 
 
 def read_resilver_records(path: str) -> list[ResilverRecord]:

@@ -42,6 +42,32 @@ class Measurement:
     iostat_text: str
 
 
+@dataclass(frozen=True, slots=True)
+class MeasurementRecord:
+    """One test of one layout in one run: the median of its repeats, and their spread. What the
+    store hands out of its measurements (summary(), and report through store/readback.py), so
+    that no caller reads the table's column names."""
+
+    run_id: int
+    layout: str  # as stored; the reader parses it
+    test: str
+    repeats: int
+    read_mb_s: float | None  # None: no repeat timed it
+    write_mb_s: float | None
+    read_iops: float | None
+    write_iops: float | None
+    read_mb_s_range: tuple[float | None, float | None]   # (lowest, highest) repeat; (None, None) as above
+    write_mb_s_range: tuple[float | None, float | None]
+    cache_suspect: bool   # some repeat read more than the disks delivered
+
+    def as_json(self) -> dict:
+        """bench --json's row (report --json adds the run): the fields by name, in this order."""
+        return {"layout": self.layout, "test": self.test, "repeats": self.repeats, "read_mb_s": self.read_mb_s,
+                "write_mb_s": self.write_mb_s, "read_iops": self.read_iops, "write_iops": self.write_iops,
+                "read_mb_s_range": self.read_mb_s_range, "write_mb_s_range": self.write_mb_s_range,
+                "cache_suspect": self.cache_suspect}
+
+
 class Results:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -164,8 +190,8 @@ class Results:
             self.conn.execute("INSERT OR REPLACE INTO layout_capacity VALUES (?,?,?,?)",
                               (run_id, layout, size_bytes, usable_bytes))
 
-    def summary(self, run_id: int) -> list[dict]:
-        """Median and spread per (layout, test) over the repeats."""
+    def summary(self, run_id: int) -> list[MeasurementRecord]:
+        """Median and spread per (layout, test) over the repeats, in the order first measured."""
         rows = self.conn.execute("SELECT * FROM measurements WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
         groups: dict[tuple[str, str], list[sqlite3.Row]] = {}
         for r in rows:
@@ -179,13 +205,10 @@ class Results:
             def spread(col):
                 vals = [r[col] for r in rs if r[col] is not None]
                 return (min(vals), max(vals)) if vals else (None, None)
-            out.append({"layout": layout, "test": test, "repeats": len(rs),
-                        "read_mb_s": med("read_mb_s"), "write_mb_s": med("write_mb_s"),
-                        "read_iops": med("read_iops"), "write_iops": med("write_iops"),
-                        "read_mb_s_range": spread("read_mb_s"), "write_mb_s_range": spread("write_mb_s"),
-                        "cache_suspect": any(r["cache_suspect"] for r in rs)})
+            out.append(MeasurementRecord(run_id, layout, test, len(rs), med("read_mb_s"), med("write_mb_s"),
+                                         med("read_iops"), med("write_iops"), spread("read_mb_s"),
+                                         spread("write_mb_s"), any(r["cache_suspect"] for r in rs)))
         return out
-
 
 def _rotational(value) -> int | None:
     """1 or 0 as the disk said; NULL when not known (sandbox files, a caller that did not read it),
