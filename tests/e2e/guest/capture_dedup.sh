@@ -10,11 +10,8 @@
 # table's entries are referenced four times each), plus 16 MiB written once; then every listing
 # of capture_lib.sh, and `zpool status -D` (the table's entries, its size on disk and in core).
 set -eu
-O=/mnt/host/pools
-mkdir -p "$O"
 . "$(dirname "$0")/capture_lib.sh"
-F=/var/tmp/zfslab-dedup
-mkdir -p "$F"
+files /var/tmp/zfslab-dedup
 for i in 1 2 3; do truncate -s 1G "$F/d$i"; done
 zpool create -o ashift=12 -O dedup=on -O compression=off dedup raidz1 "$F/d1" "$F/d2" "$F/d3"
 head -c 32M /dev/urandom > "$F/once"

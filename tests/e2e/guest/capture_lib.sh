@@ -1,6 +1,10 @@
-# Sourced by the capture scripts (capture_pools.sh, capture_replaced.sh): the module's version,
-# whether zpool speaks JSON, and `mk` and `cap` (every listing zfslab pool reads, into $O/POOL/).
-# The caller sets O, the output folder.
+# Sourced by the capture scripts (capture_pools.sh, capture_replaced.sh, capture_dedup.sh): the
+# module's version, whether zpool speaks JSON, `mk` and `cap` (every listing zfslab pool reads,
+# into $O/POOL/), and `files DIR` for the scripts whose pools stand on sparse files.
+# O, the output folder: the guest's share unless the caller set another.
+O=${O:-/mnt/host/pools}
+mkdir -p "$O"
+files() { F=$1; mkdir -p "$F"; }  # the folder of a script's sparse files, in F
 V=$(zfs version | head -1)
 echo "$V" > "$O/zfs_version.txt"
 JSON=no

@@ -11,8 +11,6 @@
 # a special mirror, a log and a cache), files (raidz1:3, lz4, real files, one scrub), expanded
 # (raidz1:3 after one `zpool attach`, 2.3+).
 set -u
-O=/mnt/host/pools
-mkdir -p "$O"
 D=/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_ZFSLAB000
 d() { echo "$D$1"; }
 . "$(dirname "$0")/capture_lib.sh"

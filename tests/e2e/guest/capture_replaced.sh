@@ -10,11 +10,8 @@
 # (zpool replace -w: one resilver at a time), then the listings again. Files stand for disks: ZFS
 # sees a file's whole size, so the sizes are exact without partition tables.
 set -eu
-O=/mnt/host/pools
-mkdir -p "$O"
 . "$(dirname "$0")/capture_lib.sh"
-F=/var/tmp/zfslab-replaced
-mkdir -p "$F"
+files /var/tmp/zfslab-replaced
 for i in 1 2 3; do truncate -s 1G "$F/small$i"; truncate -s 2G "$F/large$i"; done
 zpool create -o ashift=12 -o autoexpand=on -O compression=off replaced raidz1 "$F/small1" "$F/small2" "$F/small3"
 dd if=/dev/urandom of=/replaced/fill bs=1M count=64 status=none; sync; zpool sync replaced
