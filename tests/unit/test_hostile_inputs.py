@@ -103,7 +103,7 @@ def test_a_damaged_value_is_refused_alike_by_every_reader(run_cli, tmp_path, sql
 
 
 def test_validate_loo_is_bounded_with_a_clear_message(run_cli, tmp_path):
-    """--loo takes every row validate takes (some 20 s of CPU at 1,000, benchmarks/validate_loo.py);
+    """--loo takes every row validate takes (3-10 s of CPU at 1,000, benchmarks/validate_loo.py);
     one more row is refused before any fit, in one line."""
     import csv
     import sys

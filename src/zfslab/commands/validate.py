@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
                         "rows, chosen from their layouts by the design rule (docs/speed.md#calibration-design)")
     p.add_argument("--loo", action="store_true",
                    help="also score each row predicted from a fit on all the other rows (leave one out; one "
-                        "refit per row: some 20 s of CPU at 1,000 rows)")
+                        "refit per row: some 4 s of CPU at 1,000 rows, 10 s if every row is another layout)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

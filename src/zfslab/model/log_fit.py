@@ -21,6 +21,7 @@ from zfslab.errors import DatasetError
 SCATTER = 0.10  # log-units: what one measurement of a pool is assumed to scatter by before the fit
 ROBUST_SCALE = 1.5  # in SCATTER units: beyond ~15 % a row pulls linearly (soft-L1)
 SCATTER_WEIGHT = 2.0  # pseudo-rows of SCATTER pooled with each metric's own residuals
+DIFF_STEP = 1e-5  # log units: the central differences' step
 
 
 class FitError(DatasetError):
@@ -103,7 +104,15 @@ def soft_l1(r: np.ndarray) -> np.ndarray:
     return np.sign(r) * np.sqrt(2 * c * c * (np.sqrt(1 + (r / c) ** 2) - 1))
 
 
-def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float = 1e-5, *,
+def soft_l1_terms(r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each log residual's share of least_squares' cost, soft_l1(r)^2 / 2 = c^2 (sqrt(1 + (z/c)^2) - 1)
+    with z = r / SCATTER, and its first and second derivatives in r: what a Newton step needs."""
+    z = r / SCATTER
+    root = np.sqrt(1 + (z / ROBUST_SCALE) ** 2)
+    return z * z / (1 + root), z / root / SCATTER, 1 / (root**3 * SCATTER**2)
+
+
+def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float = DIFF_STEP, *,
              batched: bool = False) -> np.ndarray:
     """Central differences in log space (the models have kinks; a small step sees one side).
     batched: `fun` takes a (k, len(x)) array of points and gives one row of values per point."""
@@ -120,15 +129,20 @@ def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float
 
 
 def scatter_and_covariance(g: np.ndarray, prior_j: np.ndarray, residuals: np.ndarray, row_metrics: Sequence[str],
-                           metrics: Sequence[str]) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
+                           metrics: Sequence[str], *, g_of_row: np.ndarray | None = None
+                           ) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
     """Each metric's scatter (its residuals over the rows the fit could not absorb, pooled with
     SCATTER), the degrees of freedom behind it, and the parameters' covariance it implies.
 
-    g: the log predictions' Jacobian (rows x free parameters); prior_j: the prior terms'."""
-    row_metrics = np.array(row_metrics)
-    info0 = g.T @ g / SCATTER**2 + prior_j.T @ prior_j
+    g: the log predictions' Jacobian (rows x free parameters); prior_j: the prior terms'. With
+    g_of_row, g holds distinct rows and row i's is g[g_of_row[i]]: rows that repeat a (pool,
+    metric) share it, and the sums over rows become sums over g's rows weighted by their count."""
+    row_metrics = np.asarray(row_metrics)
+    g_of_row = np.arange(len(g)) if g_of_row is None else g_of_row
+    count = np.bincount(g_of_row, minlength=len(g)).astype(float)
+    info0 = g.T @ (g * count[:, None]) / SCATTER**2 + prior_j.T @ prior_j
     scaled = g / SCATTER
-    hat = np.sum((scaled @ np.linalg.pinv(info0)) * scaled, axis=1)  # each row's leverage
+    hat = np.sum((scaled @ np.linalg.pinv(info0)) * scaled, axis=1)[g_of_row]  # each row's leverage
     scatter, scatter_dof = {}, {}
     weights = np.zeros(len(row_metrics))
     for m in metrics:
@@ -137,7 +151,8 @@ def scatter_and_covariance(g: np.ndarray, prior_j: np.ndarray, residuals: np.nda
         scatter[m] = math.sqrt((np.sum(residuals[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
         scatter_dof[m] = float(dof)
         weights[rows] = 1.0 / scatter[m] ** 2
-    cov = np.linalg.pinv(g.T @ (g * weights[:, None]) + prior_j.T @ prior_j)
+    weight_of_g = np.bincount(g_of_row, weights, minlength=len(g))
+    cov = np.linalg.pinv(g.T @ (g * weight_of_g[:, None]) + prior_j.T @ prior_j)
     return scatter, scatter_dof, cov
 
 

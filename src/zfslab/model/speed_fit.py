@@ -24,8 +24,8 @@ from scipy.optimize import least_squares
 
 from zfslab.model.layouts import Layout
 from zfslab.model.log_fit import FitError, FittedParameter  # noqa: F401  (callers import them from here)
-from zfslab.model.log_fit import (LogParameters, Parameter, check_level, check_rates, jacobian, log_interval,
-                                  scatter_and_covariance, soft_l1)
+from zfslab.model.log_fit import (DIFF_STEP, LogParameters, Parameter, check_level, check_rates, jacobian,
+                                  log_interval, scatter_and_covariance, soft_l1, soft_l1_terms)
 from zfslab.model.performance import (DiskProfile, HostLimits, LayoutShape, Streaming, layout_shape,
                                       parity_ceiling_mb_s, streaming_mb_s)
 from zfslab.model.streaming_table import StreamingTable
@@ -142,6 +142,9 @@ class _Problem:
         self.table = StreamingTable(self.shapes, ceilings)
         self.shape_index = np.array([index[str(m.layout)] for m in measurements], dtype=np.intp)
         self.metric_index = np.array([METRICS.index(m.metric) for m in measurements], dtype=np.intp)
+        # the distinct (shape, metric) pairs measured, and each row's: rows repeat them, a refit works on them
+        self.pairs, self.pair_of_row = np.unique(self.shape_index * len(METRICS) + self.metric_index,
+                                                 return_inverse=True)
         self.observed = np.array([math.log(m.mb_s) for m in measurements])
         self.metrics = np.array([m.metric for m in measurements])
         self.mb_s = np.array([m.mb_s for m in measurements])
@@ -151,19 +154,24 @@ class _Problem:
         keep = np.ones(len(self.metrics), dtype=bool)
         keep[list(drop)] = False
         out = object.__new__(_Problem)
-        out.shapes, out.ceilings, out.table = self.shapes, self.ceilings, self.table
+        out.shapes, out.ceilings, out.table, out.pairs = self.shapes, self.ceilings, self.table, self.pairs
         out.shape_index, out.metric_index, out.observed = self.shape_index[keep], self.metric_index[keep], self.observed[keep]
+        out.pair_of_row = self.pair_of_row[keep]
         out.metrics, out.mb_s = self.metrics[keep], self.mb_s[keep]
         return out
 
-    def log_predictions(self, x: np.ndarray) -> np.ndarray:
-        """The rows' log MB/s under log-parameters x, or under each row of a (k, 10) array of them."""
-        v = np.exp(np.atleast_2d(x))
+    def pair_log_predictions(self, xs: np.ndarray) -> np.ndarray:
+        """The pairs' log MB/s under each row of a (k, 10) array of log-parameters: (k, pairs)."""
+        v = np.exp(xs)
         mb_s = self.table.streaming_mb_s(
             disk_write_mb_s=v[:, 0], disk_read_mb_s=v[:, 1], disk_rewrite_mb_s=v[:, 2], host_write_mb_s=v[:, 3],
             host_read_mb_s=v[:, 4], reads_in_flight=v[:, 5], rewrite_parallel=v[:, 6], vdev_pipeline_mb_s=v[:, 7],
             child_io_us=v[:, 8], parity_us_per_mb=v[:, 9])
-        out = np.log(mb_s)[:, self.shape_index, self.metric_index]
+        return np.log(mb_s.reshape(len(v), -1)[:, self.pairs])
+
+    def log_predictions(self, x: np.ndarray) -> np.ndarray:
+        """The rows' log MB/s under log-parameters x, or under each row of a (k, 10) array of them."""
+        out = self.pair_log_predictions(np.atleast_2d(x))[:, self.pair_of_row]
         return out[0] if np.ndim(x) == 1 else out
 
     def data_residuals(self, x: np.ndarray) -> np.ndarray:
@@ -207,7 +215,6 @@ def _check_fixed(fixed: dict[str, float]) -> None:
             raise FitError(f"{name} fixed at {value!r}: it must be from {p.low:g} to {p.high:g}")
 
 
-REFIT_MAX_NFEV = 4
 # scipy 1.16 hands least_squares' finite differences to a map-like `workers`: one call of the
 # vectorised model for all ten points (the same points and arithmetic as without it)
 _BATCHED = (lambda f: {"workers": f}) if "workers" in inspect.signature(least_squares).parameters else (lambda f: {})
@@ -218,7 +225,7 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
               start: SpeedFit | None = None) -> SpeedFit:
     """Fit the ten parameters on measured pools; `host` brings known facts (the CPU's parity rates),
     `fixed` holds parameters known beforehand (they keep their value and get no interval), and
-    `start` a fit on nearly the same rows to start from alone (leave-one-out refits)."""
+    `start` a fit on nearly the same rows to start from alone (a leave-one-out refit)."""
     check_measurements(measurements)
     fixed = dict(fixed or {})
     _check_fixed(fixed)
@@ -229,17 +236,23 @@ def fit_speed(measurements: Sequence[Measurement], *, ashift: int = 12, recordsi
 def fits_leaving_out(measurements: Sequence[Measurement], left_out: Sequence[Sequence[int]], *, start: SpeedFit,
                      ashift: int = 12, recordsize: int = 128 * KiB,
                      host: HostLimits | None = None) -> Iterator[SpeedFit]:
-    """For each set of indices in `left_out`, the fit on all the other measurements, started from
-    `start` (the fit on them all): what fit_speed(others, start=start) gives, without building the
-    problem again for every refit (validate --loo)."""
+    """For each set of indices in `left_out`, the fit on all the other measurements (validate --loo):
+    the minimum of the same objective less those rows, found by Newton steps from `start` (the fit
+    on them all) to within REFIT_TOL, or where they do not get there by fit_speed(others, start=start)."""
     check_measurements(measurements)
     host = HostLimits() if host is None else host
     problem = _Problem(measurements, ashift, recordsize, host)
+    refits = _Refits(problem, np.array(start.log_values))
     for drop in left_out:
         part = problem.without(drop)
         if not len(part.metrics):
             raise FitError("nothing to fit: give at least one measured pool")
-        yield _solve(part, {}, start, ashift, recordsize, host)
+        at = refits.refit(drop)
+        if at is None:
+            yield _solve(part, {}, start, ashift, recordsize, host)
+        else:
+            yield _speed_fit(part, at.x, at.logs[part.pair_of_row] - part.observed, at.jac, at.prior_jac,
+                             np.ones(len(NAMES), dtype=bool), ashift, recordsize, host, g_of_row=part.pair_of_row)
 
 
 def _solve(problem: _Problem, fixed: dict[str, float], start: SpeedFit | None, ashift: int, recordsize: int,
@@ -267,22 +280,110 @@ def _solve(problem: _Problem, fixed: dict[str, float], start: SpeedFit | None, a
     starts = [np.clip(np.array(start.log_values), _LOW + 1e-9, _HIGH - 1e-9)] if start else _starts(problem)
     for x0 in starts:
         with np.errstate(all="ignore"):
-            # a refit from a fit on nearly the same rows (leave-one-out) is a few steps from its
-            # optimum: capped, it costs 2-3 Jacobians instead of 7 (benchmarks/validate_loo.py)
             res = least_squares(residuals, x0[free], bounds=(_LOW[free], _HIGH[free]), x_scale=1.0,
-                                max_nfev=REFIT_MAX_NFEV if start else None, **_BATCHED(evaluate_all))
+                                **_BATCHED(evaluate_all))
         if best is None or res.cost < best.cost - 1e-12:
             best = res
-    x = full(best.x)
     g = jacobian(lambda z: problem.log_predictions(full(z)), best.x, batched=True)
     prior_j = jacobian(lambda z: _prior_residuals(full(z))[..., free], best.x, batched=True)
-    scatter, scatter_dof, cov_free = scatter_and_covariance(g, prior_j, problem.data_residuals(x), problem.metrics,
-                                                            METRICS)
+    x = full(best.x)
+    return _speed_fit(problem, x, problem.data_residuals(x), g, prior_j, free, ashift, recordsize, host)
+
+
+def _speed_fit(problem: _Problem, x: np.ndarray, residuals: np.ndarray, g: np.ndarray, prior_j: np.ndarray,
+               free: np.ndarray, ashift: int, recordsize: int, host: HostLimits,
+               g_of_row: np.ndarray | None = None) -> SpeedFit:
+    """The fit at its optimum x, given there the rows' log residuals and the Jacobians of their
+    log predictions (rows x free parameters, or the pairs' with g_of_row) and of the prior terms."""
+    scatter, scatter_dof, cov_free = scatter_and_covariance(g, prior_j, residuals, problem.metrics, METRICS,
+                                                            g_of_row=g_of_row)
     cov = np.zeros((len(NAMES), len(NAMES)))
     cov[np.ix_(free, free)] = cov_free
-    fitted = tuple(m for m in METRICS if m in set(problem.metrics.tolist()))
+    measured = set(problem.metric_index.tolist())
+    fitted = tuple(m for k, m in enumerate(METRICS) if k in measured)
     return SpeedFit(tuple(float(v) for v in x), tuple(tuple(float(c) for c in row) for row in cov), scatter,
                     scatter_dof, fitted, ashift, recordsize, host)
+
+
+# ---- leave-one-out refits --------------------------------------------------------------------------
+
+REFIT_TOL = 1e-7  # log units: a refit stops where Newton's next step would move no parameter by more
+REFIT_MAX_STEPS = 20  # a refit not there by then (a kink of the model's min() at its optimum) goes to least_squares
+_AT_BOUND = 1e-6  # log units: a parameter this near a bound its gradient pushes against is held on it
+
+
+@dataclass(frozen=True, slots=True)
+class _Local:
+    """The objective's pieces near x that no row's weight changes: the log predictions of the
+    problem's (shape, metric) pairs and their Jacobian, the prior terms and theirs."""
+
+    x: np.ndarray
+    logs: np.ndarray  # (pairs,)
+    jac: np.ndarray  # (pairs, 10)
+    prior: np.ndarray
+    prior_jac: np.ndarray
+
+
+class _Refits:
+    """The fit less a few rows, as the minimum of the same objective (least_squares' cost: half the
+    summed soft-L1 and prior terms, within the bounds) reached by projected Newton steps from the
+    fit on every row. Each step: the model at 21 points (x and the central differences) for the
+    distinct (shape, metric) pairs only, then sums over the rows with the left-out ones weighted 0."""
+
+    def __init__(self, problem: _Problem, x: np.ndarray):
+        self.problem = problem
+        self.start = self._local(np.clip(x, _LOW, _HIGH))  # shared by every refit's first step
+
+    def _local(self, x: np.ndarray) -> _Local:
+        e = np.eye(len(x)) * DIFF_STEP  # log_fit.jacobian's differences: the covariance's Jacobian
+        with np.errstate(all="ignore"):
+            logs = self.problem.pair_log_predictions(np.concatenate([x[None], x + e, x - e]))
+        jac = ((logs[1:len(x) + 1] - logs[len(x) + 1:]) / (2 * DIFF_STEP)).T
+        return _Local(x, logs[0], jac, _prior_residuals(x), jacobian(_prior_residuals, x, batched=True))
+
+    def _objective(self, at: _Local, weight: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """The cost at `at`, its gradient, and the Gauss-Newton matrix with the loss's own curvature
+        (positive definite: the prior terms alone make it so)."""
+        rows = self.problem.pair_of_row
+        loss, slope, curvature = soft_l1_terms(at.logs[rows] - self.problem.observed)
+        pairs = len(at.logs)
+        g = at.jac.T @ np.bincount(rows, weight * slope, minlength=pairs) + at.prior_jac.T @ at.prior
+        pair_curvature = np.bincount(rows, weight * curvature, minlength=pairs)
+        h = at.jac.T @ (at.jac * pair_curvature[:, None]) + at.prior_jac.T @ at.prior_jac
+        return float(weight @ loss + 0.5 * at.prior @ at.prior), g, h
+
+    def refit(self, drop: Sequence[int]) -> _Local | None:
+        """The optimum without the rows at `drop`, or None if the steps do not get there."""
+        weight = np.ones(len(self.problem.observed))
+        weight[list(drop)] = 0.0
+        at = self.start
+        cost, g, h = self._objective(at, weight)
+        for _ in range(REFIT_MAX_STEPS):
+            step = _newton_step(at.x, g, h)
+            if not np.isfinite(step).all():
+                return None
+            if np.max(np.abs(step)) <= REFIT_TOL:
+                return at
+            while True:  # backtrack until the cost falls (Armijo), allowing its rounding
+                new = self._local(at.x + step)
+                new_cost, new_g, new_h = self._objective(new, weight)
+                if new_cost <= cost + 1e-4 * float(g @ step) + 1e-12 * abs(cost):
+                    break
+                step = step / 2
+                if np.max(np.abs(step)) <= REFIT_TOL:
+                    return None
+            at, cost, g, h = new, new_cost, new_g, new_h
+        return None
+
+
+def _newton_step(x: np.ndarray, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """The projected Newton step: a parameter at (or within _AT_BOUND of) a bound its gradient
+    pushes against goes onto it and stays; the others take Newton's step, clipped to the bounds."""
+    held = ((x <= _LOW + _AT_BOUND) & (g > 0)) | ((x >= _HIGH - _AT_BOUND) & (g < 0))
+    d = np.where(g > 0, _LOW, _HIGH) - x
+    free = ~held
+    d[free] = np.linalg.solve(h[np.ix_(free, free)], -g[free])
+    return np.clip(x + d, _LOW, _HIGH) - x
 
 
 def predict_intervals(fit: SpeedFit, layout: Layout, *, level: float = 0.9) -> dict[str, Interval]:

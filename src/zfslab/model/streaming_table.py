@@ -23,8 +23,8 @@ class StreamingTable:
     def __init__(self, shapes: Sequence[LayoutShape], ceilings_mb_s: Sequence[float]):
         groups = [(i, g, s.recordsize) for i, s in enumerate(shapes) for g in s.groups]
         self.size = len(shapes)
-        self._member = np.zeros((len(groups), len(shapes)))  # group -> its layout, to sum the vdevs' writes
-        self._member[np.arange(len(groups)), [i for i, _, _ in groups]] = 1.0
+        # each layout's first group (every layout has one): its groups follow, to sum the vdevs' writes
+        self._first_group = np.searchsorted([i for i, _, _ in groups], np.arange(len(shapes)))
         self._count = np.array([g.count for _, g, _ in groups], dtype=float)
         self._data_share = np.array([g.data_share for _, g, _ in groups], dtype=float)
         self._asize = np.array([g.asize_bytes for _, g, _ in groups], dtype=float)
@@ -50,7 +50,7 @@ class StreamingTable:
             pipeline_us = self._asize / v + self._write_children * t_c
             vdev = self._data_share * s_w
             vdev = np.where(pipeline_us > 0, np.minimum(vdev, self._recordsize / pipeline_us), vdev)
-            write_disks = (self._count * vdev) @ self._member
+            write_disks = np.add.reduceat(self._count * vdev, self._first_group, axis=-1)
             host_s_per_mb = 1.0 / c_w + self._mean_parity * t_p * 1e-6
             host = np.where(host_s_per_mb == 0, np.inf, 1.0 / host_s_per_mb)
             write = np.minimum(np.minimum(write_disks, host), self._ceiling)

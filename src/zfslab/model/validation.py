@@ -40,7 +40,9 @@ class DatasetRow:
 # Measured MB/s a dataset may hold: the fit works on logarithms bounded at e^-5 and 1e7
 MIN_MB_S, MAX_MB_S = 0.1, 1e6
 MAX_ROWS = 1000
-MAX_LOO_ROWS = MAX_ROWS   # validate --loo: some 20 s of CPU at 1,000 rows (benchmarks/validate_loo.py)
+# validate --loo: 3-4 s of CPU at 1,000 rows of calomel's 26 layouts, 10 s at 1,000 distinct layouts
+# (benchmarks/validate_loo.py): a refit's steps cost in proportion to the rows and the distinct layouts
+MAX_LOO_ROWS = MAX_ROWS
 _WHOLE_RE = re.compile(r"\s*[0-9]{1,6}\s*", re.ASCII)
 
 
@@ -208,7 +210,7 @@ def leave_one_out(rows: list[DatasetRow], *, ashift: int) -> dict:
         return _summary(pairs)
     if len(measured) > MAX_LOO_ROWS:   # one refit per row: the cost grows with the square of the rows
         raise DatasetError(f"leave one out (`loo`) refits the model once per row: at most {MAX_LOO_ROWS} rows with measurements "
-                           f"({len(measured)} given, some {len(measured) ** 2 // 4000} s); drop `loo`, or "
+                           f"({len(measured)} given, up to {len(measured) ** 2 // 100_000} s); drop `loo`, or "
                            "validate a sample of the rows")
     everything = _fit(measured, ashift)  # each refit starts from it: one row less moves it little
     table = measurements(measured)
