@@ -14,6 +14,7 @@ from zfslab.model.pool_findings import findings
 from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
+from zfslab.model.pool_state import disk_class
 from zfslab.model.pool_risk import risk_now
 from zfslab.report.pool_view import (finding_lines, growth_lines, growth_record, pool_lines, pool_record,
                                      risk_lines, risk_record)
@@ -85,9 +86,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _streaming_mb_s(disks) -> float:
-    """The pool's disks' class streaming rate: solid-state when lsblk says every one is, else an HDD's."""
-    solid = bool(disks) and all(d.rotational is False for d in disks.values())
-    return DISK_CLASSES["ssd" if solid else "hdd"].streaming_mb_s
+    """The streaming rate of the pool's disks' class (model/pool_state.py disk_class)."""
+    return DISK_CLASSES[disk_class(disks)].streaming_mb_s
 
 
 def _fleet(args: argparse.Namespace, hosts) -> int:

@@ -247,7 +247,7 @@ def disk_findings(state: PoolState, health: dict[str, DiskHealth]) -> list[Findi
                 bad.append(f"NVMe critical warning 0x{h.critical_warning:02x}")
             if h.spare_below_threshold:
                 bad.append("NVMe spare below its threshold")
-            if bad:
+            if h.failing:   # DiskHealth.failing: the one rule, which `bad` words
                 found.append(Finding(
                     "disk-failing", "warning",
                     f"disk {leaf.short_name} in {v.short_name}: {', '.join(bad)}: disks with such counters fail "

@@ -14,6 +14,7 @@ from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.pool_findings import sizes_unequal
 from zfslab.model.pool_model import ModelCheck, pool_layout
 from zfslab.model.pool_state import PoolState
+from zfslab.model.reliability.params import RiskParams
 
 MODELLED = (VdevKind.DISK, VdevKind.MIRROR, VdevKind.RAIDZ)
 
@@ -208,8 +209,6 @@ def _duration(hours: float) -> str:
     return f"about {hours:.1f} h" if hours >= 1 else f"about {max(hours * 60, 1):.0f} min"
 
 
-# zfslab's resilver rates (docs/reliability.md#repair-time): a replaced disk gets its share of each
-# block, rebuilt from the others at half (raidz) or 0.8 (mirror) of a disk's streaming rate
 def replacement(state: PoolState, check: ModelCheck, disk_bytes: int, *, streaming_mb_s: float,
                 sector_bytes: int = 512, whole_disk: bool = True) -> Growth:
     """Every data disk replaced by one of `disk_bytes` (as sold; whole_disk=False: the bytes ZFS will
@@ -221,7 +220,7 @@ def replacement(state: PoolState, check: ModelCheck, disk_bytes: int, *, streami
         return Growth(len(leaves), disk_bytes, (), f"no figures: {layout}")
     new_osize = linux_whole_disk_osize(disk_bytes, sector_bytes) if whole_disk else disk_bytes
     mirror = all(g.kind is VdevKind.MIRROR for g in layout.groups)
-    rate = streaming_mb_s * (0.8 if mirror else 0.5)
+    rate = RiskParams(streaming_mb_s=streaming_mb_s).healing_mb_s(mirror)   # the risk model's resilver rate
     # each replace rewrites the new disk's share of the vdev's allocated bytes (zpool list -v ALLOC is raw)
     hours = sum((v.alloc_bytes or 0) for v in data) / (rate * 1e6) / 3600
     first = leaves[0].name if leaves else "OLD1"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from zfslab.model.layouts import VdevGroup
 from zfslab.model.pool_model import _group, failures_survived, pool_layout
-from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev
+from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
 from zfslab.model.reliability import markov
 from zfslab.model.reliability.params import HOURS_PER_YEAR, RiskParams, params_for_class
 from zfslab.model.reliability.risk import class_params, vdev_chain
@@ -38,13 +38,10 @@ def _out(vdev: PoolVdev) -> int:
 
 
 def _flagged(vdev: PoolVdev, health: dict[str, DiskHealth]) -> int:
-    """Children of the vdev with a disk its SMART counters flag as failing (pool_findings' rule) and still in."""
-    def bad(h: DiskHealth | None) -> bool:
-        return h is not None and (h.passed is False or any((h.reallocated, h.pending, h.offline_uncorrectable,
-                                                           h.reported_uncorrect, h.media_errors,
-                                                           h.critical_warning, h.spare_below_threshold)))
-    children = vdev.children or (vdev,)
-    return sum(c.state == "ONLINE" and any(bad(health.get(leaf.name)) for leaf in c.leaves) for c in children)
+    """Children of the vdev still in with a disk its SMART counters flag as failing (DiskHealth.failing)."""
+    def failing(child: PoolVdev) -> bool:
+        return any(leaf.name in health and health[leaf.name].failing for leaf in child.leaves)
+    return sum(c.state == "ONLINE" and failing(c) for c in vdev.children or (vdev,))
 
 
 def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFacts],
@@ -54,11 +51,10 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
         return RiskNow(years, reason=layout)
     if vdev_bytes is None:
         return RiskNow(years, reason="the disks' size as ZFS sees them was not shown, or differs between them")
-    solid = bool(disks) and all(d.rotational is False for d in disks.values())
-    disk_class = "ssd" if solid else "hdd"
+    cls = disk_class(disks)
     # the resilver reads what is allocated; an empty pool still has its metadata (RiskParams wants > 0)
     fill = min(max(state.alloc_bytes / state.size_bytes, 1e-6), 1.0) if state.size_bytes else 1e-6
-    params = params_for_class(disk_class, vdev_bytes, years=years, fill=fill)
+    params = params_for_class(cls, vdev_bytes, years=years, fill=fill)
     hours = [y * HOURS_PER_YEAR for y in years]
     members: list[tuple[VdevGroup, PoolVdev, RiskParams]] = []
     for v in state.vdevs:
@@ -82,5 +78,5 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
 
     out = sum(_out(v) for _, v, _ in members)
     flagged = sum(_flagged(v, health) for _, v, _ in members)
-    return RiskNow(years, disk_class, pool_p(_out), pool_p(lambda v: 0) if out else (),
+    return RiskNow(years, cls, pool_p(_out), pool_p(lambda v: 0) if out else (),
                    pool_p(lambda v: _out(v) + _flagged(v, health)) if flagged else (), out, flagged)

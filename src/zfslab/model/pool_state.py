@@ -174,3 +174,15 @@ class DiskHealth:
     percentage_used: int | None = None  # NVMe endurance used, the vendor's estimate (may pass 100)
     spare_below_threshold: bool | None = None  # NVMe available spare under the vendor's threshold
     temperature_c: int | None = None
+
+    @property
+    def failing(self) -> bool:
+        """Its counters say it is failing (the disk-failing finding's rule, and risk now's flagged disks)."""
+        return self.passed is False or any((self.reallocated, self.pending, self.offline_uncorrectable,
+                                            self.reported_uncorrect, self.media_errors, self.critical_warning,
+                                            self.spare_below_threshold))
+
+
+def disk_class(disks: dict[str, DiskFacts]) -> str:
+    """The risk model's class of a pool's disks: "ssd" when lsblk says every one is solid-state, else "hdd"."""
+    return "ssd" if disks and all(d.rotational is False for d in disks.values()) else "hdd"
