@@ -70,11 +70,30 @@ def pytest_collection_modifyitems(config, items):
     e2e = [item for item in items if item.get_closest_marker("e2e")]
     if not e2e or config.option.collectonly:
         return
+    from tests.e2e.test_guest import FLEET_FILE, FLEET_INSIDE, guest_can_run, start_guest_suites
+    files = {item.path.name for item in e2e}
+    fleet_tests: tuple[str, ...] = ()
+    if "test_fleet_suite.py" in files and os.environ.get(FLEET_INSIDE) != "1":
+        # the fleet's tests in a pytest of their own, in the background (tests/e2e/test_guest.py,
+        # FLEET_INSIDE): those selected here, or the whole file when only their report was
+        fleet = [item for item in e2e if item.path.name == "test_fleet.py"]
+        fleet_tests = tuple(item.nodeid for item in fleet) or (FLEET_FILE,)
+        if fleet:
+            config.hook.pytest_deselected(items=fleet)
+            e2e = [item for item in e2e if item.path.name != "test_fleet.py"]
+        files.discard("test_fleet.py")
     items[:] = [item for item in items if not item.get_closest_marker("e2e")] + e2e
-    from tests.e2e.test_guest import guest_can_run, start_guest_suites
     if guest_can_run():
-        files = {item.path.name for item in e2e}
-        start_guest_suites(suites="test_guest.py" in files, fleet="test_fleet.py" in files)
+        start_guest_suites(suites="test_guest.py" in files, fleet="test_fleet.py" in files,
+                           fleet_tests=fleet_tests, rootdir=config.rootpath)
+
+
+def pytest_sessionfinish(session):
+    """A fleet's pytest still running in the background (an interrupted session) is stopped."""
+    import sys
+    module = sys.modules.get("tests.e2e.test_guest") or sys.modules.get("e2e.test_guest")
+    if module is not None:
+        module.stop_fleet_suite()
 
 
 def pytest_terminal_summary(terminalreporter):

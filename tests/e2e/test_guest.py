@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,7 @@ import pytest
 from tests.e2e.guest import guest
 
 pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
 
 DISKS = [guest.Disk(f"ZFSLAB{i:04d}", 2 * guest.GIB) for i in range(8)]
 # A guard against a hung guest, not a performance target. An hour killed the 2.4 boot of a CI-like
@@ -85,24 +91,28 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
 
 # What each boot runs in CI, by name: the OpenZFS series is the name's part before any "-". The
 # driver's contract (output formats, error texts) differs by version and runs on both series; 2.3
-# also runs test_footprint_ci.py (footprint against real ZFS, small; docs/footprint.md#judged-on-real-zfs)
-# and is short, so that the fleet, which boots when it is done, starts early. RAIDZ expansion is
+# also runs test_footprint_ci.py (footprint against real ZFS, small; docs/footprint.md#judged-on-real-zfs).
+# RAIDZ expansion is
 # judged in the guest on 2.4, and on 2.3.9 and 2.4.4 by the libzpool oracle on the host
 # (tests/oracle/test_expansion_oracle.py: the same OpenZFS code in user space). The newest's tests are
 # split over two boots of about equal CPU, each TCG guest being one host thread: "2.4" (bench, safety,
-# the races, pool, contract) and "2.4-drivers" (the drivers, the drill, expansion, special-size).
+# contract, the udev races) and "2.4-drivers" (the drivers, the drill, expansion, special-size,
+# zpool create's udev hold and `zfslab pool`). In a CI-like run of 2026-11-28 on an idle machine the
+# two took 691 and 547 s of a core, and "2.4" ran alone at the end; test_create_race.py and
+# test_pool.py (about 60 s) moved across to even them.
 # 2.1 is not run in CI (its image costs a second debootstrap and DKMS build), but stays buildable
 # and bootable by hand: `guest.py 2.1 '...'`, with the CONTRACT files. A named file missing from
 # the checkout is left out. CI time: docs/test-guest.md#time-in-ci.
 CONTRACT = ("test_drivers.py", "test_zfs_contract.py")
 SUITES = {"2.4": (), "2.3": ("test_zfs_contract.py", "test_footprint_ci.py"),
-          "2.4-drivers": ("test_drivers.py", "test_drill.py", "test_expansion.py", "test_special_size.py")}
+          "2.4-drivers": ("test_drivers.py", "test_drill.py", "test_expansion.py", "test_special_size.py",
+                          "test_create_race.py", "test_pool.py")}
 BY_HAND = {"2.1": CONTRACT}  # SUITES' (): the whole folder but NOT_IN_CI and the files another boot of the series runs
 # Files 2.4's whole-folder run leaves out: test_footprint.py (lz4 and zstd from the image's
 # python3-lz4 and python3-zstandard), run by hand, about 6.5 min of pytest in a guest of its own and
 # more beside CI's two; test_footprint_ci.py, which 2.3 runs: the model's rules are the same on both
 NOT_IN_CI = ("test_footprint.py", "test_footprint_ci.py")
-MIN_TESTS = {"2.4": 25, "2.3": 10, "2.4-drivers": 33, "2.1": 15}
+MIN_TESTS = {"2.4": 21, "2.3": 10, "2.4-drivers": 37, "2.1": 15}
 # The fleet's two guests (tests/e2e/test_fleet.py) boot with the suites, once the image is built:
 # booted after 2.3's guest, as until 2026-11-28, they made CI's longest chain (the image, 2.3, then
 # the fleet's 30-odd minutes, ending with one core idle). None: wait for no boot; a suite's name:
@@ -116,12 +126,73 @@ _STARTED: dict[str, Future] = guest.__dict__.setdefault("_started_suites", {})
 _SHARES: dict[str, Path] = guest.__dict__.setdefault("_suite_shares", {})
 
 
+# The fleet's tests (test_fleet.py) drive two guests from the host's pytest, one test after another,
+# mostly waiting on the guests. Run among the host's tests they started only when every host and
+# set-up test had ended: in a CI-like run of 2026-11-28 the fleet stood booted and idle from 19:43 to
+# 19:58 while a core idled too, and ended last. So a full session runs them in a pytest of their own
+# in the background, started once the image is built (test_fleet_suite.py reports it); that pytest
+# sets FLEET_INSIDE, and runs them as `pytest tests/e2e/test_fleet.py` does by hand.
+FLEET_INSIDE = "ZFSLAB_FLEET_INSIDE"
+FLEET_FILE = "tests/e2e/test_fleet.py"
+FLEET_TIMEOUT_S = 2 * 3600  # a guard against a hang, as BOOT_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class FleetSuite:
+    returncode: int
+    junit: ET.Element | None
+    log: str
+    seconds: float
+    tests: tuple[str, ...]   # the node ids it was given
+
+
+def run_fleet_suite(tests: tuple[str, ...], rootdir: Path, out: Path) -> FleetSuite:
+    """The fleet's tests in a pytest of their own, once the image is there: this process's build
+    (guest.ensure_image's lock is per process, so the child must not look before it is built)."""
+    from tests.e2e.guest import fleet as fleet_guests
+
+    guest.ensure_image(fleet_guests.SERIES)
+    junit = out / "junit.xml"
+    log = out / "pytest.log"
+    t0 = time.monotonic()
+    with open(log, "w") as f:
+        child = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
+                                  f"--rootdir={rootdir}", f"--junitxml={junit}", *tests],
+                                 cwd=rootdir, env={**os.environ, FLEET_INSIDE: "1"}, stdin=subprocess.DEVNULL,
+                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        _FLEET_CHILD.append(child)
+        try:
+            code = child.wait(timeout=FLEET_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            code = stop_fleet_suite()
+    root = ET.parse(junit).getroot() if junit.exists() else None
+    return FleetSuite(code, root, log.read_text(errors="replace"), time.monotonic() - t0, tests)
+
+
+_FLEET_CHILD: list[subprocess.Popen] = guest.__dict__.setdefault("_fleet_child", [])
+
+
+def stop_fleet_suite() -> int | None:
+    """Stop the fleet's pytest if it still runs (a hang, or this session interrupted: it has a
+    session of its own, so a Ctrl-C here does not reach it): SIGINT, on which it stops its guests
+    as a Ctrl-C would, then SIGKILL to its whole session after a grace period."""
+    if not _FLEET_CHILD or _FLEET_CHILD[0].poll() is not None:
+        return _FLEET_CHILD[0].returncode if _FLEET_CHILD else None
+    child = _FLEET_CHILD[0]
+    child.send_signal(signal.SIGINT)
+    try:
+        return child.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)   # its guests too: they are in its session
+        return child.wait()
+
+
 def boots_settled() -> bool:
     """Has every boot of SUITES (not the fleet's: its own boot waits for ssh) reached its payload, or ended? Until
     then the host's background work (tests/setup) waits: a boot is the most sensitive time of a
     guest's (docs/test-guest.md#kernel-crashes)."""
     for name, future in _STARTED.items():
-        if name == "fleet" or future.done():
+        if name.startswith("fleet") or future.done():
             continue
         share = _SHARES.get(name)
         if share is None or not any((share / d / "run.log").exists() for d in ("share", "share-retry")):
@@ -145,13 +216,20 @@ def _tests_for(name: str) -> str:
     return " ".join([inside, *(f"--ignore={inside}/{n}" for n in (*NOT_IN_CI, *elsewhere))])
 
 
-def start_guest_suites(*, suites: bool = True, fleet: bool = False) -> dict[str, Future]:
+def start_guest_suites(*, suites: bool = True, fleet: bool = False,
+                       fleet_tests: tuple[str, ...] = (), rootdir: Path | None = None) -> dict[str, Future]:
     """Each boot of SUITES in a background thread at once, and the fleet's guests (after the boot
-    FLEET_AFTER names, if any), each once a session. tests/conftest.py starts them when collection
-    ends, so that the host's own tests run beside them."""
+    FLEET_AFTER names, if any), or the fleet's tests in a pytest of their own ("fleet-tests": the
+    node ids given, run_fleet_suite), each once a session. tests/conftest.py starts them when
+    collection ends, so that the host's own tests run beside them."""
     from tests.e2e.guest import fleet as fleet_guests
 
     todo = [s for s in SUITES if suites and s not in _STARTED]
+    if fleet_tests and "fleet-tests" not in _STARTED:
+        out = Path(tempfile.mkdtemp(prefix="zfslab-fleet-tests-"))
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-tests")
+        _STARTED["fleet-tests"] = pool.submit(run_fleet_suite, tuple(fleet_tests), rootdir or REPO, out)
+        pool.shutdown(wait=False)
     if todo or (fleet and "fleet" not in _STARTED):
         # no image is built here: each boot's thread calls guest.ensure_image, the first builds the
         # image the others share (2.3, 2.4 and the fleet's) while the host's own tests run
