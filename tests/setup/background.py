@@ -34,7 +34,8 @@ def _boots_settled() -> bool:
 
 
 def _in_background(work: Callable[[], Any]) -> Callable[[], Any]:
-    """The work, run after the e2e guests have booted and at a lower priority: on Linux a thread's
+    """The work, run when no e2e guest is booting (before the image is built, or once the boots
+    have reached their payloads; test_guest.boots_settled) and at a lower priority: on Linux a thread's
     nice value is its own and the processes it starts inherit it. Two boots, the host's tests and
     two chroots installing numpy at once were the load under which a guest's boot stalled
     here (docs/test-guest.md#kernel-crashes)."""

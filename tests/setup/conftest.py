@@ -1,5 +1,5 @@
 """The set-up's tests spend their time waiting for apt and PyPI downloads, so their work starts in the
-background once collection ends and the guests have booted (two at a time, at nice 10; background.py),
+background once collection ends, while no guest is booting (two at a time, at nice 10; background.py),
 and the tests themselves run after the host's other tests, by when it is mostly done; as the e2e
 guests do (tests/conftest.py). A test module lists
 its work in SCENARIOS, {test name as collected: function}; the test takes its result with

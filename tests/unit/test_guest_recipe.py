@@ -184,7 +184,9 @@ def test_setup_work_waits_for_the_boots_started_at_once(monkeypatch, tmp_path):
     pending: Future = Future()
     monkeypatch.setattr(test_guest, "_STARTED", {"2.4": pending, "fleet": Future()})
     monkeypatch.setattr(test_guest, "_SHARES", {"2.4": share})
-    assert not test_guest.boots_settled()  # booting: no run.log yet (the fleet, which waits for 2.3, does not count)
+    assert test_guest.boots_settled()  # waiting for the image: no qemu yet, nothing under way
+    (share / "share" / "run.sh").write_text("")
+    assert not test_guest.boots_settled()  # booting: no run.log yet (the fleet does not count)
     (share / "share" / "run.log").write_text("")
     assert test_guest.boots_settled()
     (share / "share" / "run.log").unlink()
