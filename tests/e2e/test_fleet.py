@@ -269,16 +269,23 @@ def test_profile_disk_over_the_fleet_flags_the_throttled_disk(fleet, record_prop
     t0 = time.monotonic()
     # Under TCG, 2-s figures of identical, unthrottled peers scatter widely: one read 142 MB/s
     # against its peers' median of 248 (43 % below) in the CI run of 2026-11-26, beyond the default
-    # 15 % that suits real disks. The throttled disk (4 MB/s, 50 IOPS) sits about 98 % below, so an
-    # 80 % bar still flags it and only it; the default's own rule is tested in tests/unit.
+    # 15 % that suits real disks; the default's own rule is tested in tests/unit. The throttled disk
+    # (4 MB/s, 50 IOPS) sits 93-98 % below, so an 80 % bar flags it. A peer can fall past the bar too
+    # when its guest is starved: with the fleet's tests beside the two 2.4 boots (a CI-like run of
+    # 2026-11-28, five guests on two cores) fleet-a's first disk read 11 MB/s against a median of 64
+    # (83 % below). Speed in the emulator is no benchmark (docs/test-guest.md#throughput-there-means-nothing),
+    # so such a peer is printed, not failed; the throttled disk must be flagged, and furthest below.
     out = zfslab("profile-disk", *fleet_args(fleet), "--disks", ",".join(DISKS[:4]), "--seconds", "2",
                  "--threshold", "80%", "--json")
     record_property("seconds", round(time.monotonic() - t0))
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout)["outliers"]
     outliers = [json.dumps(o) for o in found]
-    # fleet-a's fourth disk, named by the path given or its serial (its /dev/sdX changes from boot to
-    # boot), and nothing of fleet-b's
-    assert outliers and all(A in o and B not in o for o in outliers), outliers
-    assert all(DISKS[3] in o or "ZFSLAB0003" in o for o in outliers), outliers
+    # fleet-a's fourth disk, named by the path given or its serial (its /dev/sdX changes from boot to boot)
+    throttled = [o for o, text in zip(found, outliers) if A in text and (DISKS[3] in text or "ZFSLAB0003" in text)]
+    assert throttled, outliers
     assert all(o["below"] > 0.8 for o in found), outliers
+    assert max(o["below"] for o in throttled) == max(o["below"] for o in found), outliers
+    noise = [text for o, text in zip(found, outliers) if o not in throttled]
+    if noise:
+        print(f"unthrottled disks past the bar under TCG (not a failure): {noise}")
