@@ -92,9 +92,8 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
 # What each boot runs in CI, by name: the OpenZFS series is the name's part before any "-". The
 # driver's contract (output formats, error texts) differs by version and runs on both series; 2.3
 # also runs test_footprint_ci.py (footprint against real ZFS, small; docs/footprint.md#judged-on-real-zfs).
-# RAIDZ expansion is
-# judged in the guest on 2.4, and on 2.3.9 and 2.4.4 by the libzpool oracle on the host
-# (tests/oracle/test_expansion_oracle.py: the same OpenZFS code in user space). The newest's tests are
+# RAIDZ expansion is judged in the guest on 2.4, and on 2.3.9 and 2.4.4 by the libzpool oracle on the
+# host (tests/oracle/test_expansion_oracle.py: the same OpenZFS code in user space). The newest's tests are
 # split over two boots of about equal CPU, each TCG guest being one host thread: "2.4" (bench, safety,
 # contract, the udev races) and "2.4-drivers" (the drivers, the drill, expansion, special-size,
 # zpool create's udev hold and `zfslab pool`). In a CI-like run of 2026-11-28 on an idle machine the
