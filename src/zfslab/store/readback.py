@@ -9,6 +9,8 @@ import os
 import sqlite3
 import stat
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from zfslab.errors import ParamError, ZfslabError, clip, shown
@@ -104,16 +106,27 @@ def read_results(path: str | None) -> StoredResults:
         raise ParamError("db", shown(path, 200), "a directory; give the results file bench or drill wrote")
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader, a device is not ours to read
         raise ParamError("db", shown(path, 200), "not a regular file; give the results file bench or drill wrote")
+    with reading(path) as conn:  # SQLite mode=ro: no tables, no migration, no journal-mode switch
+        return _read(conn, path, has_table)
+
+
+@contextmanager
+def reading(path: str) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to `path` (open_readonly) on which damage, in whichever table a read
+    meets it, is a one-line DamagedDatabase: a page damaged past the header is an error only when
+    read, and sqlite3 decodes a table's column names and each TEXT value as UTF-8 only as it hands
+    them over (a damaged byte in the CREATE TABLE of resilvers surfaced as an internal error in
+    `plan --db`, issue 38's fuzz campaign of 2026-11-28)."""
     try:
-        conn = open_readonly(path)  # SQLite mode=ro: no tables, no migration, no journal-mode switch
+        conn = open_readonly(path)
     except UnicodeDecodeError:  # a table name that is not UTF-8: damaged bytes in the schema
         raise DamagedDatabase(shown(path, 200), "its schema holds text that is not UTF-8") from None
     try:
-        return _read(conn, path, has_table)
-    except sqlite3.DatabaseError as e:  # a page damaged past the header reads as an error only now
+        yield conn
+    except sqlite3.DatabaseError as e:
         raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
-    except UnicodeDecodeError:  # sqlite3 decodes TEXT as UTF-8 when it hands a row over
-        raise DamagedDatabase(shown(path, 200), "a row holds text that is not UTF-8") from None
+    except UnicodeDecodeError:
+        raise DamagedDatabase(shown(path, 200), "a row or a table's schema holds text that is not UTF-8") from None
     except (KeyError, IndexError) as e:  # a table of ours without the columns we wrote
         raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
     finally:
@@ -172,8 +185,7 @@ _RESILVER_DISK_COLUMNS = {"device": (str,), "serial": (str, None), "role": (str,
 def read_resilvers(path: str) -> list[dict]:
     """Every resilver drill timed (migration 4), each with its disks, read without changing the file;
     [] for a database from before drill recorded them. Call after read_results() has vetted `path`."""
-    conn = open_readonly(path)
-    try:
+    with reading(path) as conn:
         if not has_table(conn, "resilvers"):
             return []
         out = []
@@ -185,12 +197,6 @@ def read_resilvers(path: str) -> list[dict]:
                             for d in disks]
             out.append(row)
         return out
-    except sqlite3.DatabaseError as e:
-        raise DamagedDatabase(shown(path, 200), f"SQLite cannot read it ({shown(str(e), 80)})") from None
-    except (KeyError, IndexError) as e:
-        raise DamagedDatabase(shown(path, 200), f"a table lacks the column {clip(str(e), 40)}") from None
-    finally:
-        conn.close()
 
 
 # Typed reads: what the store hands out of the rows the checks above passed (store/bench_fit.py,

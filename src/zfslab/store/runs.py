@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from zfslab.store.readback import read_results
+from zfslab.store.readback import read_results, reading
 from zfslab.store.results import Results
-from zfslab.store.schema import connect, open_readonly
+from zfslab.store.schema import connect
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,7 @@ def prior_bench_run(db: str, key: str) -> PriorRun:
     if not os.path.exists(db):
         return PriorRun()
     read_results(db)  # every stored value through the check report and plan --db use: damage refused alike
-    conn = open_readonly(db)
-    try:
+    with reading(db) as conn:
         results = Results(conn)
         run = results.find_run(key)
         if run is None:
@@ -37,8 +36,6 @@ def prior_bench_run(db: str, key: str) -> PriorRun:
         return PriorRun(run["id"], resuming, frozenset(results.done(run["id"])),
                         frozenset(results.pool_guids(run_id=run["id"])) if resuming else frozenset(),
                         results.intents(run_id=run["id"]) if resuming else {})
-    finally:
-        conn.close()
 
 
 def drill_records(db: str) -> tuple[set[str], dict]:
@@ -46,23 +43,17 @@ def drill_records(db: str) -> tuple[set[str], dict]:
     before running them ((name, mark) -> layout); read-only: nothing written."""
     if not os.path.exists(db):
         return set(), {}
-    conn = open_readonly(db)
-    try:
+    with reading(db) as conn:
         results = Results(conn)
         return set(results.pool_guids(purpose="drill")), results.intents(purpose="drill")
-    finally:
-        conn.close()
 
 
 def recorded_histories(db: str | None) -> dict[str, int]:
     """serial -> SMART bytes written, as zfslab recorded them after its own wipes (read-only)."""
     if not db or not os.path.exists(db):
         return {}
-    conn = open_readonly(db)
-    try:
+    with reading(db) as conn:
         return Results(conn).disk_histories()
-    finally:
-        conn.close()
 
 
 def adopt_pool(db: str, guid: str, pool: str, purpose: str, layout: str, run_id: int | None = None) -> None:
