@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.e2e.test_guest import FLEET_FILE, _need_guest, start_guest_suites
+from tests.e2e.test_guest import FLEET_FILE, _need_guest, junit_problems, start_guest_suites
 
 pytestmark = pytest.mark.e2e
 
@@ -22,9 +22,7 @@ def test_the_fleet_tests_in_their_own_pytest(record_property):
     record_property("fleet_seconds", round(suite.seconds))
     assert suite.junit is not None, f"the fleet's pytest wrote no report (exit {suite.returncode}):\n{suite.log[-4000:]}"
     cases = list(suite.junit.iter("testcase"))
-    failed = [f"{c.get('name')}: {(c.find('failure') if c.find('failure') is not None else c.find('error')).get('message')}"
-              for c in cases if c.find("failure") is not None or c.find("error") is not None]
-    skipped = [c.get("name") for c in cases if c.find("skipped") is not None]
+    failed, skipped = junit_problems(suite.junit)
     assert not failed, "\n".join(failed) + "\n" + suite.log[-4000:]
     assert not skipped, skipped
     whole = suite.tests == (FLEET_FILE,)

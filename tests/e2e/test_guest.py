@@ -136,6 +136,10 @@ FLEET_FILE = "tests/e2e/test_fleet.py"
 FLEET_TIMEOUT_S = 2 * 3600  # a guard against a hang, as BOOT_TIMEOUT_S
 
 
+# the fleet's pytest, once started (one a session): stop_fleet_suite() ends it if it still runs
+_FLEET_CHILD: list[subprocess.Popen] = guest.__dict__.setdefault("_fleet_child", [])
+
+
 @dataclass(frozen=True)
 class FleetSuite:
     returncode: int
@@ -166,9 +170,6 @@ def run_fleet_suite(tests: tuple[str, ...], rootdir: Path, out: Path) -> FleetSu
             code = stop_fleet_suite()
     root = ET.parse(junit).getroot() if junit.exists() else None
     return FleetSuite(code, root, log.read_text(errors="replace"), time.monotonic() - t0, tests)
-
-
-_FLEET_CHILD: list[subprocess.Popen] = guest.__dict__.setdefault("_fleet_child", [])
 
 
 def stop_fleet_suite() -> int | None:
@@ -261,14 +262,20 @@ def guest_suites():
     return start_guest_suites()
 
 
+def junit_problems(root: ET.Element) -> tuple[list[str], list[str]]:
+    """A JUnit report's failed or errored cases ("name: message") and its skipped ones (names)."""
+    cases = list(root.iter("testcase"))
+    failed = [f"{c.get('name')}: {(c.find('failure') if c.find('failure') is not None else c.find('error')).get('message')}"
+              for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    return failed, [c.get("name") for c in cases if c.find("skipped") is not None]
+
+
 @pytest.mark.parametrize("name", tuple(SUITES))
 def test_drivers_in_the_guest(name, guest_suites: dict[str, Future], record_property):
     result, root = guest_suites[name].result()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     record_property("guest_seconds", round(result.seconds))
-    failed = [f"{c.get('name')}: {(c.find('failure') if c.find('failure') is not None else c.find('error')).get('message')}"
-              for c in suite.iter("testcase") if c.find("failure") is not None or c.find("error") is not None]
-    skipped = [c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None]
+    failed, skipped = junit_problems(suite)
     assert not failed, "\n".join(failed) + "\n" + result.log[-3000:]
     assert not skipped, skipped
     assert int(suite.get("tests")) >= MIN_TESTS[name]
