@@ -33,6 +33,13 @@ class _HelpFormatter(argparse.HelpFormatter):
             out.append(textwrap.fill(" ".join(line.split()), width, initial_indent=lead, subsequent_indent=hang))
         return "\n".join(out)
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """An option's help, wrapped between words only: argparse's default cuts a word longer than
+        the column (a layout such as raidz2:6+special=... came out as `raidz2:6+s` / `pecial=...`),
+        and a cut word copied from the terminal is a wrong one."""
+        import textwrap
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage mistake in one line, with the way to help."""

@@ -23,7 +23,8 @@ def add_parser(sub) -> None:
                        description="Exact capacity of one layout, step by step as OpenZFS computes it.")
     p.add_argument("layout", help="e.g. raidz2:6, 2xraidz2:6, 12xmirror:2, draid2:8d:24c:1s, raidz2:11+spare:1; "
                                   "disks of several sizes: raidz2:8@12TB+raidz2:4@8TB, raidz2:12@8x12TB/4x8TB; "
-                                  "allocation classes: raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB+cache:2@2TB")
+                                  "allocation classes: raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB, and +cache:2@2TB "
+                                  "or +dedup=mirror:2@400GB")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--vdev-bytes", type=size_arg, metavar="N",
                       help="exact bytes ZFS sees of each vdev (a file, a partition, a FreeBSD raw disk)")

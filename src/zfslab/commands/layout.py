@@ -16,7 +16,7 @@ from zfslab.report.tables import print_wrapped, text_width, to_json
 
 EXAMPLE = "zfslab layout 2xraidz2:6+spare:1 --pool tank"
 # the zfslab grammar for allocation classes, shown in --help (docs/capacity.md#allocation-classes)
-CLASS_EXAMPLE = "raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB+cache:2@2TB"
+CLASS_EXAMPLE = "raidz2:6+special=mirror:3@1TB+log=mirror:2@400GB"
 
 
 def add_parser(sub) -> None:
@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
                        description="Validate a layout, describe it, and print its zpool create command; "
                                    "or read a layout from a zpool create vdev list.")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("layout", nargs="?", help=f"e.g. 2xraidz2:6+spare:1, or with allocation classes {CLASS_EXAMPLE}")
+    src.add_argument("layout", nargs="?", help=f"e.g. 2xraidz2:6+spare:1, or with allocation classes {CLASS_EXAMPLE} (and +cache:2@2TB)")
     src.add_argument("--from-zpool", metavar="VDEVS",
                      help="a zpool create vdev list, e.g. 'raidz2 sda sdb sdc sdd sde sdf spare sdg' or "
                           "'raidz2 a b c d e f special mirror g h i log mirror j k cache l'")

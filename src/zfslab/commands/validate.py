@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
                        description="Fit the speed model on the calibration rows, predict the others with 90 % "
                                    "intervals, and compare with the measured MB/s and with the rule of thumb "
                                    "fitted on the same rows.")
-    p.add_argument("dataset", help="CSV: disks,kind,vdevs,width,[write_MBps,rewrite_MBps,read_MBps],[calibration]")
+    p.add_argument("dataset", help="a CSV with the columns disks, kind, vdevs, width, then write_MBps, rewrite_MBps, read_MBps "
+                                   "(any of them) and calibration (optional)")
     add_ashift_option(p, "ashift of the measured pools (default 12)")
     p.add_argument("--calibration", choices=("csv", "auto"), default="csv",
                    help="csv: fit on the rows marked calibration=1 (default); auto: on at most a third of the "
