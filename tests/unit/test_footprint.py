@@ -304,6 +304,60 @@ def test_a_directory_is_a_microzap_grown_512_bytes_at_a_time_then_a_fat_zap():
     assert directory_blocks(3, 60, True) != directory_blocks(3, 60, False)   # a long name: fat at once
 
 
+def test_a_fat_zap_has_the_leaves_of_a_uniform_hash_split_a_power_of_two_away_from_a_boundary():
+    """Entries go to leaves by the leading bits of a salted CRC-64, so the leaves of one depth fill
+    together and split together. 2,600 names of 11 bytes (3 chunks each, 212 to a 638-chunk leaf)
+    made 16 leaves in the 2.4.4 guest (zdb -bb, test_footprint.py's shape tree), where the ln 2
+    average fill had said 18."""
+    from zfslab.model.footprint_metadata import fat_zap_leaves
+    assert fat_zap_leaves(2600, 3) == 16
+    assert fat_zap_leaves(100, 3) == 1 and fat_zap_leaves(0, 3) == 1
+    assert [fat_zap_leaves(n, 3) for n in (600, 1200, 2400, 4800)] == [4, 8, 16, 32]   # shares far from full
+    assert fat_zap_leaves(800, 3) == 5      # 4 leaves of 200 of 212 on average: about one of them overflows
+    counts = [fat_zap_leaves(n, 3) for n in range(1, 20000, 37)]
+    assert counts == sorted(counts)                    # more entries, never fewer leaves
+    near = fat_zap_leaves(212 * 8, 3)                  # mean share exactly full: about half the leaves split
+    assert 8 < near < 16
+
+
+def test_a_microzap_is_built_as_zap_micro_writes_it_and_small_directories_fit_in_their_pointer(tmp_path):
+    """The reader gives lz4 the directory's block as ZFS writes it (mzap_phys_t, 64 B entries in
+    the order added): a directory of three short names compresses to 112 B or less and is embedded,
+    which the old per-entry formula missed for 22 of the shape tree's directories (a sector, twice,
+    each)."""
+    import struct
+
+    from zfslab.model.footprint_metadata import MZAP_ENT_LEN, ZBT_MICRO, microzap_block
+    block = microzap_block([b"a.txt", b"sub"], [8, 4], 1000)
+    assert len(block) == 512 and struct.unpack_from("<Q", block)[0] == ZBT_MICRO
+    value, cd, _, name = struct.unpack_from("<QIH50s", block, MZAP_ENT_LEN)
+    assert (value >> 60, value & 0xFFFF, cd, name.rstrip(b"\0")) == (8, 1000, 0, b"a.txt")
+    assert len(microzap_block([b"f%d" % i for i in range(8)], [8] * 8, 9)) == 1024   # grown by 512 B
+    small, big = tmp_path / "small", tmp_path / "big"
+    for d, n in ((small, 3), (big, 300)):
+        d.mkdir()
+        for i in range(n):
+            (d / (f"f{i}" if n < 10 else f"file-{i:04d}-{random.Random(i).getrandbits(40):x}")).write_bytes(b"x")
+    shapes = walk([str(tmp_path)]).directory_shapes
+    clens = {entries: clen for (entries, _, _, clen) in shapes}
+    assert 0 < clens[3] <= BPE_PAYLOAD_SIZE < clens[300] < 300 * MZAP_ENT_LEN
+
+
+def test_a_long_symlink_spills_and_its_spill_is_priced_by_what_lz4_makes_of_it(tmp_path):
+    """A target past the dnode's bonus goes to a 512 B spill block, which is metadata and lz4'd: a
+    repetitive target (../sub/sub/...) fits in its block pointer, a random one takes an allocation.
+    The shape tree's 40 repetitive spills had been priced as 40 sectors, twice."""
+    from zfslab.model.footprint_metadata import SPILL_BLOCK_BYTES, spill_block
+    assert len(spill_block(b"x" * 200)) == SPILL_BLOCK_BYTES and len(spill_block(b"x" * 600)) == 2 * SPILL_BLOCK_BYTES
+    rng = random.Random(7)
+    os.symlink("../" + "sub/" * 60 + "x", tmp_path / "repetitive")
+    os.symlink("".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789/") for _ in range(300)), tmp_path / "random")
+    os.symlink("short", tmp_path / "short")
+    w = walk([str(tmp_path)])
+    assert w.long_symlinks == 2 and sum(w.spills.values()) == 2
+    assert sorted(c <= BPE_PAYLOAD_SIZE for (_, c) in w.spills) == [False, True]
+
+
 def test_metadata_blocks_are_whole_allocations_twice_and_stored_as_is_where_they_cannot_shrink():
     """Every metadata block is priced like data (lz4, rounded to the allocation unit), twice. On
     dRAID a 16K dnode block compressed to 3K still takes a 16K row: stored as is (the 2.4.4 guest's
@@ -402,7 +456,7 @@ def test_a_special_vdev_takes_the_metadata_and_the_blocks_up_to_special_small_bl
     from zfslab.model.footprint_metadata import TreeShape
     blocks = {(4096, 4096): 10, (131072, 131072): 3}   # incompressible: ten 4K blocks, three records
     off = Compression(False)
-    shape = TreeShape(13, 1, directory_shapes={(13, 130, False): 1})
+    shape = TreeShape(13, 1, directory_shapes={(13, 130, False, 0): 1})
     plain = footprint(blocks, parse_layout("raidz2:6"), 12, off, shape=shape)
     special = footprint(blocks, parse_layout("raidz2:6+special=mirror:3"), 12, off, shape=shape,
                         special_small_bytes=16384)

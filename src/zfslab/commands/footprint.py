@@ -200,7 +200,7 @@ def _walked_blocks(w: Walk, ranges: dict, recordsize: int, keep_holes: bool, den
     for n, count in by_blocks.items():
         merge_indirect(indirect, dense_indirect(n), count)
     shape = TreeShape(len(w.files), w.directories, w.symlinks, w.special, w.long_symlinks,
-                      dict(w.directory_shapes), indirect)
+                      dict(w.directory_shapes), indirect, dict(w.spills))
     return all_as_is, written, shape, pointers, hole_records
 
 
@@ -359,7 +359,8 @@ def _shape_record(shape: TreeShape) -> dict:
     """What the metadata was priced from: directories (entries, bytes of names, a name too long
     for a microzap), indirect blocks (level, pointers), symlinks."""
     return {"symlinks": shape.symlinks, "long_symlinks": shape.long_symlinks, "other_objects": shape.other_objects,
-            "directory_shapes": [[e, b, int(lg), n] for (e, b, lg), n in sorted(shape.directory_shapes.items())],
+            "directory_shapes": [[e, b, int(lg), n, c] for (e, b, lg, c), n in sorted(shape.directory_shapes.items())],
+            "spill_blocks": [[lsize, c, n] for (lsize, c), n in sorted(shape.spills.items())],
             "indirect_blocks": [[lv, k, n] for (lv, k), n in sorted(shape.indirect.items())]}
 
 

@@ -21,7 +21,8 @@ from typing import Callable
 
 from zfslab.errors import InputError, ParamError, clip, shown
 from zfslab.model.footprint import clen_key, file_block_sizes
-from zfslab.model.footprint_metadata import MZAP_NAME_LEN, SYMLINK_IN_BONUS_BYTES, DirShape
+from zfslab.model.footprint_metadata import (MZAP_ENT_LEN, MZAP_MAX_BLKSZ, MZAP_NAME_LEN, SYMLINK_IN_BONUS_BYTES,
+                                             DirShape, microzap_block, spill_block)
 from zfslab.system.zfs_lz4 import zfs_lz4
 
 LZ4_HEADER_BYTES = 4    # lz4_compress_zfs: the compressed length, big-endian, ahead of the data
@@ -79,7 +80,8 @@ class Walk:
     directories: int = 0
     symlinks: int = 0
     long_symlinks: int = 0    # target longer than the dnode's bonus holds: a spill block each
-    directory_shapes: dict[DirShape, int] = field(default_factory=dict)   # (entries, name bytes, long name)
+    spills: dict[tuple[int, int], int] = field(default_factory=dict)      # (lsize, lz4 length): count
+    directory_shapes: dict[DirShape, int] = field(default_factory=dict)   # (entries, name bytes, long name, lz4)
     maybe_sparse: set[int] = field(default_factory=set)   # indices into files: fewer blocks than bytes
     special: int = 0          # sockets, FIFOs, devices
     loops: int = 0            # directories met a second time
@@ -91,9 +93,16 @@ class Walk:
             self.examples.append(text)
 
 
+# DT_* of the ZPL's directory entries (zfs_dir.c ZFS_DIRENT_MAKE, IFTODT)
+_DT_DIR, _DT_REG, _DT_LNK = 4, 8, 10
+
+
 def walk(paths: list[str]) -> Walk:
-    """Every regular file under the trees, without following a symlink."""
+    """Every regular file under the trees, without following a symlink. Metadata is always lz4
+    in ZFS, so each directory's microzap and each long symlink's spill block is built as ZFS would
+    write it and given to lz4 here (model/footprint_metadata.py)."""
     w = Walk()
+    meta_lz4 = compressor("lz4")
     seen: set[tuple[int, int]] = set()
     for root in paths:
         try:
@@ -124,9 +133,7 @@ def walk(paths: list[str]) -> Walk:
                 w.warn(f"{d}: {e.strerror}")
                 continue
             w.directories += 1
-            names = [len(os.fsencode(e.name)) for e in entries]
-            shape = (len(names), sum(names), any(n >= MZAP_NAME_LEN for n in names))
-            w.directory_shapes[shape] = w.directory_shapes.get(shape, 0) + 1
+            _add_directory(w, entries, meta_lz4)
             for e in entries:
                 try:
                     est = e.stat(follow_symlinks=False)
@@ -134,7 +141,9 @@ def walk(paths: list[str]) -> Walk:
                     continue  # vanished since the listing
                 if stat.S_ISLNK(est.st_mode):
                     w.symlinks += 1
-                    w.long_symlinks += est.st_size > SYMLINK_IN_BONUS_BYTES   # lstat's size: the target's length
+                    if est.st_size > SYMLINK_IN_BONUS_BYTES:   # lstat's size: the target's length
+                        w.long_symlinks += 1
+                        _add_spill(w, e.path, meta_lz4)
                 elif stat.S_ISDIR(est.st_mode):
                     stack.append(e.path)
                 elif stat.S_ISREG(est.st_mode):
@@ -144,6 +153,31 @@ def walk(paths: list[str]) -> Walk:
                 else:
                     w.special += 1
     return w
+
+
+def _add_directory(w: Walk, entries: list[os.DirEntry], lz4) -> None:
+    """The directory's shape; a microzap's lz4 length from its bytes (its names, in listing order)."""
+    names = [os.fsencode(e.name) for e in entries]
+    long_name = any(len(n) >= MZAP_NAME_LEN for n in names)
+    clen = 0
+    if not long_name and (len(names) + 1) * MZAP_ENT_LEN <= MZAP_MAX_BLKSZ:
+        kinds = [_DT_LNK if e.is_symlink() else _DT_DIR if e.is_dir(follow_symlinks=False) else _DT_REG
+                 for e in entries]
+        first_object = w.directories + w.symlinks + len(w.files) + w.special + 8   # the ZPL's own 8 first
+        clen = lz4(microzap_block(names, kinds, first_object))
+    shape = (len(names), sum(map(len, names)), long_name, clen)
+    w.directory_shapes[shape] = w.directory_shapes.get(shape, 0) + 1
+
+
+def _add_spill(w: Walk, path: str, lz4) -> None:
+    try:
+        block = spill_block(os.readlink(os.fsencode(path)))
+    except OSError:
+        block = b"\xff" * 512     # vanished or unreadable: priced as a spill that does not compress
+        key = (len(block), len(block))
+    else:
+        key = (len(block), lz4(block))
+    w.spills[key] = w.spills.get(key, 0) + 1
 
 
 def _kind(mode: int) -> str:
