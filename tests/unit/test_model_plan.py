@@ -277,3 +277,18 @@ def test_the_disk_size_reaches_plan_once_through_the_disk_set():
     assert from_disks.p_loss == said_twice.p_loss and from_disks.p_loss[0] > 0
     with pytest.raises(ParamError, match="not the plan's disks' size"):
         plan(disks, layouts=layouts, risk=RiskParams(disk_bytes=4 * TB))
+
+
+def test_the_header_names_2_1_to_2_4_where_their_accounting_is_one(run_cli):
+    """2.3.7 and 2.4 differ from 2.1 only on special and dedup vdevs: a user of Debian's 2.3.9 or
+    2.4.4 planning plain layouts was told 'OpenZFS 2.1 to 2.3.6 accounting', as if another release."""
+    from zfslab.model.capacity import RULES, accounting_name, rules_for
+    assert accounting_name(rules_for("2.4.4"), False) == accounting_name(RULES["2.1"], False) == "OpenZFS 2.1 to 2.4"
+    assert accounting_name(rules_for("2.4.4"), True) == "OpenZFS 2.4.1 and later"
+    assert accounting_name(rules_for("0.8"), False) == RULES["0.8"].software
+    # the claim itself: the same figures under each rule set without class vdevs
+    assert len({run_cli("plan", "12x8TB", "--zfs-version", v, "--json").stdout.split('"recommendation"')[1]
+                for v in ("2.1", "2.3.9", "2.4.0", "2.4.4")}) == 1
+    assert "OpenZFS 2.1 to 2.4 accounting" in run_cli("plan", "12x8TB").stdout.splitlines()[0]
+    head = run_cli("plan", "6x4TB", "--layouts", "raidz2:6+special=mirror:2@1TB", "--zfs-version", "2.4.4").stdout
+    assert "OpenZFS 2.4.1 and later accounting" in head.splitlines()[0]

@@ -14,7 +14,7 @@ from zfslab.commands._common import (DEFAULT_DISKS, add_goal_options, disk_size_
                                      load_disk_type, read_disks,
                                      prices_from_args, risk_params, size_arg)
 from zfslab.errors import UsageError, clip, shown
-from zfslab.model.capacity import rules_for
+from zfslab.model.capacity import accounting_name, rules_for
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
@@ -156,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
                        "recommendation": rec.as_dict(), "layouts": _json_rows(rows, rec, calibration, calibrated, fits)}))
         return 0
     shown_rows, fitted, out, page = _fit_table(rows, rec, goal, risk, speed, calibrated, keys, args)
-    _print_head(out, page, disks, rules, goal, rec, fitted, args, rows)
+    class_vdevs = any(c.alloc_class in ("special", "dedup") for lay in layouts or () for c in lay.classes)
+    _print_head(out, page, disks, accounting_name(rules, class_vdevs), goal, rec, fitted, args, rows)
     if fits:  # the user's data, before the footer that ends the answer (issue 33: it came after it)
         for line in _data_fit.lines(fits, shown_rows, data, args):
             out.print(line)
@@ -206,7 +207,7 @@ def star_reason(rec, pick, goal: Goal) -> str:
                   count=1)
 
 
-def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, args, rows) -> None:
+def _print_head(out, page: int, disks: DiskSet, accounting: str, goal: Goal, rec, fitted, args, rows) -> None:
     """The disks and the goal above the table, the table, and the recommendation below it."""
     how = "whole disks, Linux partitioning" if disks.whole_disk else "exact vdev size"
     # no disks given and none from --db: say that these are an example, and how to give one's own
@@ -214,7 +215,7 @@ def _print_head(out, page: int, disks: DiskSet, rules, goal: Goal, rec, fitted, 
         for line in wrapped_lines(f"No disks given: an example of {DEFAULT_DISKS}; give yours, e.g. zfslab plan 8x12TB.",
                                   page):
             out.print(Text(line, style="bold"), soft_wrap=True)
-    for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {rules.software} accounting", page):
+    for line in wrapped_lines(f"{disks.label} disks ({how}), ashift {args.ashift}, {accounting} accounting", page):
         out.print(Text(line, style="bold"), soft_wrap=True)
     for line in wrapped_lines(f"For {goal.data} data [{budget_text(goal)}], {workload_text(goal)}, "
                               f"priority {goal.priority}:", page):

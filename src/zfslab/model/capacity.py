@@ -63,6 +63,18 @@ RULES: dict[str, Rules] = {
 }
 RULE_ALIASES = {"0.8-2.0": "0.8", "2.0": "0.8", "2.1-2.3": "2.1", "2.2": "2.1", "2.3": "2.3.7", "0.6.4": "slop64"}
 DEFAULT_RULES = "2.1"
+# rule sets that differ only on pools with special or dedup vdevs (2.3.7's class_alloc_in_dspace,
+# 2.4's embedded log on special vdevs): for every other layout they are 2.1's, byte for byte
+# against libzpool 2.1.11, 2.3.9 and 2.4.4 (docs/capacity.md#rule-sets)
+SAME_WITHOUT_CLASS_VDEVS = ("2.1", "2.3.7", "2.4.0", "2.4")
+
+
+def accounting_name(rules: Rules, class_vdevs: bool) -> str:
+    """The releases whose accounting the figures are: one name for 2.1 to 2.4 where no layout has
+    a special or dedup vdev, so that a user of 2.3.9 or 2.4.4 is not told of 2.3.6."""
+    if not class_vdevs and rules.key in SAME_WITHOUT_CLASS_VDEVS:
+        return "OpenZFS 2.1 to 2.4"
+    return rules.software
 
 
 _RELEASE = re.compile(r"([0-9]{1,4})(?:\.([0-9]{1,4}))?(?:\.([0-9]{1,4})(?:\.[0-9]{1,4})?(?:-[0-9a-z.~+]{1,40})?)?",
