@@ -31,6 +31,7 @@ from zfslab.system.bench_plan import BenchOptions
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.fleet import Event, execute
 from zfslab.system.preflight import preflight
+from zfslab.system.remote_argv import zfslab_argv
 from zfslab.system.suites import suite_tests
 from zfslab.system.transport import Transport
 
@@ -72,14 +73,13 @@ class FleetBenchRequest:
     def bench_argv(self, host: Host, layouts: Sequence[str], *, dry_run: bool = False) -> list[str]:
         """The remote `zfslab bench` of these layouts on host, with that host's consent only."""
         o = self.options
-        argv = ["zfslab", "bench", "--disks", ",".join(self.devices), "--layouts", ",".join(layouts),
-                "--db", self.remote_db_for(host), "--origin", host.name, "--suite", o.suite,
-                "--repeats", str(o.repeats), "--ashift", str(o.ashift), "--recordsize", o.recordsize,
-                "--compression", o.compression, "--size", o.size, "--runtime", str(o.runtime_s),
-                "--ramp", str(o.ramp_s), "--stop-with-session"]
-        if host.name in self.serials:
-            argv += ["--wipe", "--confirm-serials", self.serials[host.name]]
-        return argv + (["--dry-run"] if dry_run else [])
+        serials = self.serials.get(host.name)
+        return zfslab_argv("bench", [
+            ("--disks", ",".join(self.devices)), ("--layouts", ",".join(layouts)), ("--db", self.remote_db_for(host)),
+            ("--origin", host.name), ("--suite", o.suite), ("--repeats", o.repeats), ("--ashift", o.ashift),
+            ("--recordsize", o.recordsize), ("--compression", o.compression), ("--size", o.size),
+            ("--runtime", o.runtime_s), ("--ramp", o.ramp_s), ("--stop-with-session", True),
+            ("--wipe", serials is not None), ("--confirm-serials", serials), ("--dry-run", dry_run)])
 
     def jobs(self) -> list[Job]:
         shapes = [TestShape(t.time_based, t.numjobs) for t in suite_tests(self.options.suite)] or [TestShape(False)]
