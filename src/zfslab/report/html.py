@@ -182,8 +182,8 @@ def _why_not(r: PlanRow, rec: dict, short: list[PlanRow]) -> str:
 
 def _plan_table(plan_rows: list[PlanRow], rec: dict | None, bench: Sequence[MeasurementRecord]) -> tuple[str, str, str]:
     """The layouts' table (short list first), its controls and its legend."""
-    first = plan_rows[0]
-    h = rec["horizon_years"] if rec else min(first.years if first.p_loss is not None else (5.0,), key=lambda y: abs(y - 5))
+    computed = plan_rows[0].years if plan_rows[0].p_loss is not None else (5.0,)
+    h = rec["horizon_years"] if rec else min(computed, key=lambda y: abs(y - 5))   # 5 years, or the nearest
     metrics = list(rec["speed_metrics"]) if rec else ["write_mb_s", "read_mb_s", "rand_read_iops_qd8"]
     listed = list(rec["shortlist"]) if rec else [r.layout for r in plan_rows]
     by_layout = {r.layout: r for r in plan_rows}
