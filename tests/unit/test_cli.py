@@ -327,7 +327,8 @@ def test_the_start_imports_no_command_module_and_no_heavy_library(argv):
     command module and numpy, scipy and matplotlib with them, 28x a bare Python start)."""
     modules = _modules_after(*argv)
     assert not _top(modules) & set(HEAVY), sorted(_top(modules) & set(HEAVY))
-    light = {"zfslab.report", "zfslab.report.shell_text"}  # the help formatter's: standard library only
+    # the parser (commands/_parser.py) and its help formatter's: standard library only
+    light = {"zfslab.commands._parser", "zfslab.report", "zfslab.report.shell_text"}
     assert not {m for m in modules if m.startswith(("zfslab.commands.", "zfslab.model", "zfslab.report"))} - light
 
 

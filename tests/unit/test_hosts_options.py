@@ -4,7 +4,7 @@ import pytest
 
 from zfslab.cli import _Parser
 from zfslab.commands._hosts import add_host_options, hosts_from_args, skip_hosts, transport_from_args
-from zfslab.errors import UsageError
+from zfslab.errors import UsageError, ZfslabError
 from zfslab.model.inventory import Host, InventoryError
 
 
@@ -34,7 +34,8 @@ def test_inventory_file_and_group(tmp_path):
     (("--inventory", "/nonexistent/fleet.ini",), "--inventory /nonexistent/fleet.ini: no such file"),
 ])
 def test_mistakes_are_one_line(argv, message):
-    with pytest.raises(UsageError) as e:
+    # an unreadable --inventory is the file reader's error (system/text_files.py), worded the same
+    with pytest.raises(UsageError if "inventory" not in argv[0] else ZfslabError) as e:
         hosts_from_args(_args(*argv))
     assert str(e.value).startswith(message)
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
-from collections.abc import Iterator
 
 from zfslab.report.tables import Console
 
-from zfslab.errors import UsageError, ZfslabError, clip, shown
+from zfslab.errors import UsageError, ZfslabError, clip
 from zfslab.model.performance import DiskProfile
 from zfslab.model.disk_types import DiskType
 from zfslab.model.reliability.params import RiskParams
@@ -36,7 +34,7 @@ PARAM_FLAGS = {
     # the library's settings (system/, store/), in its errors (issue 37)
     "sandbox": "--sandbox", "sandbox_size": "--sandbox-size", "suite": "--suite", "parallel": "--parallel",
     "compression": "--compression", "db": "--db", "layouts": "--layouts", "disk_devices": "--disks",
-    "output": "-o", "skip_host": "--skip-host",
+    "output": "-o", "skip_host": "--skip-host", "disk_type": "--disk-type", "sample": "--sample", "growth": "--grow",
 }
 DEFAULT_DB = "zfslab-results.sqlite"
 
@@ -359,34 +357,16 @@ def inputs_text(p: RiskParams) -> str:
 
 
 def load_disk_type(text: str) -> DiskType:
-    """A preset name or a PROFILE.toml written by `zfslab profile-disk` (its optional afr_pct and
-    ber_per_bit keys give the failure figures)."""
-    from zfslab.model.disk_types import ALIASES, DISK_TYPES, from_profile
-    name = ALIASES.get(text, text)
-    if name.lower() in DISK_TYPES or ALIASES.get(name.lower()) in DISK_TYPES:  # SSD, HDD: one meaning whatever the case
-        name = ALIASES.get(name.lower(), name.lower())
-    if name in DISK_TYPES:
-        return DISK_TYPES[name]
+    """--disk-type: a preset name, or a PROFILE.toml written by `zfslab profile-disk`
+    (system/profile.py reads it; its errors name the setting `disk_type`, worded --disk-type)."""
+    from zfslab.model.disk_types import DISK_TYPES, named_disk_type
+    preset = named_disk_type(text)
+    if preset is not None:
+        return preset
     if not text.endswith(".toml"):
         raise UsageError(f"--disk-type {clip(text)}: use one of {', '.join(DISK_TYPES)} or a PROFILE.toml file")
-    from zfslab.system.profile import ProfileError, profile_from_toml
-    if not os.path.exists(text):
-        raise UsageError(f"--disk-type {shown(text, 200)}: no such file; `zfslab profile-disk DEV --output {shown(text)}` "
-                         "makes one")
-    body = read_text_file(text, "--disk-type", max_bytes=2**20, kind="TOML")
-    try:
-        speed = profile_from_toml(body, text)
-    except ProfileError as e:
-        raise UsageError(f"--disk-type {shown(text, 200)}: {shown(str(e), 120)}") from None
-    import tomllib
-    data = tomllib.loads(body)
-    afr, ber = data.get("afr_pct"), data.get("ber_per_bit")
-    for key, value, lo, hi in (("afr_pct", afr, 0.0001, 99.9), ("ber_per_bit", ber, 0.0, 1e-3)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or not lo <= value <= hi):
-            raise UsageError(f"--disk-type {shown(text, 200)}: {key} = {shown(str(value), 40)}: give a number from "
-                             f"{lo:g} to {hi:g}")
-    return from_profile(speed, afr=None if afr is None else afr / 100, ber_per_bit=ber)
+    from zfslab.system.profile import read_disk_type  # lazy: profile-disk's module, only for a file
+    return read_disk_type(text)
 
 
 def load_disk_model(text: str) -> DiskProfile:
@@ -395,66 +375,6 @@ def load_disk_model(text: str) -> DiskProfile:
 
 
 MAX_DATASET_BYTES = 10 * 2**20
-
-
-def read_text_file(path: str, what: str, *, max_bytes: int, kind: str = "CSV") -> str:
-    """A small text file's contents: UTF-8 (a BOM is dropped) or UTF-16 with its BOM; a regular
-    file only (a directory, a FIFO or /dev/zero is refused before reading); one-line errors."""
-    return "".join(read_text_chunks(path, what, max_bytes=max_bytes, kind=kind))
-
-
-TEXT_CHUNK_BYTES = 1 << 20
-
-
-def read_text_chunks(path: str, what: str, *, max_bytes: int, kind: str = "CSV",
-                     chunk_bytes: int = TEXT_CHUNK_BYTES) -> Iterator[str]:
-    """A text file's contents as read_text_file() checks them, a chunk at a time: a binary or
-    mis-encoded file is refused at its first bad chunk, not after reading it whole."""
-    import codecs
-    import stat
-
-    name = f"{what} {shown(path, 200)}"
-    as_text = "text" if kind == "text" else f"{kind} text"
-    try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer (it has no effect on a regular file)
-        f = open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb")
-    except FileNotFoundError:
-        raise UsageError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{name}: a directory; give a {kind} file") from None
-    except OSError as e:
-        raise UsageError(f"{name}: cannot be read ({e.strerror})") from None
-    with f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{name}: not a regular file; give a {kind} file")
-        if st.st_size > max_bytes:
-            raise UsageError(f"{name}: {st.st_size:,} bytes; at most {max_bytes:,} are read")
-        decoder = None
-        offset = 0
-        while True:
-            try:
-                data = f.read(min(chunk_bytes, max_bytes + 1 - offset))
-            except OSError as e:
-                raise UsageError(f"{name}: cannot be read ({e.strerror})") from None
-            if decoder is None:
-                # Excel's "Unicode text" is UTF-16 with a BOM that says the byte order
-                encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
-                decoder = codecs.getincrementaldecoder(encoding)()
-            if offset + len(data) > max_bytes:   # the file grew after fstat
-                raise UsageError(f"{name}: over {max_bytes:,} bytes; at most {max_bytes:,} are read")
-            try:
-                text = decoder.decode(data, final=not data)
-            except UnicodeDecodeError as e:
-                raise UsageError(f"{name}: not {'UTF-16' if encoding == 'utf-16' else 'UTF-8'} text (byte "
-                                 f"{offset + e.start:,}); save it as UTF-8 {kind}") from None
-            if "\x00" in text:
-                raise UsageError(f"{name}: holds NUL characters: a binary file, not {as_text}")
-            if text:
-                yield text
-            if not data:
-                return
-            offset += len(data)
 
 
 def plain(value):

@@ -7,15 +7,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from zfslab.errors import UsageError, clip
-from zfslab.model.layout_grammar import parse_layout
 
 if TYPE_CHECKING:
+    from zfslab.model.data_fit import DataFit
     from zfslab.model.footprint import DataBlocks
 
 
@@ -26,14 +25,6 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
                         "times that data fits and what is free after it")
     g.add_argument("--grow", metavar="PCT", help="with --data-from: recommend only layouts with room for the data "
                                                  "plus this growth, e.g. 50%%")
-
-
-@dataclass(frozen=True, slots=True)
-class DataFit:
-    used_bytes: float       # zfs list USED the data takes on this layout
-    fits_times: float
-    free_after_bytes: float
-    room: bool              # usable >= used x (1 + growth)
 
 
 def _grow(text: str | None) -> float:
@@ -51,29 +42,20 @@ def load(args) -> DataBlocks | None:
     _grow(args.grow)
     if not args.data_from:
         return None
-    from zfslab.commands import footprint
-
     if os.path.isdir(args.data_from):
-        reading = argparse.Namespace(paths=[args.data_from], sample=None, seed=1)
-        return footprint.read_data(reading, 128 * 1024, "lz4")[0]
+        # deliberate lazy loading: the tree's reader (lz4, zstandard), only with --data-from
+        from zfslab.system.footprint_data import read_data
+
+        return read_data([args.data_from], compression="lz4").blocks
     from zfslab.commands._saved_footprint import load_saved
 
     return load_saved(args.data_from)
 
 
 def fit(rows, data: DataBlocks, args) -> dict[str, DataFit]:
-    """Per plan row's layout: the data's USED (data blocks and estimated metadata) and the fit."""
-    from zfslab.model.footprint import Compression, data_footprint  # deliberate lazy loading: only with --data-from
-    growth = _grow(args.grow)
-    version = re.match(r"\s*([0-9]+)\.([0-9]+)", args.zfs_version)
-    floors = not version or (int(version.group(1)), int(version.group(2))) >= (2, 3)
-    comp = Compression(on=data.compression != "off", floor_to_alloc=floors)
-    out = {}
-    for r in rows:
-        used = data_footprint(data, parse_layout(r.layout), args.ashift, comp).total_used_bytes
-        out[r.layout] = DataFit(used, r.usable_bytes / used if used else float("inf"), r.usable_bytes - used,
-                                r.usable_bytes >= used * (1 + growth))
-    return out
+    """Per plan row's layout: the data's USED and the fit (model/data_fit.py), from the options."""
+    from zfslab.model.data_fit import data_fits  # deliberate lazy loading: only with --data-from
+    return data_fits(rows, data, ashift=args.ashift, zfs_version=args.zfs_version, growth=_grow(args.grow))
 
 
 def with_room(rows, fits: dict[str, DataFit], args) -> list:

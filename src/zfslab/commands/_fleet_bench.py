@@ -4,7 +4,6 @@ options read, preflight refusals and the plan printed, one live display of every
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 
@@ -53,31 +52,28 @@ def fleet_request(args, hosts, devices, layouts, options):
 
 
 def run_fleet(args, request) -> int:
-    """Preflight, plan, then dry run or execute and pull; the transport closed whatever happens."""
+    """system/fleet_bench.py's preflight and plan, then the dry run printed, or the run executed and
+    its pull reported; the transport closed whatever happens."""
     from zfslab import __version__
-    from zfslab.system import fleet_bench as fb
+    from zfslab.system.fleet_bench import start_fleet
 
     transport = transport_from_args(args)
     try:
-        refusals = fb.preflight_refusals(transport, request, __version__)
-        if refusals:
-            for line in refusals:
+        start = start_fleet(transport, request, controller_version=__version__, dry_run=args.dry_run)
+        _pull_failures(start.pull_failures)
+        if start.refusals:
+            for line in start.refusals:
                 print(f"zfslab: {line}", file=sys.stderr)
             print("zfslab: nothing was started; fix these hosts, or leave them out with --skip-host H",
                   file=sys.stderr)
             return 2
-        finished, unfinished, late = _progress(transport, request, dry_run=args.dry_run)
-        for host, layout in late:   # its partial run, left out of --db: its pool is still to be destroyed
-            unfinished.setdefault(host, set()).add(layout)
-        plan = fb.plan_fleet(request, finished, unfinished)
         if args.dry_run:
-            return _dry_run(transport, plan)
-        refused = [d for d in fb.host_dry_runs(transport, plan, first_only=True) if d.exit_code]
-        if refused:
-            for d in refused:
+            return _dry_run(transport, start.plan)
+        if start.refused:
+            for d in start.refused:
                 print(f"zfslab: host {d.host}: {d.verdict or 'its dry run failed'}", file=sys.stderr)
-            return fleet_code(d.exit_code for d in refused)   # a host's refusal: 10, as a local one
-        return _execute(transport, plan)
+            return fleet_code(d.exit_code for d in start.refused)   # a host's refusal: 10, as a local one
+        return _execute(transport, start.plan)
     except Interrupted:
         raise
     except KeyboardInterrupt:   # in preflight, a pull or the hosts' dry runs: nothing was started
@@ -86,37 +82,9 @@ def run_fleet(args, request) -> int:
         transport.close()
 
 
-def _progress(transport, request, *, dry_run: bool) -> tuple[dict, dict[str, set[str]], frozenset]:
-    """What the bench has done so far: layout -> the host that finished it, host -> layouts its
-    runs left unfinished, and the partial results a pull left out. --resume first pulls each host's
-    database, so a host killed since the last pull (in a layout, or as its pool was created) takes
-    back its own layout. A dry run pulls the same way into a private copy of --db, deleted when it
-    ends: it plans what the real resume will, and the user's --db is not written."""
-    from zfslab.system import fleet_bench as fb
-    if not request.resume:
-        return (*fb.finished_before(request), frozenset())
-    if not dry_run:
-        late = _pull_first(transport, request)
-        return (*fb.finished_before(request), late)
-    import dataclasses
-    import tempfile
-
-    from zfslab.store.fleet import private_copy
-    with tempfile.TemporaryDirectory(prefix="zfslab-dry-run-") as folder:
-        copy = dataclasses.replace(request, db=os.path.join(folder, "db.sqlite"))
-        private_copy(request.db, copy.db)
-        late = _pull_first(transport, copy)
-        return (*fb.finished_before(copy), late)
-
-
-def _pull_first(transport, request) -> frozenset:
-    """--resume: what each host measured since the last pull reaches --db before the plan is made;
-    returns the (host, layout) results left out (partial, and finished elsewhere)."""
-    from zfslab.system import fleet_bench as fb
-    pulled = fb.pull(transport, request, request.hosts, fb.late_rule(request))
-    for host, why in pulled.failed:
+def _pull_failures(failed) -> None:
+    for host, why in failed:
         print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
-    return pulled.left_out
 
 
 def _dry_run(transport, plan) -> int:
@@ -140,22 +108,19 @@ def _dry_run(transport, plan) -> int:
 
 
 def _execute(transport, plan) -> int:
-    from zfslab.system import fleet_bench as fb
+    from zfslab.system.fleet_bench import execute_fleet, pull_after
 
     try:
         with FleetDisplay(plan) as display:
-            fb.execute_fleet(transport, plan, on_start=display.started, on_event=display.event)
+            execute_fleet(transport, plan, on_start=display.started, on_event=display.event)
     except KeyboardInterrupt:   # fan_out has closed every session: each host's bench stops with it
         raise Interrupted(INTERRUPTED_RUNNING) from None
-    live = [h for h in plan.request.hosts if h.name not in plan.ledger.lost]
-    pulled = fb.pull(transport, plan.request, live, fb.late_rule(plan.request, plan.cleanup))
-    return _report(plan, pulled)
+    return _report(plan, pull_after(transport, plan))
 
 
 def _report(plan, pulled) -> int:
     ledger, req = plan.ledger, plan.request
-    for host, why in pulled.failed:
-        print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
+    _pull_failures(pulled.failed)
     print(f"{len(ledger.done)} of {len(ledger.jobs)} layouts done on {len(req.hosts) - len(ledger.lost)} hosts; "
           f"{pulled.measurements} measurements of {pulled.runs} runs from {len(pulled.origins)} hosts in {req.db}")
     pending = ledger.pending()

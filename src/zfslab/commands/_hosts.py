@@ -8,10 +8,11 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from zfslab.commands._common import int_arg, read_text_file
+from zfslab.commands._common import int_arg
 from zfslab.errors import UsageError, shown
 from zfslab.model.inventory import Host, parse_hosts_option, parse_inventory
 from zfslab.system.fanout import DEFAULT_LIMIT
+from zfslab.system.text_files import read_text_file
 
 MAX_INVENTORY_BYTES = 4 * 2**20
 

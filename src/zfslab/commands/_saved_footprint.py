@@ -15,7 +15,7 @@ MAX_COUNT = 2**63 - 1
 
 def load_saved(path: str) -> DataBlocks:
     """DataBlocks from a saved `footprint --json`, every value checked: the right type, in range."""
-    from zfslab.commands._common import read_text_file
+    from zfslab.system.text_files import read_text_file
     from zfslab.model.json_input import JsonInputError, parse
     from zfslab.model.units import MAX_SIZE
 

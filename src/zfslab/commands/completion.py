@@ -19,6 +19,6 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zfslab.cli import build_parser  # every command's parser, for every option to complete
+    from zfslab.commands._parser import build_parser  # every command's parser, for every option to complete
     sys.stdout.write(completion_script(build_parser(), args.shell))
     return 0

@@ -198,12 +198,11 @@ def _fleet(args: argparse.Namespace, hosts) -> int:
         raise UsageError("--pool and --read-only are for this machine's pools; drop --hosts, or drill with --disks")
     scenarios = _scenarios(args.scenarios)
     serials = host_serials(args.confirm_serials, [h.name for h in hosts])
-    disks = ([*device_list(args.disks), *([args.spare_disk] if args.spare_disk else [])]
-             if args.disks is not None else [])   # --disks "": refused, as on this machine
+    remote = _remote_drill(args, scenarios)
     transport = transport_from_args(args)
     try:
-        found = fleet_drill(transport, hosts, disks, lambda h: _remote_argv(args, serials.get(h.name)),
-                            dry_run=args.dry_run, controller_version=__version__, limit=args.parallel)
+        found = fleet_drill(transport, hosts, remote, serials=serials, controller_version=__version__,
+                            limit=args.parallel)
     except KeyboardInterrupt:   # fan_out has closed every session: each host's drill stops with it
         raise Interrupted(INTERRUPTED_FLEET_DRY_RUN if args.dry_run else INTERRUPTED_FLEET) from None
     finally:
@@ -242,20 +241,16 @@ def _scenarios(text: str) -> list[str]:
     return scenarios
 
 
-def _remote_argv(args: argparse.Namespace, serials: str | None) -> list[str]:
-    """The host's own `zfslab drill`: this drill's options, and the host's consent (--wipe and its serials)."""
-    argv = ["zfslab", "drill", *(["--disks", args.disks] if args.disks else ["--sandbox", args.sandbox,
-                                                                              "--sandbox-size", args.sandbox_size])]
-    for flag, value in (("--layout", args.layout), ("--spare-disk", args.spare_disk), ("--db", args.db)):
-        if value is not None:
-            argv += [flag, value]
-    argv += ["--fill", repr(args.fill), "--scenarios", args.scenarios, "--corrupt-mb", str(args.corrupt_mb),
-             "--ashift", str(args.ashift)]
-    argv += ["--sequential-rebuild"] * args.sequential_rebuild + ["--wipe"] * args.wipe
-    argv += ["--confirm-serials", serials] if serials else []
-    argv += [] if args.dry_run else ["--stop-with-session"]   # the controller's Ctrl-C stops the host's drill
-    # the answer as data, except a dry run's plan, which is shown as the host printed it
-    return argv + (["--dry-run"] + ["--json"] * args.json if args.dry_run else ["--json"])
+def _remote_drill(args: argparse.Namespace, scenarios: list[str]):
+    """The options as the drill each host runs (system/fleet_drill.py RemoteDrill builds its argv)."""
+    from zfslab.system.fleet_drill import RemoteDrill
+
+    # --disks "": refused by device_list, as on this machine
+    devices = tuple(device_list(args.disks)) if args.disks is not None else ()
+    return RemoteDrill(devices, sandbox=args.sandbox, sandbox_size=args.sandbox_size, layout=args.layout,
+                       spare_disk=args.spare_disk, db=args.db, fill=args.fill, scenarios=tuple(scenarios),
+                       corrupt_mb=args.corrupt_mb, ashift=args.ashift, sequential_rebuild=args.sequential_rebuild,
+                       wipe=args.wipe, dry_run=args.dry_run, json=args.json)
 
 
 def _json_or_text(text: str):

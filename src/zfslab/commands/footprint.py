@@ -5,32 +5,26 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import random
 import re
-import stat
 import sys
 import time
+from collections.abc import Mapping
 
-from zfslab.commands._common import add_ashift_option, console, int_arg, parse_disk_set, read_text_file, size_arg
+from zfslab.commands._common import add_ashift_option, console, int_arg, parse_disk_set, size_arg
 from zfslab.errors import LayoutError, UsageError, clip, shown
 from zfslab.model.candidates import candidate_layouts
 from zfslab.model.capacity import rules_for, whole_disk_capacity
-from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, file_block_sizes, has_special,
-                                   merge, ratio_estimate, used_coster)
+from zfslab.model.footprint import (Compression, DataBlocks, Footprint, data_footprint, floors_to_alloc, has_special,
+                                   ratio_estimate, used_coster)
+from zfslab.model.footprint_metadata import TreeShape
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, times_text, to_json
-from zfslab.model.footprint_metadata import TreeShape, dense_indirect, indirect_levels, merge_indirect
-from zfslab.system.footprint_reader import (KEPT_HOLE, ReadCounts, Walk, compressor, read_sample, size_blocks,
-                                            sparse_ranges, walk)
-from zfslab.system.zfs_lz4 import zfs_lz4
-from zfslab.system.size_inputs import detect_format, parse_csv, parse_sizes, parse_zdb
+from zfslab.system.footprint_data import DataReading, read_data
+from zfslab.system.footprint_reader import KEPT_HOLE, compressor
 
 EXAMPLE = "zfslab footprint /usr/share/doc --layouts raidz2:6,mirror:2 --compression lz4"
-MAX_SIZE_LIST_BYTES = 256 << 20
-FILES_PER_DIRECTORY = 1000   # for a size list, which names no directory
 PROGRESS_AFTER_S = 2.0
 
 
@@ -115,155 +109,11 @@ def _layouts(args) -> tuple[list[Layout], int | None]:
     return layouts, args.disk_size
 
 
-def read_data(args, recordsize: int, compression: str) -> tuple[DataBlocks, dict]:
-    """The data from the paths: a tree walk (and read), or a size list."""
-    notes: dict = {}
-    if len(args.paths) == 1 and _is_file(args.paths[0]):
-        return _size_list(args.paths[0], recordsize, compression), notes
-    keep_holes = getattr(args, "sparse", "keep") == "keep"
-    w = walk(args.paths)
-    notes.update(directories=w.directories, symlinks_skipped=w.symlinks, special_files_skipped=w.special,
-                 directory_loops=w.loops, unreadable_directories=w.unreadable_dirs, warnings=list(w.examples))
-    if not w.files:
-        raise UsageError(f"{shown(' '.join(args.paths), 200)}: no regular file found"
-                         + (f" ({w.unreadable_dirs:,} directories unreadable)" if w.unreadable_dirs else "")
-                         + "; give a tree that holds files")
-    comp = compressor(compression)
-    seek_counts = ReadCounts()
-    ranges = sparse_ranges(w, recordsize, seek_counts)   # which records hold data: lseek only
-    all_as_is, written, shape, pointers, hole_records = _walked_blocks(w, ranges, recordsize, keep_holes,
-                                                                       dense=not keep_holes and comp is None)
-    if ranges:
-        notes.update(sparse_files=len(ranges), hole_records=hole_records, holes="kept" if keep_holes else "filled")
-    if comp is None:
-        return DataBlocks(written, all_as_is, all_as_is, "off", recordsize, len(w.files), w.directories,
-                          pointers, True, shape), notes
-    max_bytes, max_seconds = _sample(args.sample)
-    total = sum(f[3] for f in w.files)
-    with _Progress(total) as progress:
-        sample = read_sample(w, recordsize, comp, max_bytes=max_bytes, max_seconds=max_seconds,
-                             rng=random.Random(args.seed), progress=progress.update, ranges=ranges,
-                             keep_holes=keep_holes)
-    c = sample.counts
-    notes.update(files_read=c.read_files, bytes_read=c.read_bytes, read_seconds=round(sample.seconds, 3),
-                 unreadable_files=c.unreadable, vanished_files=c.vanished, shrunk_files=c.shrunk,
-                 warnings=notes["warnings"] + seek_counts.examples + c.examples)
-    if not sample.read and not sample.records:
-        raise UsageError(f"{shown(' '.join(args.paths), 200)}: no file could be read ({c.unreadable:,} unreadable, "
-                         f"{c.vanished:,} vanished); run as a user who can read them")
-    blocks: dict = {}
-    read_as_is: dict = {}
-    if sample.records:   # sampled records
-        for lsize, clen in sample.records:
-            if clen != KEPT_HOLE:
-                blocks[(lsize, clen)] = blocks.get((lsize, clen), 0) + 1
-            read_as_is[(lsize, lsize)] = read_as_is.get((lsize, lsize), 0) + 1
-        notes["_records"] = (sample.records, sample.population_records)
-        notes["records_read"] = len(sample.records)
-        notes["records_total"] = sample.population_records
-        return DataBlocks(blocks, read_as_is, all_as_is, compression, recordsize, len(w.files), w.directories,
-                          pointers, sample.complete, shape), notes
-    for i, b in sample.read:
-        merge(blocks, b)
-        merge(read_as_is, size_blocks(w.files[i][3], recordsize))
-    return DataBlocks(blocks, read_as_is, read_as_is, compression, recordsize, len(sample.read), w.directories,
-                      pointers, True, shape), notes
-
-
-def _walked_blocks(w: Walk, ranges: dict, recordsize: int, keep_holes: bool, dense: bool):
-    """From the walk and the files' data ranges, without reading: every file's blocks as is, the
-    blocks a copy writes with compression off (less the holes it keeps), the tree's shape for the
-    metadata, the block pointers and the records in holes. `dense`: holes filled with zeros and
-    stored (compression off), so the indirect blocks cover every record."""
-    all_as_is: dict = {}
-    written: dict = {}        # the blocks with compression off: all_as_is less the holes a copy keeps
-    indirect: dict = {}
-    by_blocks: dict[int, int] = {}
-    pointers = hole_records = 0
-    for i, f in enumerate(w.files):
-        n, lsize = file_block_sizes(f[3], recordsize)
-        as_is = size_blocks(f[3], recordsize)
-        merge(all_as_is, as_is)
-        pointers += n if n > 1 else 0
-        r = ranges.get(i)
-        if r is None:
-            merge(written, as_is)
-            by_blocks[n] = by_blocks.get(n, 0) + 1
-            continue
-        data_records = sum(b - a for a, b in r)
-        hole_records += n - data_records
-        kept = data_records if keep_holes else n
-        if kept:
-            written[(lsize, lsize)] = written.get((lsize, lsize), 0) + kept
-        # indirect blocks over the records that are not holes (zeros are holes with compression on)
-        merge_indirect(indirect, dense_indirect(n) if dense else indirect_levels(r, r[-1][1] - 1 if r else 0))
-    for n, count in by_blocks.items():
-        merge_indirect(indirect, dense_indirect(n), count)
-    shape = TreeShape(len(w.files), w.directories, w.symlinks, w.special, w.long_symlinks,
-                      dict(w.directory_shapes), indirect, dict(w.spills))
-    return all_as_is, written, shape, pointers, hole_records
-
-
-def _is_file(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _not_a_size_list(path: str) -> UsageError:
-    return UsageError(f"{shown(path, 200)}: a file that is not a size list (find DIR -type f -printf '%s\\n') nor "
-                      "zdb -bb output; to price its data, give the directory that holds it")
-
-
-def _size_list(path: str, recordsize: int, compression: str) -> DataBlocks:
-    try:
-        text = read_text_file(path, "size list", max_bytes=MAX_SIZE_LIST_BYTES, kind="size list")
-    except UsageError as e:
-        if "text (byte" in str(e) or "NUL characters" in str(e):   # binary: a file of data, not a list
-            raise _not_a_size_list(path) from None
-        raise
-    name = f"size list {shown(path, 200)}"
-    if detect_format(text) == "zdb":
-        return _zdb_blocks(parse_zdb(text, f"zdb output {shown(path, 200)}"), recordsize)
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    if not re.match(r"\s*\d", first):
-        raise _not_a_size_list(path)
-    # parsed first: a file that is no size list (a PATH that is one file of data) says so
-    sizes = parse_csv(text, name) if "," in first else parse_sizes(text, name)
-    if compression != "off":
-        raise UsageError(f"{shown(path, 200)} is a size list: it says nothing of how the data compresses; give "
-                         "--compression off, or the directory itself to read it")
-    blocks: dict = {}
-    pointers = files = 0
-    for size, count in sizes.items():
-        n, lsize = file_block_sizes(size, recordsize)
-        if n:
-            blocks[(lsize, lsize)] = blocks.get((lsize, lsize), 0) + n * count
-        pointers += n * count if n > 1 else 0
-        files += count
-    return DataBlocks(blocks, blocks, blocks, "off", recordsize, files, files // FILES_PER_DIRECTORY + 1, pointers,
-                      True)
-
-
-def _zdb_blocks(stats, recordsize: int) -> DataBlocks:
-    """A pool's blocks as zdb -bb measured them (data and metadata, already compressed): each
-    histogram bin's blocks at the bin's mean psize, rounded up to 512 B, stored as they are."""
-    blocks: dict = {}
-    for _, count, psize in stats.psize_bins:
-        if count:
-            size = -(-(psize // count) // 512) * 512
-            blocks[(size, size)] = blocks.get((size, size), 0) + count
-    if not blocks:
-        raise UsageError("zdb output: its Block Size Histogram counts no block; give zdb -bb of a pool that holds data")
-    return DataBlocks(blocks, blocks, blocks, "as measured by zdb", recordsize, 0, 0, 0, True)
-
-
 class _Progress:
     """A rich progress bar with ETA on stderr, shown only on a terminal and after a few seconds."""
 
-    def __init__(self, total: int) -> None:
-        self.total, self.start, self.bar, self.task = total, time.monotonic(), None, None
+    def __init__(self) -> None:
+        self.start, self.bar, self.task = time.monotonic(), None, None
 
     def __enter__(self):
         return self
@@ -287,51 +137,54 @@ class _Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        recordsize = parse_blocksize(args.recordsize)
-    except ValueError:
-        raise UsageError(f"--recordsize {clip(args.recordsize)}: give a power of two from 4K to 16M, e.g. 128K") from None
-    if not 4096 <= recordsize <= 16 << 20 or recordsize & (recordsize - 1):
-        raise UsageError(f"--recordsize {clip(args.recordsize)}: give a power of two from 4K to 16M, e.g. 128K")
+    recordsize = _recordsize(args.recordsize)
     compression = args.compression.strip().lower()
     compressor(compression)  # refuses a bad name before any reading
-    _sample(args.sample)
+    sample_bytes, sample_seconds = _sample(args.sample)
     rules = rules_for(args.zfs_version)
     layouts, disk_bytes = _layouts(args)
     if args.special_small_blocks and not any(has_special(lay) for lay in layouts):
         raise UsageError(f"--special-small-blocks: no layout given has a special vdev; add one, e.g. "
                          f"--layouts {shown(str(layouts[0]), 60)}+special=mirror:3")
-    data, notes = read_data(args, recordsize, compression)
-    if compression in ("lz4", "on") and "bytes_read" in notes:
-        notes["lz4_code"] = "openzfs (libzpool)" if zfs_lz4() is not None else "lz4 package"
-    comp = Compression(on=compression != "off", floor_to_alloc=_floors(args.zfs_version))
+    with _Progress() as progress:
+        reading = read_data(args.paths, recordsize_bytes=recordsize, compression=compression,
+                            sample_bytes=sample_bytes, sample_seconds=sample_seconds, seed=args.seed,
+                            keep_holes=args.sparse == "keep", progress=progress.update)
+    data, notes = reading.blocks, reading.notes
+    comp = Compression(on=compression != "off", floor_to_alloc=floors_to_alloc(args.zfs_version))
     rows = []
     for layout in layouts:
         fp = data_footprint(data, layout, args.ashift, comp, args.special_small_blocks)
         usable = whole_disk_capacity(layout, disk_bytes, ashift=args.ashift, rules=rules).usable_bytes \
             if disk_bytes else None
-        interval = _interval(data, notes, layout, args.ashift, comp, args.special_small_blocks)
+        interval = _interval(reading, layout, args.ashift, comp, args.special_small_blocks)
         # what lowers AVAIL: 2.3.7+ and 2.4.1+ add what the special vdevs hold back (spa_update_dspace)
         charged = fp.total_used_bytes - (fp.special_used_bytes if rules.class_alloc_in_dspace else 0.0)
         rows.append((layout, fp, usable, interval, charged))
-    record = _record(data, notes, rows, args)
     if args.json:
-        print(to_json(record))
+        print(to_json(_record(data, notes, rows, args)))
     else:
         _print(data, notes, rows, args)
     return 0
 
 
-def _floors(version: str) -> bool:
-    m = re.match(r"\s*([0-9]+)\.([0-9]+)", version)
-    return not m or (int(m.group(1)), int(m.group(2))) >= (2, 3)
+def _recordsize(text: str) -> int:
+    """--recordsize: a power of two from 4K to 16M."""
+    try:
+        recordsize = parse_blocksize(text)
+    except ValueError:
+        recordsize = 0
+    if not 4096 <= recordsize <= 16 << 20 or recordsize & (recordsize - 1):
+        raise UsageError(f"--recordsize {clip(text)}: give a power of two from 4K to 16M, e.g. 128K")
+    return recordsize
 
 
-def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: Compression, special_small: int):
+def _interval(reading: DataReading, layout: Layout, ashift: int, comp: Compression, special_small: int):
     """The 95 % interval of USED (data blocks) when records were sampled."""
-    if data.complete or "_records" not in notes:
+    data = reading.blocks
+    if data.complete or not reading.sampled_records:
         return None
-    records, population = notes["_records"]
+    records, population = reading.sampled_records, reading.population_records
     cost = used_coster(layout, ashift, comp, special_small)
     cost_off = used_coster(layout, ashift, Compression(False), special_small)
     ys = [0.0 if k[1] == KEPT_HOLE else cost(k) for k in records]
@@ -340,7 +193,7 @@ def _interval(data: DataBlocks, notes: dict, layout: Layout, ashift: int, comp: 
     return ratio_estimate(ys, xs, total_x, population)
 
 
-def _record(data: DataBlocks, notes: dict, rows, args) -> dict:
+def _record(data: DataBlocks, notes: Mapping[str, object], rows, args) -> dict:
     return {
         "compression": data.compression, "recordsize_bytes": data.recordsize_bytes, "ashift": args.ashift,
         "zfs_version": args.zfs_version, "files": data.files, "directories": data.directories,
@@ -396,7 +249,7 @@ def _size(n: float) -> str:
     return format_bytes(n) if n else "0"
 
 
-def _print(data: DataBlocks, notes: dict, rows, args) -> None:
+def _print(data: DataBlocks, notes: Mapping[str, object], rows, args) -> None:
     out = console()
     logical = rows[0][1].logical_bytes
     how = "every file read" if data.complete else (
@@ -451,7 +304,7 @@ def _print(data: DataBlocks, notes: dict, rows, args) -> None:
     _print_reading_notes(out, notes)
 
 
-def _print_reading_notes(out, notes: dict) -> None:
+def _print_reading_notes(out, notes: Mapping[str, object]) -> None:
     """What the read skipped or met on the way, and how fast it read."""
     skipped = [(notes.get(k, 0), what) for k, what in (
         ("symlinks_skipped", "symlinks not followed"), ("special_files_skipped", "special files skipped"),

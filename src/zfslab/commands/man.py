@@ -20,6 +20,6 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zfslab.cli import build_parser  # every command's parser: the page documents them all
+    from zfslab.commands._parser import build_parser  # every command's parser: the page documents them all
     sys.stdout.write(manpage(build_parser(), __version__))
     return 0

@@ -142,7 +142,7 @@ def _write_page(args, disks, profile, rows, rec, goal, recommendation, pairs, st
     if any(r.sandbox for r in stored.bench.runs):
         notes.append("Some bench results were measured on sandbox file vdevs: functional only, not a benchmark of disks.")
     if args.html:
-        page = render(title=f"zfslab report: {disks.label} disks", plan_rows=records, recommendation=recommendation,
+        page = render(title=f"zfslab report: {disks.label} disks", plan_rows=rows, recommendation=recommendation,
                       charts=made, bench=stored.bench.measurements, drills=stored.drills, runs=stored.bench.runs,
                       notes=notes, per_host=hosts)
         write_atomically(args.html, page)

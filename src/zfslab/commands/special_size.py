@@ -8,13 +8,14 @@ import re
 
 import itertools
 
-from zfslab.commands._common import add_ashift_option, console, float_arg, int_arg, read_text_chunks
+from zfslab.commands._common import add_ashift_option, console, float_arg, int_arg
 from zfslab.errors import ParamError, UsageError, clip, shown
 from zfslab.model.special_size import (DEFAULT_THRESHOLDS, RESERVE_PCT, SizeTally, SpecialEstimate,
                                       SpecialSettings, check_threshold, from_tally, from_zdb, thresholds_with)
 from zfslab.model.units import format_bytes, parse_blocksize
 from zfslab.report.tables import print_wrapped, to_json
 from zfslab.system.size_inputs import FORMATS, detect_format, parse_zdb, size_chunks
+from zfslab.system.text_files import read_text_chunks
 
 EXAMPLE = "zfslab special-size tests/data/special-sizes.txt --special-small-blocks 16K"
 MAX_INPUT_BYTES = 256 << 20  # a find listing of about 25 million files, read a chunk at a time

@@ -8,9 +8,10 @@ import os
 
 from rich.markup import escape
 
-from zfslab.commands._common import MAX_DATASET_BYTES, add_ashift_option, console, plain, read_text_file
+from zfslab.commands._common import MAX_DATASET_BYTES, add_ashift_option, console, plain
 from zfslab.errors import UsageError, shown
 from zfslab.report.tables import Column, print_wrapped, render_table, to_json
+from zfslab.system.text_files import read_text_file
 
 
 EXAMPLE = "zfslab validate tests/data/calomel-hdd-24x4tb.csv --ashift 9 --calibration auto"

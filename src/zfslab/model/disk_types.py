@@ -7,8 +7,11 @@ resilver ceiling is the speed profile's own streaming rate (docs/reliability.md#
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from zfslab.errors import InputError, shown
 from zfslab.model.performance import PRESETS, DiskProfile
 
 
@@ -54,3 +57,29 @@ def from_profile(speed: DiskProfile, *, afr: float | None = None, ber_per_bit: f
                     base.ber_per_bit if ber_per_bit is None else ber_per_bit,
                     f"measured speed ({speed.source or speed.name}); failure figures "
                     + ("from the profile" if afr is not None and ber_per_bit is not None else f"of the {base.name} preset"))
+
+
+def named_disk_type(text: str) -> DiskType | None:
+    """The preset a name gives, whatever its case (SSD, HDD) and by its older names too; None for others."""
+    name = ALIASES.get(text, text)
+    if name.lower() in DISK_TYPES or ALIASES.get(name.lower()) in DISK_TYPES:
+        name = ALIASES.get(name.lower(), name.lower())
+    return DISK_TYPES.get(name)
+
+
+# a profile's own failure figures: key, lowest, highest (the --afr and --ber ranges)
+FAILURE_KEYS = (("afr_pct", 0.0001, 99.9), ("ber_per_bit", 0.0, 1e-3))
+
+
+def failure_figures(data: Mapping[str, object]) -> tuple[float | None, float | None]:
+    """A profile's optional afr_pct and ber_per_bit: (AFR as a fraction, BER per bit), None where
+    absent; InputError names the key and its value when one is no number in range."""
+    found = []
+    for key, lo, hi in FAILURE_KEYS:
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or not lo <= value <= hi):
+            raise InputError(f"{key} = {shown(str(value), 40)}: give a number from {lo:g} to {hi:g}")
+        found.append(value)
+    afr_pct, ber = found
+    return (None if afr_pct is None else afr_pct / 100), ber

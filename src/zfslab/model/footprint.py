@@ -14,6 +14,7 @@ multiples of 512 there, so the rounding loses nothing and keeps the histogram sm
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -99,6 +100,13 @@ class Compression:
     on: bool
     embedded_data: bool = True     # the embedded_data feature (on in every pool made since 0.6.4)
     floor_to_alloc: bool = True    # 2.3+: the 12.5 % limit is rounded down to the allocation unit
+
+
+def floors_to_alloc(zfs_version: str) -> bool:
+    """Whether this OpenZFS rounds the 12.5 % saving down to the allocation unit (2.3 and later;
+    a version it cannot read is taken as the latest)."""
+    m = re.match(r"\s*([0-9]+)\.([0-9]+)", zfs_version)
+    return not m or (int(m.group(1)), int(m.group(2))) >= (2, 3)
 
 
 def block_psize(lsize: int, clen: int, comp: Compression, alloc: PoolAlloc) -> tuple[str, int]:

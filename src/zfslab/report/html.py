@@ -21,6 +21,7 @@ from zfslab.report.tables import SIGNIFICANT_DIGITS, dumps
 
 if TYPE_CHECKING:
     from zfslab.model.per_host import PerHostRow
+    from zfslab.model.plan import PlanRow
     from zfslab.store.readback import DrillRecord, MeasurementRecord, RunRecord
 
 CSS = """
@@ -104,38 +105,52 @@ def _svg(data: bytes) -> str:
     return text[text.find("<svg"):]
 
 
-def _at(values: dict, years: float):
-    """The value of a {'5': p} risk dict at `years`; None when not computed."""
-    return next((v for y, v in values.items() if math.isclose(float(y), years, rel_tol=1e-9)), None)
+def _at(row: PlanRow, values: tuple[float, ...] | None, years: float) -> float | None:
+    """A row's risk (p_loss or p_damage) at `years`; None when not computed."""
+    return next((v for y, v in zip(row.years, values or ()) if math.isclose(y, years, rel_tol=1e-9)), None)
+
+
+# The figures as the page's JSON holds them (PlanRow.as_dict rounds these), so that a cell and the
+# data it sorts by agree with the JSON the page carries, to the byte
+def _tb(r: PlanRow) -> float:
+    return round(r.usable_tb, 4)
+
+
+def _tib(r: PlanRow) -> float:
+    return round(r.usable_tib, 4)
+
+
+def _price(r: PlanRow) -> float | None:
+    return None if r.price_per_usable_tb is None else round(r.price_per_usable_tb, 2)
 
 
 def _years(h: float) -> str:
     return f"{h:g} year{'s' * (h != 1)}"
 
 
-def speed_score(row: dict, metrics: list[str]) -> float | None:
+def speed_score(row: PlanRow, metrics: list[str]) -> float | None:
     """The geometric mean of the workload's figures as multiples of one disk (recommend.speed_score)."""
-    x = row.get("speed_x_single_disk")
+    x = row.speed_x
     return None if not x or not metrics else math.prod(x[k] for k in metrics) ** (1 / len(metrics))
 
 
-def _recommendation(rec: dict, rows: dict[str, dict]) -> str:
+def _recommendation(rec: dict, rows: dict[str, PlanRow]) -> str:
     """The answer, as plan gives it: the layout, the budget, its figures, the reason."""
     r, h = rows[rec["layout"]], rec["horizon_years"]
     lead = "★ Recommended:" if rec["within_budget"] else "No layout meets the budget; the closest:"
     score = speed_score(r, rec["speed_metrics"])
-    figures = [("usable", f"{r['usable_tb']:,.2f} TB ({r['usable_tib']:,.2f} TiB)"),
-               ("disks that can fail", f"{r['failures_guaranteed']} at once"),
-               (f"P(pool loss) in {_years(h)}", odds(_at(r.get("p_loss", {}), h))),
-               (f"P(damaged files) in {_years(h)}", odds(_at(r.get("p_damage", {}), h)))]
+    figures = [("usable", f"{_tb(r):,.2f} TB ({_tib(r):,.2f} TiB)"),
+               ("disks that can fail", f"{r.failures_guaranteed} at once"),
+               (f"P(pool loss) in {_years(h)}", odds(_at(r, r.p_loss, h))),
+               (f"P(damaged files) in {_years(h)}", odds(_at(r, r.p_damage, h)))]
     if score is not None:
         figures.append((f"speed ({rec['workload']})", f"{score:.1f}× one disk"))
-    if r.get("price_per_usable_tb") is not None:
-        figures.append(("price per usable TB", f"{money(r['price_per_usable_tb'])} (the disks {money(r['disks_price'])})"))
+    if _price(r) is not None:
+        figures.append(("price per usable TB", f"{money(_price(r))} (the disks {money(round(r.disks_price, 2))})"))
     cells = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in figures)
     return (f'<section id="recommendation" class="rec{"" if rec["within_budget"] else " miss"}">'
             f'<p class="pick">{lead} <b id="recommended-layout">{e(rec["layout"])}</b>'
-            f'<span class="shape">{e(r["shape"])}</span></p>'
+            f'<span class="shape">{e(r.shape)}</span></p>'
             f'<p class="budget">For {e(rec["data"])} data [{e(rec["budget"])}], {e(rec["workload"])} workload, '
             f'priority {e(rec["priority"])}:</p><dl>{cells}</dl><p class="reason">{e(rec["reason"])}</p></section>')
 
@@ -155,74 +170,74 @@ def _measured(bench: Sequence[MeasurementRecord]) -> dict[str, tuple[float | Non
     return out
 
 
-def _why_not(r: dict, rec: dict, short: list[dict]) -> str:
+def _why_not(r: PlanRow, rec: dict, short: list[PlanRow]) -> str:
     """Why a layout is not on the short list: out of budget (recommend's words), or which listed one beats it."""
-    if r["layout"] in rec["left_out"]:
-        return "; ".join(rec["left_out"][r["layout"]])
+    if r.layout in rec["left_out"]:
+        return "; ".join(rec["left_out"][r.layout])
     score = speed_score(r, rec["speed_metrics"]) or 0
-    better = next((s["layout"] for s in short if s["usable_bytes"] >= r["usable_bytes"]
+    better = next((s.layout for s in short if s.usable_bytes >= r.usable_bytes
                    and (speed_score(s, rec["speed_metrics"]) or 0) >= score), None)
     return f"in budget; {better} has as much space and speed" if better else "in budget; the short list keeps 8"
 
 
-def _plan_table(plan_rows: list[dict], rec: dict | None, bench: Sequence[MeasurementRecord]) -> tuple[str, str, str]:
+def _plan_table(plan_rows: list[PlanRow], rec: dict | None, bench: Sequence[MeasurementRecord]) -> tuple[str, str, str]:
     """The layouts' table (short list first), its controls and its legend."""
-    h = rec["horizon_years"] if rec else float(min(plan_rows[0].get("p_loss") or {"5": 0}, key=lambda y: abs(float(y) - 5)))
+    computed = plan_rows[0].years if plan_rows[0].p_loss is not None else (5.0,)
+    h = rec["horizon_years"] if rec else min(computed, key=lambda y: abs(y - 5))   # 5 years, or the nearest
     metrics = list(rec["speed_metrics"]) if rec else ["write_mb_s", "read_mb_s", "rand_read_iops_qd8"]
-    listed = list(rec["shortlist"]) if rec else [r["layout"] for r in plan_rows]
-    by_layout = {r["layout"]: r for r in plan_rows}
+    listed = list(rec["shortlist"]) if rec else [r.layout for r in plan_rows]
+    by_layout = {r.layout: r for r in plan_rows}
     short = [by_layout[x] for x in listed if x in by_layout]
-    ordered = short + [r for r in plan_rows if r["layout"] not in listed]
+    ordered = short + [r for r in plan_rows if r.layout not in listed]
     measured = _measured(bench)
     speed = [m for m in metrics if m in SPEED_COLUMNS] + [m for m in SPEED_COLUMNS if m not in metrics]
     cols = [  # (key, header, CSS classes, cell: row -> (text, sort value))
-        ("mark", "", "", lambda r: ("★", 2) if rec and r["layout"] == rec["layout"] else ("◆", 1) if r["layout"] in listed else ("", 0)),
-        ("layout", "layout\nand shape", "l w", lambda r: (r["layout"], r["layout"], r["shape"])),
-        ("tb", "usable\nTB", "", lambda r: (f"{r['usable_tb']:,.2f}", r["usable_tb"])),
-        ("tib", "usable\nTiB", "", lambda r: (f"{r['usable_tib']:,.2f}", r["usable_tib"])),
-        ("fails", "disks\ncan fail", "", lambda r: (str(r["failures_guaranteed"]), r["failures_guaranteed"])),
-        ("loss", f"P(loss)\n{h:g} y", "", lambda r: _risk(r, "p_loss", h)),
-        ("damage", f"P(damage)\n{h:g} y", "", lambda r: _risk(r, "p_damage", h)),
+        ("mark", "", "", lambda r: ("★", 2) if rec and r.layout == rec["layout"] else ("◆", 1) if r.layout in listed else ("", 0)),
+        ("layout", "layout\nand shape", "l w", lambda r: (r.layout, r.layout, r.shape)),
+        ("tb", "usable\nTB", "", lambda r: (f"{_tb(r):,.2f}", _tb(r))),
+        ("tib", "usable\nTiB", "", lambda r: (f"{_tib(r):,.2f}", _tib(r))),
+        ("fails", "disks\ncan fail", "", lambda r: (str(r.failures_guaranteed), r.failures_guaranteed)),
+        ("loss", f"P(loss)\n{h:g} y", "", lambda r: _risk(r, r.p_loss, h)),
+        ("damage", f"P(damage)\n{h:g} y", "", lambda r: _risk(r, r.p_damage, h)),
         ("speed", "speed\n×disk", "", lambda r: ("-", 0) if speed_score(r, metrics) is None else
          (f"{speed_score(r, metrics):.1f}", speed_score(r, metrics))),
     ]
-    if any(r.get("price_per_usable_tb") is not None for r in plan_rows):  # --disk-price
-        cols.append(("cost", "price\n/TB", "", lambda r: ("-", 0) if r.get("price_per_usable_tb") is None else
-                     (money(r["price_per_usable_tb"]), r["price_per_usable_tb"])))
+    if any(_price(r) is not None for r in plan_rows):  # --disk-price
+        cols.append(("cost", "price\n/TB", "", lambda r: ("-", 0) if _price(r) is None else
+                     (money(_price(r)), _price(r))))
     for m in speed:
         key, header = SPEED_COLUMNS[m]
         cols.append((key, header, "" if m in metrics else "more",
-                     lambda r, m=m: ("-", 0) if not r.get("speed") else (f"{r['speed'][m]:,.0f}", r["speed"][m])))
+                     lambda r, m=m: ("-", 0) if not r.speed else (f"{r.speed[m]:,.0f}", r.speed[m])))
     if measured:
-        cols += [("measured_write", "measured\nwrite MB/s", "", lambda r: _num(measured.get(r["layout"], (None,))[0])),
-                 ("measured_read", "measured\nread MB/s", "", lambda r: _num(measured.get(r["layout"], (None, None))[1]))]
+        cols += [("measured_write", "measured\nwrite MB/s", "", lambda r: _num(measured.get(r.layout, (None,))[0])),
+                 ("measured_read", "measured\nread MB/s", "", lambda r: _num(measured.get(r.layout, (None, None))[1]))]
     cols += [
-        ("raw_pct", "of\nraw", "more", lambda r: (f"{100 * r['efficiency']:.0f} %", r["efficiency"])),
-        ("best_case", "best\ncase", "more", lambda r: (str(r["failures_best_case"]), r["failures_best_case"])),
-        ("mttdl", "MTTDL\nyears", "more", lambda r: (_mttdl(r.get("mttdl_hours")), r.get("mttdl_hours") or 0)),
-        ("zfs_list", "zfs\nlist", "more", lambda r: (r["zfs_list_size"], r["usable_bytes"])),
+        ("raw_pct", "of\nraw", "more", lambda r: (f"{100 * round(r.efficiency, 6):.0f} %", round(r.efficiency, 6))),
+        ("best_case", "best\ncase", "more", lambda r: (str(r.failures_best_case), r.failures_best_case)),
+        ("mttdl", "MTTDL\nyears", "more", lambda r: (_mttdl(r.mttdl_hours), r.mttdl_hours or 0)),
+        ("zfs_list", "zfs\nlist", "more", lambda r: (r.zfs_list_size, r.usable_bytes)),
     ]
     if rec:
         cols.append(("note", "why not on the short list", "l w note",
-                     lambda r: ("", "") if r["layout"] in listed else (_why_not(r, rec, short),) * 2))
-    classes = ["recommended" if rec and r["layout"] == rec["layout"] else "short" if r["layout"] in listed else "other"
+                     lambda r: ("", "") if r.layout in listed else (_why_not(r, rec, short),) * 2))
+    classes = ["recommended" if rec and r.layout == rec["layout"] else "short" if r.layout in listed else "other"
                for r in ordered]
     table = _table([(c[1], c[2]) for c in cols], [[c[3](r) for c in cols] for r in ordered], table_id="summary",
                    row_classes=classes, keys=[c[0] for c in cols], table_class="plan")
     more = ", ".join(c[1].replace("\n", " ") for c in cols if "more" in c[2])
     controls = [f'<label><input type="checkbox" id="more-columns" data-shows="more"> more columns ({e(more)})</label>']
     if rec and len(ordered) > len(short):
-        others = [r["layout"] for r in ordered[len(short):]]
+        others = [r.layout for r in ordered[len(short):]]
         out = sum(x in rec["left_out"] for x in others)
         why = [f"{out} outside the budget or against OpenZFS practice"] * bool(out) + \
             [f"{len(others) - out} in budget but not on the short list"] * bool(len(others) - out)
         controls.insert(0, f'<label><input type="checkbox" id="show-all" data-shows="all"> show all {len(ordered)} '
                            f'layouts ({len(others)} more: {", ".join(why)})</label>')
     names = ", ".join(METRIC_NAMES.get(m, m) for m in metrics)
-    one = next((r for r in plan_rows if r.get("speed") and all((r.get("speed_x_single_disk") or {}).get(m)
-                                                                 for m in metrics)), None)
+    one = next((r for r in plan_rows if r.speed and all((r.speed_x or {}).get(m) for m in metrics)), None)
     if one is not None:  # the one disk the multiples divide by, as plan's footer names it
-        names = ", ".join(f"{one['speed'][m] / one['speed_x_single_disk'][m]:,.0f} "
+        names = ", ".join(f"{one.speed[m] / one.speed_x[m]:,.0f} "
                           f"{'IOPS' if '_iops_' in m else 'MB/s'} {METRIC_NAMES.get(m, m)}" for m in metrics) + \
             (" at 8 in flight" if any("_iops_" in m for m in metrics) else "")
     legend = (f"★ recommended, ◆ worth considering (the short list). usable: zfs list USED+AVAIL of the empty pool. "
@@ -233,8 +248,8 @@ def _plan_table(plan_rows: list[dict], rec: dict | None, bench: Sequence[Measure
     return table, f'<div class="controls">{"".join(controls)}</div>', f'<p class="meta">{e(legend)}</p>'
 
 
-def _risk(r: dict, key: str, h: float) -> tuple[str, float]:
-    p = _at(r.get(key) or {}, h)
+def _risk(r: PlanRow, values: tuple[float, ...] | None, h: float) -> tuple[str, float]:
+    p = _at(r, values, h)
     return odds(p), p if p is not None else -1
 
 
@@ -288,7 +303,7 @@ def _runs_table(runs: Sequence[RunRecord]) -> str:
                    ("disks", "l w"), ("vdevs", "l")], rows, table_id="runs")
 
 
-def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, charts: dict[str, bytes],
+def render(*, title: str, plan_rows: list[PlanRow], recommendation: dict | None, charts: dict[str, bytes],
            bench: Sequence[MeasurementRecord], drills: Sequence[DrillRecord], runs: Sequence[RunRecord],
            notes: list[str], per_host: tuple[list[str], list[PerHostRow]] = ([], [])) -> str:
     rec = recommendation
@@ -296,7 +311,7 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
              f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
              f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"]
     if rec:  # the answer first, as plan gives it
-        parts.append(_recommendation(rec, {r["layout"]: r for r in plan_rows}))
+        parts.append(_recommendation(rec, {r.layout: r for r in plan_rows}))
     if plan_rows:
         table, controls, legend = _plan_table(plan_rows, rec, bench)
         worth = rec and rec["within_budget"]
@@ -316,6 +331,7 @@ def render(*, title: str, plan_rows: list[dict], recommendation: dict | None, ch
         parts.append("<h2>Drills</h2>" + _drills_table(drills))
     if runs:
         parts.append("<h2>Runs</h2>" + _runs_table(runs))
-    parts.append('<script type="application/json" id="data">' + dumps(plan_rows).replace("</", "<\\/") + "</script>")
+    data = dumps([r.as_dict() for r in plan_rows])   # the rows as plan --json gives them, for scripts
+    parts.append('<script type="application/json" id="data">' + data.replace("</", "<\\/") + "</script>")
     parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)

@@ -10,6 +10,7 @@ consistent copy taken remotely by `zfslab merge`) and merges them into --db with
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,12 +25,13 @@ from zfslab.model.layouts import Layout
 from zfslab.model.ledger import Ledger
 from zfslab.model.sharding import Job, Shard, makespan_s
 from zfslab.model.units import parse_fio_size
-from zfslab.store.fleet import bench_progress, late_results
+from zfslab.store.fleet import bench_progress, late_results, private_copy
 from zfslab.store.merge import merge
 from zfslab.system.bench_plan import BenchOptions
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.fleet import Event, execute
 from zfslab.system.preflight import preflight
+from zfslab.system.remote_argv import zfslab_argv
 from zfslab.system.suites import suite_tests
 from zfslab.system.transport import Transport
 
@@ -71,14 +73,13 @@ class FleetBenchRequest:
     def bench_argv(self, host: Host, layouts: Sequence[str], *, dry_run: bool = False) -> list[str]:
         """The remote `zfslab bench` of these layouts on host, with that host's consent only."""
         o = self.options
-        argv = ["zfslab", "bench", "--disks", ",".join(self.devices), "--layouts", ",".join(layouts),
-                "--db", self.remote_db_for(host), "--origin", host.name, "--suite", o.suite,
-                "--repeats", str(o.repeats), "--ashift", str(o.ashift), "--recordsize", o.recordsize,
-                "--compression", o.compression, "--size", o.size, "--runtime", str(o.runtime_s),
-                "--ramp", str(o.ramp_s), "--stop-with-session"]
-        if host.name in self.serials:
-            argv += ["--wipe", "--confirm-serials", self.serials[host.name]]
-        return argv + (["--dry-run"] if dry_run else [])
+        serials = self.serials.get(host.name)
+        return zfslab_argv("bench", [
+            ("--disks", ",".join(self.devices)), ("--layouts", ",".join(layouts)), ("--db", self.remote_db_for(host)),
+            ("--origin", host.name), ("--suite", o.suite), ("--repeats", o.repeats), ("--ashift", o.ashift),
+            ("--recordsize", o.recordsize), ("--compression", o.compression), ("--size", o.size),
+            ("--runtime", o.runtime_s), ("--ramp", o.ramp_s), ("--stop-with-session", True),
+            ("--wipe", serials is not None), ("--confirm-serials", serials), ("--dry-run", dry_run)])
 
     def jobs(self) -> list[Job]:
         shapes = [TestShape(t.time_based, t.numjobs) for t in suite_tests(self.options.suite)] or [TestShape(False)]
@@ -275,3 +276,64 @@ def pull(transport: Transport, request: FleetBenchRequest, hosts: Sequence[Host]
         summary = merge(files, request.db, accept=lambda origin, layout: (origin, layout) not in late)
     return Pulled(tuple(o.host.name for o in outcomes if o.ok and o.value), failed, summary.runs,
                   summary.measurements, summary.origins, frozenset(late))
+
+
+@dataclass(frozen=True, slots=True)
+class FleetStart:
+    """A fleet bench up to its first write: the hosts preflight refused (one line each; then
+    nothing else was done), else the plan and, for a real run, the hosts whose own gate refused
+    their first layout in a dry run. `pull_failures`: (host, why) whose database --resume could
+    not pull first."""
+
+    refusals: tuple[str, ...] = ()
+    plan: FleetPlan | None = None
+    refused: tuple[HostDryRun, ...] = ()
+    pull_failures: tuple[tuple[str, str], ...] = ()
+
+
+def start_fleet(transport: Transport, request: FleetBenchRequest, *, controller_version: str,
+                dry_run: bool) -> FleetStart:
+    """Preflight every host, then plan (with --resume, after pulling what each host measured
+    since); a real run also has each host's gate judge its disks. Writes nothing on the hosts, and
+    with dry_run nothing here either."""
+    refusals = preflight_refusals(transport, request, controller_version)
+    if refusals:
+        return FleetStart(tuple(refusals))
+    finished, unfinished, pulled = _progress(transport, request, dry_run=dry_run)
+    for host, layout in pulled.left_out:   # its partial run, left out of --db: its pool is still to be destroyed
+        unfinished.setdefault(host, set()).add(layout)
+    plan = plan_fleet(request, finished, unfinished)
+    refused = () if dry_run else tuple(d for d in host_dry_runs(transport, plan, first_only=True) if d.exit_code)
+    return FleetStart((), plan, refused, pulled.failed)
+
+
+def _progress(transport: Transport, request: FleetBenchRequest, *,
+              dry_run: bool) -> tuple[dict[str, str], dict[str, set[str]], Pulled]:
+    """What the bench has done so far: layout -> the host that finished it, host -> layouts its
+    runs left unfinished, and the first pull. --resume first pulls each host's database, so a host
+    killed since the last pull (in a layout, or as its pool was created) takes back its own
+    layout. A dry run pulls the same way into a private copy of --db, deleted when it ends: it
+    plans what the real resume will, and the user's --db is not written."""
+    if not request.resume:
+        return (*finished_before(request), Pulled((), (), 0, 0, ()))
+    if not dry_run:
+        pulled = pull(transport, request, request.hosts, late_rule(request))
+        return (*finished_before(request), pulled)
+    with tempfile.TemporaryDirectory(prefix="zfslab-dry-run-") as folder:
+        copy = dataclasses.replace(request, db=os.path.join(folder, "db.sqlite"))
+        private_copy(request.db, copy.db)
+        pulled = pull(transport, copy, copy.hosts, late_rule(copy))
+        return (*finished_before(copy), pulled)
+
+
+def run_fleet(transport: Transport, plan: FleetPlan, *, on_start: Callable[[str, str], None],
+              on_event: Callable) -> Pulled:
+    """Run the plan on its hosts (execute_fleet), then pull what they measured into --db."""
+    execute_fleet(transport, plan, on_start=on_start, on_event=on_event)
+    return pull_after(transport, plan)
+
+
+def pull_after(transport: Transport, plan: FleetPlan) -> Pulled:
+    """After a run: every host still alive pulled into --db, cleanup runs' results left out."""
+    live = [h for h in plan.request.hosts if h.name not in plan.ledger.lost]
+    return pull(transport, plan.request, live, late_rule(plan.request, plan.cleanup))

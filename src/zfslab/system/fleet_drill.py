@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError, clip, one_line
@@ -15,12 +15,47 @@ from zfslab.model.fleet_exit import HOST_FAILED
 from zfslab.model.inventory import Host
 from zfslab.system.fanout import DEFAULT_LIMIT, fan_out
 from zfslab.system.fleet_profile import checked_hosts
+from zfslab.system.remote_argv import zfslab_argv
 from zfslab.system.transport import Transport
 
 # A drill fills a pool and resilvers it: hours on large disks. The remote command's own steps
 # have their timeouts; this one only ends a host that stopped answering altogether
 DRILL_TIMEOUT_S = 24 * 3600
 DRY_RUN_TIMEOUT_S = 600      # reads the disks and prints the plan
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteDrill:
+    """The drill each host's own zfslab runs: on `devices` (and `spare_disk`), or in a sandbox
+    folder of files `sandbox_size` each (text the host's zfslab reads, e.g. 1GiB)."""
+
+    devices: tuple[str, ...] = ()
+    sandbox: str | None = None
+    sandbox_size: str = "1GiB"
+    layout: str | None = None            # None: the host's default for its disks
+    spare_disk: str | None = None
+    db: str | None = None                # the host's own results database
+    fill: float = 0.5
+    scenarios: tuple[str, ...] = ("degraded", "resilver", "corrupt")
+    corrupt_mb: int = 4
+    ashift: int = 12
+    sequential_rebuild: bool = False
+    wipe: bool = False
+    dry_run: bool = False
+    json: bool = False                   # a dry run's plan as JSON (a drill's answer is JSON always)
+
+    def argv(self, serials: str | None = None) -> list[str]:
+        """The host's `zfslab drill`, with that host's consent: `serials` the user typed for it."""
+        where = [("--disks", ",".join(self.devices))] if self.devices else [
+            ("--sandbox", self.sandbox), ("--sandbox-size", self.sandbox_size)]
+        return zfslab_argv("drill", [
+            *where, ("--layout", self.layout), ("--spare-disk", self.spare_disk), ("--db", self.db),
+            ("--fill", self.fill), ("--scenarios", ",".join(self.scenarios)), ("--corrupt-mb", self.corrupt_mb),
+            ("--ashift", self.ashift), ("--sequential-rebuild", self.sequential_rebuild), ("--wipe", self.wipe),
+            ("--confirm-serials", serials or None),
+            ("--stop-with-session", not self.dry_run),   # the controller's Ctrl-C stops the host's drill
+            # the answer as data, except a dry run's plan, which is shown as the host printed it
+            ("--dry-run", self.dry_run), ("--json", self.json or not self.dry_run)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,17 +76,19 @@ class FleetDrill:
     exit_codes: tuple[int, ...] = ()   # one a failure: its host's exit code (4: not reached)
 
 
-def fleet_drill(transport: Transport, hosts: Sequence[Host], disks: Sequence[str],
-                argv_for: Callable[[Host], list[str]], *, dry_run: bool, controller_version: str,
-                limit: int = DEFAULT_LIMIT) -> FleetDrill:
-    """argv_for(host): the host's `zfslab drill ...` (its consent included). --dry-run: each host's
-    plan, nothing written anywhere (the remote dry run reads only)."""
+def fleet_drill(transport: Transport, hosts: Sequence[Host], drill: RemoteDrill, *, controller_version: str,
+                serials: Mapping[str, str] | None = None, limit: int = DEFAULT_LIMIT) -> FleetDrill:
+    """The drill on every host preflight passes (its disks: the drill's devices and spare), each
+    with its own consent (`serials`: host -> the serials the user typed for it). A dry run: each
+    host's plan, nothing written anywhere (the remote dry run reads only)."""
+    disks = [*drill.devices, *([drill.spare_disk] if drill.spare_disk and drill.devices else [])]
+    dry_run = drill.dry_run
     facts, failures = checked_hosts(transport, hosts, disks, controller_version=controller_version, limit=limit)
     passed = {f.host for f in facts}
     ready = [h for h in hosts if h.name in passed]
 
     def one(host: Host):
-        argv = argv_for(host)
+        argv = drill.argv((serials or {}).get(host.name))
         done = transport.run(host, argv, timeout_s=DRY_RUN_TIMEOUT_S if dry_run else DRILL_TIMEOUT_S, check=False)
         notes = tuple(one_line(x) for x in done.stderr.splitlines() if x.strip())
         if dry_run and done.returncode in (0, 10):

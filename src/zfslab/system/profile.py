@@ -15,11 +15,14 @@ import os
 import tomllib
 from dataclasses import asdict, replace
 
+from zfslab.errors import InputError, ParamError, shown
+from zfslab.model.disk_types import DiskType, failure_figures, from_profile
 from zfslab.model.performance import PRESETS, DiskProfile, HostLimits
 from zfslab.system.disks import DisksRefused, inspect_disk, refusal_lines
 from zfslab.system.fio import Fio, FioJob
 from zfslab.system.raidz_bench import KSTAT_PATH, read_raidz_bench
 from zfslab.system.runner import Runner
+from zfslab.system.text_files import read_text_file
 
 
 def _read(fio: Fio, device: str, name: str, rw: str, bs: str, depth: int, seconds: int, offset: str = "0") -> float:
@@ -118,6 +121,24 @@ def profile_from_toml(text: str, name: str) -> DiskProfile:
         return DiskProfile(**fields, host=HostLimits(**host))
     except (TypeError, ValueError) as e:
         raise ProfileError(str(e)) from None
+
+
+MAX_PROFILE_BYTES = 2**20
+
+
+def read_disk_type(path: str) -> DiskType:
+    """The disk type a PROFILE.toml describes: its speed, and its failure figures where it gives
+    them (afr_pct, ber_per_bit). ParamError names the setting `disk_type`, the file and what is wrong."""
+    if not os.path.exists(path):
+        raise ParamError("disk_type", shown(path, 200),
+                         f"no such file; `zfslab profile-disk DEV --output {shown(path)}` makes one")
+    body = read_text_file(path, "disk_type", max_bytes=MAX_PROFILE_BYTES, kind="TOML")
+    try:
+        speed = profile_from_toml(body, path)
+        afr, ber = failure_figures(tomllib.loads(body))   # valid TOML: profile_from_toml read it
+    except (ProfileError, InputError) as e:
+        raise ParamError("disk_type", shown(path, 200), shown(str(e), 120)) from None
+    return from_profile(speed, afr=afr, ber_per_bit=ber)
 
 
 def profile_toml(p: DiskProfile) -> str:

@@ -1,7 +1,7 @@
 """special-size's inputs, parsed strictly from their text: a file-size list (`find DIR -type f
 -printf '%s\\n'`), a size histogram CSV (size_bytes,count), or `zdb -bb`/`-bbb` output (its block
 statistics table and Block Size Histogram, OpenZFS 2.1 to 2.3, with or without -P).
-Pure functions: the command reads the file (commands/_common.read_text_chunks) and hands the
+Pure functions: the command reads the file (system/text_files.read_text_chunks) and hands the
 text over in chunks; a size list or CSV is parsed chunk by chunk into arrays of sizes and counts,
 so its memory is one chunk's whatever the file's length (zdb output is parsed whole)."""
 
