@@ -36,6 +36,19 @@ ZPL_ROOT_BLOCKS = 7
 ZPL_COPIES = 2
 TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block copies
 
+# What the kernel's `zpool create` leaves on the special class right after it returns, counted in
+# the 2.3.9 and 2.4.4 guests at ashift 12 (docs/capacity.md#the-kernels-count): one-sector block
+# copies, the same on both versions, on whole disks and on files of 16 GiB to 12 TiB alike, with
+# any number of leaves and data vdevs of any kind. It is more than libzpool's spa_create and the
+# ZPL above (by 9 to 23 copies): the kernel's create also logs the command to the pool's history
+# and syncs the ZPL's creation in txgs of its own. Each special, log or dedup top-level vdev past
+# the first special one adds its metaslab array and the space maps the class's allocations touch.
+KERNEL_ASHIFT = 12
+KERNEL_BASE_COPIES = 86          # one special top-level vdev, the data vdevs, the MOS and the root ZPL
+KERNEL_PER_CLASS_TOP_COPIES = 9  # a further special or log top-level vdev (3 blocks, 3 copies)
+KERNEL_PER_DEDUP_TOP_COPIES = 6  # a dedup top-level vdev (2 blocks, 3 copies)
+KERNEL_PER_SPARE_COPIES = 3      # a hot spare: the spares' config list (1 block, 3 copies)
+
 
 def copy_bytes(ashift: int) -> int:
     """Bytes one copy of a MOS block allocates at this ashift."""
@@ -60,10 +73,21 @@ def mos_bytes(layout: Layout, ashift: int, *, openzfs_24: bool) -> int:
     return mos_copies(layout, openzfs_24=openzfs_24) * copy_bytes(ashift)
 
 
+def kernel_create_copies(layout: Layout) -> int:
+    """Block copies on the special class right after the kernel's `zpool create`, at ashift 12."""
+    tops = {kind: sum(c.group.count for c in layout.classes if c.alloc_class == kind)
+            for kind in ("special", "log", "dedup")}
+    return (KERNEL_BASE_COPIES + KERNEL_PER_CLASS_TOP_COPIES * (tops["special"] - 1 + tops["log"])
+            + KERNEL_PER_DEDUP_TOP_COPIES * tops["dedup"] + KERNEL_PER_SPARE_COPIES * layout.hot_spares)
+
+
 def empty_pool_special_bytes(layout: Layout, ashift: int, *, openzfs_24: bool) -> int:
     """Deflated bytes the special vdevs of a pool just made by `zpool create` hold: the MOS and the
-    root dataset's ZPL objects. A pool with dedup but no special vdev holds nothing there (the DDT
-    is empty), nor one without either."""
+    root dataset's ZPL objects; at ashift 12 the kernel's own count, elsewhere libzpool's line and
+    the ZPL's blocks. A pool with dedup but no special vdev holds nothing there (the DDT is empty),
+    nor one without either."""
     if not any(c.alloc_class == "special" for c in layout.classes):
         return 0
+    if ashift == KERNEL_ASHIFT:
+        return kernel_create_copies(layout) * copy_bytes(ashift)
     return mos_bytes(layout, ashift, openzfs_24=openzfs_24) + ZPL_ROOT_BLOCKS * ZPL_COPIES * copy_bytes(ashift)
