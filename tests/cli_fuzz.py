@@ -18,6 +18,7 @@ symlinks are read, never written through).
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import random
@@ -104,7 +105,7 @@ OUTPUT_NAMES = ["out.html", "report.html", "missing/out.html", "existing_dir", "
 ISSUE_38_SIZES = {
     "ini-doubled": "5: INI [gI:children] naming gI+1 twice, >= 22 levels (22: 496 bytes)",
     "yaml-doubled": "5: YAML anchors naming the group below twice, >= 8 levels (8: 396 bytes)",
-    "laughs-8": "6: YAML billion laughs, >= 8 levels (8: padded to 543 bytes)",
+    "laughs-8": "6: YAML billion laughs, 8 levels (9^8 strings)",
     "laughs-9": "6: YAML billion laughs, 9 to 12 levels",
     "sections": "7: >= 400 sections of h[1:20000].invalid (400: 10 KB)",
     "sparse-sample": "8: footprint --sample 1s --recordsize 4K, a >= 1 TB sparse file",
@@ -113,7 +114,7 @@ ISSUE_38_SIZES = {
     # the issue's exact inputs among them
     "ini-doubled-22": "5 exactly: INI, 22 levels, 496 bytes",
     "yaml-doubled-8": "5 exactly: YAML anchors, 8 levels",
-    "laughs-543": "6 exactly: billion laughs, 543 bytes",
+    "laughs-543": "6 exactly: billion laughs of 8 or 9 levels, 543 bytes",
     "sections-400": "7 exactly: 400 sections of h[1:20000].invalid",
     "sparse-1TB-sample": "8 exactly: footprint --sample 1s --recordsize 4K, a 1 TB or 1 TiB sparse file",
 }
@@ -650,11 +651,21 @@ class Builder:
         path = self.path("hosts.yml" if yaml_file else "hosts.ini")
         if not issue_sizes and self.special(path):
             return path
+        tagged = len(self.tags)
+
+        def write(text: str) -> str:
+            """UTF-8 at the issue's sizes (its byte counts); else any encoding, and UTF-16 without its
+            BOM, refused before the parser sees the inventory, drops the line's size tags."""
+            data = text.encode() if issue_sizes else self.encode(text)
+            if data != text.encode() and not data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE,
+                                                                codecs.BOM_UTF16_BE)):
+                del self.tags[tagged:]
+            return self.write(path, data)
         n = self.c.integer(1, 45)
         if yaml_file:
             kind = self.c.pick([0, 1, 2, 3, 3, 3, 5, 5]) if issue_sizes else self.c.integer(0, 6)
             if kind <= 2:   # billion laughs: a0 holds 9 strings, each next anchor 9 of the one before
-                return self.write(path, self.encode(self.laughs(kind, issue_sizes)))
+                return write(self.laughs(kind, issue_sizes))
             if kind == 3:   # a diamond through anchors: each group names the one before two or three times
                 fan = self.c.pick([2, 2, 3])
                 levels = self.c.pick([8, 8, 12, 16, self.c.integer(8, 16)]) if issue_sizes or self.c.integer(0, 1) \
@@ -671,7 +682,7 @@ class Builder:
                 lines = ["all:", "  children:"] + [f"    s{i}: {{hosts: {{'{pattern}': }}}}" for i in range(count)]
             else:
                 lines = ["all:", "  hosts:", "    127.0.0.1:", f"      ansible_port: {self.c.pick(['1', '0', '99999'])}"]
-            return self.write(path, self.encode("\n".join(lines) + "\n"))
+            return write("\n".join(lines) + "\n")
         kind = self.c.pick([0, 0, 1, 1]) if issue_sizes else self.c.integer(0, 5)
         if kind == 0:     # each group names the next twice: 2^n paths (22 levels ending in 127.0.0.1:1: 496 bytes)
             if issue_sizes or self.c.integer(0, 1):
@@ -693,7 +704,7 @@ class Builder:
             text = "[g:children]\n" + "c\n" * self.c.pick([10, 10_001])
         else:
             text = "[g]\n127.0.0.1:1\n127.0.0.1 ansible_port=2\n"
-        return self.write(path, self.encode(text))
+        return write(text)
 
     def sections(self, issue_sizes: bool) -> tuple[int, str]:
         """How many sections and the host pattern each holds (issue 38 item 7: 400 of h[1:20000].invalid,
@@ -709,15 +720,16 @@ class Builder:
     def laughs(self, where: int, issue_sizes: bool) -> str:
         """YAML's billion laughs (issue 38 item 6: 543 bytes took 772 MB, 9 levels 3.9 GB, as the error
         message rendered the aliased value): 1 to 12 levels, the last one named as ansible_host, as
-        hosts or as a group. At 8 levels, now and then padded by a comment to the issue's 543 bytes."""
-        levels = self.c.pick([8, 8, 9, 10, 11, 12]) if issue_sizes or self.c.integer(0, 1) else self.c.integer(1, 8)
+        hosts or as a group. At 8 or 9 levels (the issue's file is not in the repository; 9 levels stand
+        for 9^9 strings), now and then padded by a comment to the issue's 543 bytes."""
+        levels = self.c.pick([8, 8, 9, 9, 10, 11, 12]) if issue_sizes or self.c.integer(0, 1) else self.c.integer(1, 8)
         lines = ["all:", "  vars:", '    a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
         lines += [f"    a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
         last = f"*a{levels - 1}"
         lines += [["  hosts:", f"    h1: {{ansible_host: {last}}}"], [f"  hosts: {last}"],
                   ["  children:", f"    g: {last}"]][where]
         text = "\n".join(lines) + "\n"
-        if levels == 8 and (issue_sizes or self.c.integer(0, 1)):
+        if levels in (8, 9) and len(text) <= LAUGHS_543 - 2 and (issue_sizes or self.c.integer(0, 1)):
             text = "#" + "-" * (LAUGHS_543 - len(text) - 2) + "\n" + text
         if levels >= 8:
             self.tags.append("laughs-8" if levels == 8 else "laughs-9")
