@@ -2,7 +2,7 @@
 
     python3 benchmarks/fuzz_cli.py                      # 10,000 command lines, forked from one loaded parent
     python3 benchmarks/fuzz_cli.py --mode exec -n 500   # the real executable, a fresh interpreter each time
-    nice -n 10 python3 benchmarks/fuzz_cli.py --focus issue38 -n 1500 --timeout 20 --cpu-seconds 20
+    nice -n 19 python3 benchmarks/fuzz_cli.py --focus issue38 -n 1500 --seed 450000 --timeout 20 --cpu-seconds 20
                                                         # only issue 38's classes (tests/cli_fuzz.py issue_38_line)
 
 Command lines come from tests/cli_fuzz.py (plan, capacity, risk, layout, validate, report,
@@ -15,7 +15,9 @@ may be started. The summary counts internal errors, tracebacks, unexpected exit 
 resident memory of any run (wait4's ru_maxrss), and files created, changed or removed other than
 the outputs the command was given (the inputs must stay byte for byte). Each run's TMPDIR and
 XDG_RUNTIME_DIR is a private folder that must be empty again after it (merge's private copies,
-ssh control folders), and runs above --big-mb of resident memory are counted.
+ssh control folders), and runs above --big-mb of resident memory are counted. Issue 38's items 5-8
+are counted where a run reaches the sizes the issue names (tests/cli_fuzz.py ISSUE_38_SIZES), with
+the problems among those runs.
 Failures go to a JSON-lines file with the command line and the end of stderr.
 """
 
@@ -39,8 +41,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
-from cli_fuzz import (COMMANDS, EXIT_CODES, RandomChooser, changed_outside_outputs, check_safe,  # noqa: E402
-                      command_line, issue_38_line, snapshot)
+from cli_fuzz import (COMMANDS, EXIT_CODES, ISSUE_38_SIZES, RandomChooser, changed_outside_outputs,  # noqa: E402
+                      check_safe, command_line, issue_38_line, snapshot)
 
 
 def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
@@ -176,6 +178,8 @@ def main() -> int:
     data = os.path.join(REPO, "tests", "data")  # the repository's own files: checked around each run
     codes: collections.Counter = collections.Counter()
     by_command: collections.Counter = collections.Counter()
+    sized: collections.Counter = collections.Counter()          # runs at issue 38's sizes, per item
+    sized_problems: collections.Counter = collections.Counter()
     counts = collections.Counter()
     slowest = busiest = (0.0, "")
     peak = (0, "")
@@ -185,6 +189,7 @@ def main() -> int:
 
     def fail(kind: str, case, code, seconds, err_text) -> None:
         counts[kind] += 1
+        sized_problems.update(case.tags)
         failures.write(json.dumps({"kind": kind, "argv": case.argv, "exit": code, "seconds": round(seconds, 2),
                                    "stderr": err_text[-1500:]}) + "\n")
         failures.flush()
@@ -207,6 +212,7 @@ def main() -> int:
         with open(err_path, "rb") as f:
             err = f.read().decode(errors="replace")
         counts["examples run"] += 1
+        sized.update(case.tags)
         codes[code] += 1
         by_command[case.argv[0]] += 1
         if "internal error" in err:
@@ -265,6 +271,10 @@ def main() -> int:
     for kind, n in counts.items():
         if kind.startswith("skipped"):
             print(f"{kind}: {n}")
+    if any(sized.values()) or opts.focus == "issue38":
+        print("runs at issue 38's sizes (problems among them):")
+        for tag, what in ISSUE_38_SIZES.items():
+            print(f"  {sized[tag]:5,} ({sized_problems[tag]}) {what}")
     print(f"slowest run: {slowest[0]:.2f} s: {slowest[1][:300]}")
     print(f"most CPU in one run: {busiest[0]:.2f} s: {busiest[1][:300]}")
     print(f"load average (1 min) on this machine during the campaign: {min(loads):.1f} to {max(loads):.1f}, "

@@ -222,3 +222,26 @@ def test_names_ssh_takes_are_taken(hosts):
 def test_an_inventorys_ansible_host_is_held_to_the_grammar():
     with pytest.raises(InventoryError, match=r"ansible_host 'a;reboot': not a host name ssh can take"):
         parse_inventory("[s]\nst01 ansible_host='a;reboot'\n", "fleet.ini", "s")
+
+
+def _yaml_chain(groups):
+    """all > g0 > g1 > ... > g{groups-1}, the last holding h1 (JSON, which YAML reads)."""
+    import json
+    body = {"hosts": {"h1": None}}
+    for i in range(groups - 1, 0, -1):
+        body = {"children": {f"g{i}": body}}
+    return json.dumps({"all": {"children": {"g0": body}}})
+
+
+@pytest.mark.parametrize("fmt", ["ini", "yaml"])
+def test_groups_nested_exactly_as_deep_as_the_limit_are_taken(cpu_guard, fmt):
+    """50 levels below the top group are not "more than 50 deep" (a chain of 51 INI groups was refused)."""
+    from zfslab.model.inventory import MAX_NESTING
+    assert MAX_NESTING == 50
+    if fmt == "ini":
+        at, past, source, group = _ini_diamond(50), _ini_diamond(51), "fleet.ini", "g0"
+    else:
+        at, past, source, group = _yaml_chain(50), _yaml_chain(51), "fleet.yml", "all"
+    assert parse_inventory(at, source, group) == (Host("h1", "h1"),)
+    with pytest.raises(InventoryError, match=f"groups nested more than {MAX_NESTING} deep"):
+        parse_inventory(past, source, group)

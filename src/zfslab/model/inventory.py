@@ -329,7 +329,7 @@ def _check_nesting(inv: _Inventory, source: str) -> dict[str, int]:
             cycle = on_path[on_path.index(group):] + [group]
             raise InventoryError(shown(source, 200), "group", f"group {clip(group)} is its own child "
                                                               f"({shown(' > '.join(cycle), 200)})")
-        if len(on_path) >= MAX_NESTING:
+        if len(on_path) > MAX_NESTING:   # on_path: the groups above this one, so its depth
             raise InventoryError(shown(source, 200), "group", f"groups nested more than {MAX_NESTING} deep "
                                                               f"(under {clip(on_path[0])}): zfslab's limit for one "
                                                               "inventory")
