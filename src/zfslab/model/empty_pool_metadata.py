@@ -37,19 +37,23 @@ ZPL_COPIES = 2
 TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block copies
 
 # What the kernel's `zpool create` leaves on the special class right after it returns, counted in
-# the 2.3.9 and 2.4.4 guests at ashift 12 (docs/capacity.md#the-kernels-count): one-sector block
-# copies, the same on both versions, on whole disks and on files of 16 GiB to 12 TiB alike, with
-# any number of leaves and data vdevs of any kind. It is more than libzpool's spa_create and the
-# ZPL above (by 9 to 23 copies): the kernel's create also logs the command to the pool's history
-# and syncs the ZPL's creation in txgs of its own. Each special, log or dedup top-level vdev past
-# the first special one adds its metaslab array and the space maps the class's allocations touch.
-KERNEL_ASHIFT = 12
-KERNEL_BASE_COPIES = 86          # one special top-level vdev, the data vdevs, the MOS and the root ZPL
-KERNEL_PER_CLASS_TOP_COPIES = 9  # a further special or log top-level vdev (3 blocks, 3 copies)
-KERNEL_PER_DEDUP_TOP_COPIES = 6  # a dedup top-level vdev (2 blocks, 3 copies)
-KERNEL_PER_SPARE_COPIES = 3      # a hot spare: the spares' config list (1 block, 3 copies)
-
-
+# the 2.3.9 and 2.4.4 guests (docs/capacity.md#the-kernels-count): one-sector block copies at
+# ashift 12, the same on both versions, on whole disks and on files of 16 GiB to 12 TiB alike,
+# whatever the leaves and the kind of the data vdevs. It is more than libzpool's spa_create and the
+# ZPL above (by 9 to 23 copies): the kernel's create also logs the command to the pool's history and
+# syncs the ZPL's creation in txgs of its own. Each further top-level vdev of a class adds its
+# metaslab array and the space maps the class's allocations touch; the spares' and the cache
+# devices' config lists are one block each, however many devices they hold; and a vdev tree of
+# five top-level data and special vdevs or more takes the MOS past its second dnode block (32
+# objects a block: each top-level vdev is two objects, each leaf one).
+KERNEL_ASHIFTS = (12, 13)
+KERNEL_BASE_COPIES = 86           # one special top-level vdev, the data vdevs, the MOS and the root ZPL
+KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev (3 blocks, 3 copies)
+KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES = 6   # a log or dedup top-level vdev (2 blocks, 3 copies)
+KERNEL_AUX_LIST_COPIES = 3        # hot spares, and cache devices: each list is 1 block, 3 copies
+KERNEL_WIDE_TREE_TOPS = 5         # data and special top-level vdevs from which the MOS has a dnode block more
+KERNEL_WIDE_TREE_COPIES = 6
+KERNEL_ASHIFT_13_LESS = 3         # at 8 KiB sectors one block fewer (3 copies) in every pool measured
 def copy_bytes(ashift: int) -> int:
     """Bytes one copy of a MOS block allocates at this ashift."""
     sector = 1 << ashift
@@ -73,21 +77,25 @@ def mos_bytes(layout: Layout, ashift: int, *, openzfs_24: bool) -> int:
     return mos_copies(layout, openzfs_24=openzfs_24) * copy_bytes(ashift)
 
 
-def kernel_create_copies(layout: Layout) -> int:
-    """Block copies on the special class right after the kernel's `zpool create`, at ashift 12."""
+def kernel_create_copies(layout: Layout, ashift: int = 12) -> int:
+    """Block copies on the special class right after the kernel's `zpool create` (ashift 12 or 13)."""
     tops = {kind: sum(c.group.count for c in layout.classes if c.alloc_class == kind)
             for kind in ("special", "log", "dedup")}
-    return (KERNEL_BASE_COPIES + KERNEL_PER_CLASS_TOP_COPIES * (tops["special"] - 1 + tops["log"])
-            + KERNEL_PER_DEDUP_TOP_COPIES * tops["dedup"] + KERNEL_PER_SPARE_COPIES * layout.hot_spares)
+    data_tops = sum(g.count for g in layout.groups)
+    wide = data_tops + tops["special"] >= KERNEL_WIDE_TREE_TOPS
+    return (KERNEL_BASE_COPIES + KERNEL_PER_SPECIAL_TOP_COPIES * (tops["special"] - 1)
+            + KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES * (tops["log"] + tops["dedup"])
+            + KERNEL_AUX_LIST_COPIES * ((layout.hot_spares > 0) + (layout.cache_devices > 0))
+            + KERNEL_WIDE_TREE_COPIES * wide - KERNEL_ASHIFT_13_LESS * (ashift == 13))
 
 
 def empty_pool_special_bytes(layout: Layout, ashift: int, *, openzfs_24: bool) -> int:
     """Deflated bytes the special vdevs of a pool just made by `zpool create` hold: the MOS and the
-    root dataset's ZPL objects; at ashift 12 the kernel's own count, elsewhere libzpool's line and
-    the ZPL's blocks. A pool with dedup but no special vdev holds nothing there (the DDT is empty),
+    root dataset's ZPL objects; at ashift 12 and 13 the kernel's own count, elsewhere libzpool's line
+    and the ZPL's blocks. A pool with dedup but no special vdev holds nothing there (the DDT is empty),
     nor one without either."""
     if not any(c.alloc_class == "special" for c in layout.classes):
         return 0
-    if ashift == KERNEL_ASHIFT:
-        return kernel_create_copies(layout) * copy_bytes(ashift)
+    if ashift in KERNEL_ASHIFTS:
+        return kernel_create_copies(layout, ashift) * copy_bytes(ashift)
     return mos_bytes(layout, ashift, openzfs_24=openzfs_24) + ZPL_ROOT_BLOCKS * ZPL_COPIES * copy_bytes(ashift)

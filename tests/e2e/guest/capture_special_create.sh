@@ -1,15 +1,16 @@
 #!/bin/sh
 # The metadata a fresh pool leaves on its special vdevs, on the real module: USED+AVAIL right after
-# `zpool create` and after one `zpool sync`, for pools on sparse files (docs/capacity.md#the-kernels-count).
-#   python3 tests/e2e/guest/guest.py 2.4 "$(cat tests/e2e/guest/capture_special_create.sh)" | grep -E "^(zfs-|ROW)" \
-#       > tests/data/special-create/zfs-2.4.4.txt        # then 2.3 into zfs-2.3.9.txt
-# ZDB=NAME prints zdb -bb of that pool (by block type) before it is destroyed.
+# `zpool create` and after one `zpool sync`, with the MOS's object count, for pools on sparse files
+# (docs/capacity.md#the-kernels-count). On the host, per series, keeping the ROW lines:
+#   python3 tests/e2e/guest/guest.py 2.4 "$(cat tests/e2e/guest/capture_special_create.sh)" \
+#       | grep -E '^(zfs-|ROW)' > out.txt
+# tests/data/special-create/layouts.txt names each pool's layout in zfslab's grammar.
 set -u
 zfs version | head -1
 F=/var/tmp/zp; mkdir -p $F
 mkf() { truncate -s "$2" "$F/$1"; echo "$F/$1"; }
 n=0
-probe() {  # probe NAME ASHIFT SIZE SPECIALSIZE vdev-spec-with-D-and-S-placeholders
+probe() {  # probe NAME ASHIFT SIZE SPECIALSIZE VDEVS (D: a data file, S: a class file)
   name=$1 ashift=$2 size=$3 ssize=$4; shift 4
   args=""
   for w in "$@"; do
@@ -21,13 +22,13 @@ probe() {  # probe NAME ASHIFT SIZE SPECIALSIZE vdev-spec-with-D-and-S-placehold
   done
   zpool create -f -o ashift=$ashift "$name" $args || { echo "$name create failed"; return; }
   c=$(zfs list -Hp -o used,avail "$name" | awk '{print $1+$2, $1}')
+  o=$(zdb -d "$name" 2>/dev/null | awk '/^Dataset mos/ {for(i=1;i<=NF;i++) if ($i ~ /objects/) print $(i-1)}' | tr -d ',')
   zpool sync "$name"
   s=$(zfs list -Hp -o used,avail "$name" | awk '{print $1+$2, $1}')
-  echo "ROW $name a$ashift $size $ssize create=$c sync=$s :: $*"
-  if [ "${ZDB:-}" = "$name" ]; then zdb -bb "$name" | grep -E "^ +[0-9]" | grep -v "^ *[0-9.]*[KM]*:" | head -40; fi
+  echo "ROW $name a$ashift $size $ssize create=$c sync=$s mos_objects=$o :: $*"
   zpool destroy "$name"; rm -f $F/*
 }
-ZDB=${ZDB:-}
+# the first set (pools p1-p17)
 probe p1 12 64G 16G raidz2 D D D D special mirror S S
 probe p2 12 64G 16G mirror D D special mirror S S
 probe p3 12 64G 16G mirror D D mirror D D special mirror S S
@@ -45,3 +46,24 @@ probe p14 13 64G 16G raidz2 D D D D special mirror S S
 probe p15 12 64G 16G raidz1 D D D special S
 probe p16 12 2T 400G raidz1 D D D D D special mirror S S special mirror S S log S
 probe p17 12 64G 16G draid1:2d:4c:0s D D D D special mirror S S
+# the second set: the vdev tree grown one kind at a time, at ashift 12, 9 and 13
+for a in 12 9 13; do
+probe k1a$a $a 64G 16G raidz1 D D D special mirror S S
+probe k2a$a $a 64G 16G raidz1 D D D special mirror S S special mirror S S
+probe k3a$a $a 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S
+probe k4a$a $a 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S special mirror S S
+probe d2a$a $a 64G 16G raidz1 D D D raidz1 D D D special mirror S S
+probe d3a$a $a 64G 16G raidz1 D D D raidz1 D D D raidz1 D D D special mirror S S
+probe d4a$a $a 64G 16G raidz1 D D D raidz1 D D D raidz1 D D D raidz1 D D D special mirror S S
+probe d6a$a $a 64G 16G mirror D D mirror D D mirror D D mirror D D mirror D D mirror D D special mirror S S
+probe w12a$a $a 64G 16G raidz2 D D D D D D D D D D D D special mirror S S
+probe l1a$a $a 64G 16G raidz1 D D D special mirror S S log mirror S S
+probe l2a$a $a 64G 16G raidz1 D D D special mirror S S log mirror S S mirror S S
+probe s2a$a $a 64G 16G raidz1 D D D special mirror S S spare D D
+probe s3a$a $a 64G 16G raidz1 D D D special mirror S S spare D D D
+probe e1a$a $a 64G 16G raidz1 D D D special mirror S S dedup mirror S S
+probe e2a$a $a 64G 16G raidz1 D D D special mirror S S dedup mirror S S mirror S S
+probe c2a$a $a 64G 16G raidz1 D D D special mirror S S cache S S
+probe m3a$a $a 64G 16G raidz1 D D D special mirror S S S
+probe x1a$a $a 64G 16G raidz1 D D D raidz1 D D D raidz1 D D D special mirror S S special mirror S S log S
+done
