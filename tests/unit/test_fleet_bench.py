@@ -420,8 +420,8 @@ def test_every_host_dry_run_prints_each_hosts_whole_queue_and_the_longest(monkey
 def test_every_host_refuses_reassign(monkeypatch, fleet, tmp_path, capsys):
     assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--reassign") == 2
     assert capsys.readouterr().err == (
-        "zfslab: error: --reassign gives a lost host's layouts to another host, but with --every-host each host measures "
-        "them all: leave out --reassign (a lost host's layouts wait for --resume)\n")
+        "zfslab: error: --reassign gives a lost host's layouts to another host, but with --every-host each host "
+        "measures them all: leave out --reassign (a lost host's layouts wait for --resume)\n")
     assert not fleet.commands
 
 

@@ -134,9 +134,9 @@ def _report(plan, pulled) -> int:
         print(f"zfslab: {job} failed on {why}", file=sys.stderr)
     if pending:
         lost = ", ".join(sorted(ledger.lost)) or "no host"
+        other = "" if req.every_host else ", or with --reassign"   # --every-host: no other host can stand in
         print(f"zfslab: {len(pending)} layouts left ({', '.join(pending)}), lost with {lost}: run the same command "
-              "with --resume once the host is back (or --skip-host it)" + ("" if req.every_host else ", or with --reassign"),
-              file=sys.stderr)
+              f"with --resume once the host is back (or --skip-host it){other}", file=sys.stderr)
     return 4 if pending or ledger.failed or pulled.failed else 0
 
 
