@@ -467,3 +467,33 @@ def test_every_host_merge_again_changes_nothing(monkeypatch, fleet, tmp_path, ca
     assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--resume") == 0   # all done: nothing runs
     assert _ran(fleet) == [] and (_pairs(db), _rows(db, "SELECT uid, origin, finished_at FROM runs ORDER BY uid")) \
         == before
+
+
+def test_plan_on_an_every_host_db_fits_on_every_hosts_runs_and_says_how_far_apart_they_were(monkeypatch, fleet,
+                                                                                             tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host") == 0
+    db = str(tmp_path / "all.sqlite")
+    conn = sqlite3.connect(db)   # h2 measured 20 % slower than h1 on every layout
+    conn.execute("UPDATE measurements SET read_mb_s = read_mb_s * 0.8, write_mb_s = write_mb_s * 0.8 "
+                 "WHERE run_id IN (SELECT id FROM runs WHERE origin = 'h2')")
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert main(["plan", "--db", db]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "speed fitted on 4 measured layouts from 2 hosts (8 runs)" in out   # every host's run of each layout
+    assert ("Hosts: the fit took every host's run of each layout; 2 hosts measured the same 8 layout × test: 1.25× "
+            "apart (fastest/slowest; CV 11.1%) in the median row, at most 1.25× (") in out
+    assert "h2 slowest); `zfslab report --db` shows each host." in out
+    assert main(["plan", "--db", db, "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["speed_fit"]
+    assert fit["host_spread"]["hosts"] == 2 and fit["host_spread"]["rows"] == 8
+    assert fit["host_spread"]["median_max_over_min"] == pytest.approx(1.25)
+    assert fit["host_spread"]["worst"]["slowest"] == "h2"
+
+
+def test_plan_on_a_split_db_has_no_host_spread(monkeypatch, fleet, tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path) == 0   # each layout on one host: nothing to compare
+    capsys.readouterr()
+    assert main(["plan", "--db", str(tmp_path / "all.sqlite"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["speed_fit"]["host_spread"] is None

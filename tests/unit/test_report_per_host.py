@@ -111,9 +111,8 @@ def test_report_json_gives_the_spread_of_two_hosts_that_measured_the_same_layout
                              "slowest": "st02", "fastest": "st01"}
     assert rows[("mirror:2", "randread-4k-t1q1")]["spread"]["max_over_min"] == pytest.approx(1.25)
     assert data["spread"]["rows"] == 2 and data["spread"]["median_max_over_min"] == pytest.approx(1.25)
-    assert data["spread"]["line"] == ("2 hosts measured the same 2 layout × test: their medians differ by 1.25× "
-                                      "(fastest/slowest; CV 11.1%) in the median row, at most 1.25× (raidz2:6 "
-                                      "seqread: st02 slowest, st01 fastest)")
+    assert data["spread"]["line"] == ("2 hosts measured the same 2 layout × test: 1.25× apart (fastest/slowest; "
+                                      "CV 11.1%) in the median row, at most 1.25× (raidz2:6 seqread, st02 slowest)")
 
 
 def test_the_html_per_host_table_shows_the_spread_and_the_slowest_host(two_hosts, run_cli, tmp_path):

@@ -124,11 +124,17 @@ class FleetSpread:
     median_cv: float
     worst: PerHostRow               # the row whose hosts are furthest apart
 
+    def as_dict(self) -> dict:
+        """For report --json's per_host and plan --json's speed_fit."""
+        return {"hosts": self.hosts, "rows": self.rows, "median_max_over_min": self.median_max_over_min,
+                "median_cv": self.median_cv, "worst": {"layout": self.worst.layout, "test": self.worst.test,
+                                                       **asdict(self.worst.spread)}, "line": self.line()}
+
     def line(self) -> str:
         w, s = self.worst, self.worst.spread
-        return (f"{self.hosts} hosts measured the same {self.rows} layout × test: their medians differ by "
-                f"{self.median_max_over_min:.2f}× (fastest/slowest; CV {self.median_cv:.1%}) in the median row, "
-                f"at most {s.max_over_min:.2f}× ({w.layout} {w.test}: {s.slowest} slowest, {s.fastest} fastest)")
+        return (f"{self.hosts} hosts measured the same {self.rows} layout × test: {self.median_max_over_min:.2f}× "
+                f"apart (fastest/slowest; CV {self.median_cv:.1%}) in the median row, at most {s.max_over_min:.2f}× "
+                f"({w.layout} {w.test}, {s.slowest} slowest)")
 
 
 def fleet_spread(hosts: Sequence[str], rows: Iterable[PerHostRow]) -> FleetSpread | None:
@@ -145,10 +151,7 @@ def per_host_dict(hosts: list[str], rows: list[PerHostRow], threshold: float) ->
     """For report --json: each host's median beside the merged one, and the hosts flagged."""
     spread = fleet_spread(hosts, rows)
     return {"hosts": hosts, "threshold": threshold,
-            "spread": None if spread is None else {
-                "hosts": spread.hosts, "rows": spread.rows, "median_max_over_min": spread.median_max_over_min,
-                "median_cv": spread.median_cv, "worst": {"layout": spread.worst.layout, "test": spread.worst.test},
-                "line": spread.line()},
+            "spread": None if spread is None else spread.as_dict(),
             "rows": [{"layout": r.layout, "test": r.test, "unit": r.unit, "merged": r.merged,
                       "by_host": dict(r.by_host), "spread": None if r.spread is None else asdict(r.spread),
                       "flagged": [{"host": f.host, "value": f.value, "median": f.median, "below": f.below,
