@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from zfslab.model.recommend import METRIC_NAMES
 from zfslab.model.cost import money
+from zfslab.model.per_host import fleet_spread
 from zfslab.model.units import odds
 from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
 from zfslab.report.tables import SIGNIFICANT_DIGITS, dumps
@@ -260,8 +261,6 @@ def _num(v: float | None) -> tuple[str, float]:
 def _per_host(hosts: list[str], rows: list[PerHostRow]) -> str:
     """Each host's median beside the merged figure; a host more than 15 % below its peers' median
     is marked, and said in words under the table."""
-    from zfslab.model.per_host import fleet_spread
-
     cells = []
     for r in rows:
         flagged = {f.host: f for f in r.flags}
