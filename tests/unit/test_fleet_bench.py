@@ -375,3 +375,125 @@ def test_ctrl_c_mid_run_closes_every_session_and_says_to_resume(monkeypatch, fle
             "there, destroys its pool; the layouts each host finished are in its own database: run the "
             "same command with --resume to pull them and go on\n") in err, err[-600:]
     assert "every finished measurement is saved" not in err
+
+
+# --every-host: every host measures every layout, to compare the hosts (docs/fleet.md#every-host)
+
+def _ran(fleet):
+    """(host, layout) of every real (not dry-run) remote bench, in order."""
+    return [(h, a[a.index("--layouts") + 1]) for h, a in fleet.commands if a[:2] == ["zfslab", "bench"]
+            and "--dry-run" not in a]
+
+
+def _pairs(db):
+    return _rows(db, "SELECT r.origin, m.layout, m.test, m.repeat, COUNT(*) FROM measurements m "
+                     "JOIN runs r ON r.id = m.run_id GROUP BY r.origin, m.layout, m.test, m.repeat")
+
+
+def test_every_host_measures_every_layout_once_on_each_host(monkeypatch, fleet, tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host") == 0
+    layouts = LAYOUTS.split(",")
+    assert sorted(_ran(fleet)) == sorted((h, x) for h in ("h1", "h2") for x in layouts)
+    pairs = _pairs(str(tmp_path / "all.sqlite"))
+    # each (host, layout, test) exactly once: 2 hosts x 4 layouts x 2 tests
+    assert len(pairs) == 2 * 4 * 2 and all(n == 1 for *_, n in pairs)
+    assert {(o, x) for o, x, *_ in pairs} == {(h, x) for h in ("h1", "h2") for x in layouts}
+    assert "8 of 8 layouts × hosts done on 2 hosts; 16 measurements of 8 runs from 2 hosts" in capsys.readouterr().out
+
+
+def test_every_host_dry_run_prints_each_hosts_whole_queue_and_the_longest(monkeypatch, fleet, tmp_path, capsys):
+    before = _listing(tmp_path)
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--dry-run") == 0
+    assert _listing(tmp_path) == before
+    out = capsys.readouterr().out
+    plan = __import__("zfslab.system.fleet_bench", fromlist=["plan_fleet"]).plan_fleet(
+        __import__("dataclasses").replace(_request(tmp_path), every_host=True))
+    each = plan.predicted_s("h1")
+    assert each == plan.predicted_s("h2") > 0
+    assert out.startswith(f"# fleet: every host measures the same 4 layouts (8 jobs on 2 hosts), predicted "
+                          f"{each:,.0f} s until the last host ends (the longest queue; docs/fleet.md#every-host)\n")
+    for h in ("h1", "h2"):
+        assert f"## host {h}: 4 layouts, predicted {each:,.0f} s: {LAYOUTS.replace(',', ', ')}\n" in out
+    assert sum(line.startswith("$ zfslab bench --disks ") for line in out.splitlines()) == 8
+
+
+def test_every_host_refuses_reassign(monkeypatch, fleet, tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--reassign") == 2
+    assert capsys.readouterr().err == (
+        "zfslab: error: --reassign gives a lost host's layouts to another host, but with --every-host each host "
+        "measures them all: leave out --reassign (a lost host's layouts wait for --resume)\n")
+    assert not fleet.commands
+
+
+def test_every_host_without_hosts_is_refused(capsys):
+    assert main(["bench", "--sandbox", "/tmp/nowhere", "--every-host", "--dry-run"]) == 2
+    assert "--every-host go with --hosts or --inventory" in capsys.readouterr().err
+
+
+def test_every_host_a_lost_host_leaves_the_others_and_resume_runs_only_its_missing_layouts(monkeypatch, fleet,
+                                                                                          tmp_path, capsys):
+    layouts = LAYOUTS.split(",")
+    (tmp_path / "bin" / f"die-h1-{layouts[1]}").write_text("")   # h1 finishes its first layout, dies in its second
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host") == 4
+    err = capsys.readouterr().err
+    assert f"3 layouts left ({', '.join(sorted(f'{x} on h1' for x in layouts[1:]))}), lost with h1" in err
+    assert "--reassign" not in err
+    db = str(tmp_path / "all.sqlite")
+    assert {(o, x) for o, x, *_ in _pairs(db)} == {("h2", x) for x in layouts}   # h2's results intact
+    os.unlink(tmp_path / "bin" / f"die-h1-{layouts[1]}")
+    fleet.down.clear()
+    fleet.commands.clear()
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--resume", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert f"## host h1: 3 layouts, predicted" in out and f"## host h2: 0 layouts, predicted 0 s\n" in out
+    assert out.split("## host h1:")[1].split("\n")[0].endswith(", ".join(layouts[1:]))   # its unfinished one first
+    fleet.commands.clear()
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--resume") == 0
+    assert _ran(fleet) == [("h1", x) for x in layouts[1:]]   # not h1's finished layout, nothing of h2
+    pairs = _pairs(db)
+    assert len(pairs) == 2 * 4 * 2 and all(n == 1 for *_, n in pairs)
+    assert all(f for (f,) in _rows(db, "SELECT finished_at IS NOT NULL FROM runs"))
+    assert not os.path.exists(tmp_path / "bin" / "pool-h1")   # its leftover pool adopted and destroyed
+
+
+def test_every_host_merge_again_changes_nothing(monkeypatch, fleet, tmp_path, capsys):
+    from zfslab.store.merge import merge
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host") == 0
+    db = str(tmp_path / "all.sqlite")
+    before = (_pairs(db), _rows(db, "SELECT uid, origin, finished_at FROM runs ORDER BY uid"))
+    merge([str(tmp_path / "remote" / "h1.sqlite"), str(tmp_path / "remote" / "h2.sqlite")], db)
+    assert (_pairs(db), _rows(db, "SELECT uid, origin, finished_at FROM runs ORDER BY uid")) == before
+    fleet.commands.clear()
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host", "--resume") == 0   # all done: nothing runs
+    assert _ran(fleet) == [] and (_pairs(db), _rows(db, "SELECT uid, origin, finished_at FROM runs ORDER BY uid")) \
+        == before
+
+
+def test_plan_on_an_every_host_db_fits_on_every_hosts_runs_and_says_how_far_apart_they_were(monkeypatch, fleet,
+                                                                                             tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path, "--every-host") == 0
+    db = str(tmp_path / "all.sqlite")
+    conn = sqlite3.connect(db)   # h2 measured 20 % slower than h1 on every layout
+    conn.execute("UPDATE measurements SET read_mb_s = read_mb_s * 0.8, write_mb_s = write_mb_s * 0.8 "
+                 "WHERE run_id IN (SELECT id FROM runs WHERE origin = 'h2')")
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    assert main(["plan", "--db", db]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "speed fitted on 4 measured layouts from 2 hosts (8 runs)" in out   # every host's run of each layout
+    assert ("Hosts: the fit took every host's run of each layout; 2 hosts measured the same 8 layout × test: 1.25× "
+            "apart (fastest/slowest; CV 11.1%) in the median row, at most 1.25× (") in out
+    assert "h2 slowest); `zfslab report --db` shows each host." in out
+    assert main(["plan", "--db", db, "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["speed_fit"]
+    assert fit["host_spread"]["hosts"] == 2 and fit["host_spread"]["rows"] == 8
+    assert fit["host_spread"]["median_max_over_min"] == pytest.approx(1.25)
+    assert fit["host_spread"]["worst"]["slowest"] == "h2"
+
+
+def test_plan_on_a_split_db_has_no_host_spread(monkeypatch, fleet, tmp_path, capsys):
+    assert _bench(monkeypatch, fleet, tmp_path) == 0   # each layout on one host: nothing to compare
+    capsys.readouterr()
+    assert main(["plan", "--db", str(tmp_path / "all.sqlite"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["speed_fit"]["host_spread"] is None

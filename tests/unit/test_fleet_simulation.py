@@ -5,11 +5,13 @@ lost), their shards reassigned or resumed, and the merge keeping exactly one res
 import threading
 
 import numpy as np
+import pytest
 
 from tests.fleet_data import RunSpec, content, write_db
 from tests.fleet_fakes import SimTransport
+from zfslab.errors import FleetError
 from zfslab.model.inventory import Host
-from zfslab.model.ledger import Ledger
+from zfslab.model.ledger import Ledger, host_job, job_layout
 from zfslab.model.sharding import Job, lower_bound_s, makespan_s, shard
 from zfslab.store.merge import merge
 from zfslab.system.fleet import execute
@@ -123,3 +125,15 @@ def test_when_every_host_is_lost_the_jobs_wait_for_resume():
     events = execute(ledger, hosts, transport, run_job, limit=2)
     assert {e.host for e in events if e.what == "lost"} == set(hosts) and "done" not in {e.what for e in events}
     assert len(ledger.pending()) == 10 and not ledger.done and not ledger.assigned
+
+
+def test_every_host_ledger_gives_each_host_every_job_skips_its_own_done_and_takes_its_unfinished_first():
+    jobs = [Job("a", 3.0), Job("b", 2.0), Job("c", 1.0)]
+    ledger = Ledger.every_host(jobs, ["h1", "h2"], done={"a": {"h1"}, "b": {"h2"}}, first={"h1": {"c"}},
+                               done_by="--db")
+    assert ledger.queues == {"h1": ["c on h1", "b on h1"], "h2": ["a on h2", "c on h2"]}
+    assert ledger.done == {"a on h1": "--db", "b on h2": "--db"} and len(ledger.jobs) == 6
+    assert job_layout(host_job("raidz2:6", "st01")) == "raidz2:6" and job_layout("raidz2:6") == "raidz2:6"
+    assert ledger.lose("h1") == ["b on h1", "c on h1"] and ledger.pending() == ["b on h1", "c on h1"]
+    with pytest.raises(FleetError, match="host 'h1' is named twice"):
+        Ledger.every_host(jobs, ["h1", "h1"])

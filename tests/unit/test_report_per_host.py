@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from tests.fleet_data import RunSpec, write_db
-from zfslab.model.per_host import HostMeasurement, per_host
+from zfslab.model.per_host import HostMeasurement, fleet_spread, per_host
 from zfslab.store.merge import merge
 
 M = (("raidz2:6", "seqread", 0), ("raidz2:6", "seqread", 1), ("mirror:2", "randread-4k-t1q1", 0))
@@ -62,7 +62,7 @@ def test_one_host_has_no_per_host_section(tmp_path, run_cli):
     db = str(tmp_path / "one.sqlite")
     _host_db(db, "st01", 1.0)
     r = run_cli("report", "--db", db, "--json")
-    assert json.loads(r.stdout)["per_host"] == {"hosts": [], "threshold": 0.15, "rows": []}
+    assert json.loads(r.stdout)["per_host"] == {"hosts": [], "threshold": 0.15, "spread": None, "rows": []}
 
 
 def test_hosts_within_the_threshold_are_not_flagged():
@@ -85,3 +85,50 @@ def test_a_measurement_without_a_host_counts_nowhere_and_a_host_without_one_keep
     (row,) = rows
     # a 4K test's figure is its IOPS, read and write added
     assert (row.unit, row.by_host, row.merged) == ("IOPS", (("h1", 2500.0), ("h2", 1500.0)), 2000.0)
+
+
+@pytest.fixture
+def two_hosts(tmp_path):
+    """bench --hosts st01,st02 --every-host: both hosts measured the same layouts, st02 20 % slower."""
+    paths = []
+    for host, scale in (("st01", 1.0), ("st02", 0.8)):
+        paths.append(str(tmp_path / f"{host}.sqlite"))
+        _host_db(paths[-1], host, scale)
+    out = str(tmp_path / "all.sqlite")
+    merge(paths, out)
+    return out
+
+
+def test_report_json_gives_the_spread_of_two_hosts_that_measured_the_same_layouts(two_hosts, run_cli):
+    r = run_cli("report", "--db", two_hosts, "--json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)["per_host"]
+    rows = {(row["layout"], row["test"]): row for row in data["rows"]}
+    assert set(rows) == {("raidz2:6", "seqread"), ("mirror:2", "randread-4k-t1q1")}
+    seq = rows[("raidz2:6", "seqread")]
+    assert seq["by_host"] == {"st01": 200.0, "st02": 160.0} and seq["flagged"] == []   # two hosts: no median rule
+    assert seq["spread"] == {"hosts": 2, "max_over_min": pytest.approx(1.25), "cv": pytest.approx(20 / 180),
+                             "slowest": "st02", "fastest": "st01"}
+    assert rows[("mirror:2", "randread-4k-t1q1")]["spread"]["max_over_min"] == pytest.approx(1.25)
+    assert data["spread"]["rows"] == 2 and data["spread"]["median_max_over_min"] == pytest.approx(1.25)
+    assert data["spread"]["line"] == ("2 hosts measured the same 2 layout × test: 1.25× apart (fastest/slowest; "
+                                      "CV 11.1%) in the median row, at most 1.25× (raidz2:6 seqread, st02 slowest)")
+
+
+def test_the_html_per_host_table_shows_the_spread_and_the_slowest_host(two_hosts, run_cli, tmp_path):
+    page = tmp_path / "r.html"
+    assert run_cli("report", "--db", two_hosts, "--html", str(page)).exit_code == 0
+    text = page.read_text()
+    table = text.split('id="per-host"')[1].split("</table>")[0]
+    assert ">max/min<" in table and ">CV<" in table and ">slowest<" in table
+    assert "1.25×" in table and "11.1%" in table and ">st02<" in table
+    assert '<p class="host-spread">2 hosts measured the same 2 layout × test' in text
+
+
+def test_a_row_one_host_measured_has_no_spread():
+    bench = [HostMeasurement("h1", "mirror:2", "seqwrite", None, 100.0, None, None),
+             HostMeasurement("h2", "raidz1:3", "seqwrite", None, 90.0, None, None),
+             HostMeasurement("h2", "mirror:2", "seqwrite", None, 0.0, None, None)]
+    _, rows = per_host(["h1", "h2"], bench)
+    assert [r.spread for r in rows] == [None, None]   # a median of 0 has no ratio; one host, no spread
+    assert fleet_spread(["h1", "h2"], rows) is None

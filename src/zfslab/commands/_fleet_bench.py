@@ -28,6 +28,9 @@ def add_fleet_bench_options(p: argparse.ArgumentParser) -> None:
     which.add_argument("--resume", action="store_true",
                        help="the same fleet run again: skip what --db or a host's database holds finished; "
                             "each host first takes back its own unfinished layouts")
+    g.add_argument("--every-host", action="store_true",
+                   help="every host measures every layout (no split), to compare the hosts: report shows each "
+                        "host's median and their spread (docs/fleet.md#every-host)")
     g.add_argument("--remote-db", metavar="PATH",
                    help="each host's own results database ({host}, {key} filled in; default "
                         "~/.local/share/zfslab/fleet-{key}.sqlite)")
@@ -47,8 +50,11 @@ def fleet_request(args, hosts, devices, layouts, options):
     if args.wipe and not serials:
         raise UsageError("--wipe with --hosts needs each host's serials, as no host can prompt: "
                          "--confirm-serials HOST=S1,S2 (repeat for each host)")
+    if args.every_host and args.reassign:
+        raise UsageError("--reassign gives a lost host's layouts to another host, but with --every-host each host "
+                         "measures them all: leave out --reassign (a lost host's layouts wait for --resume)")
     return FleetBenchRequest(tuple(hosts), tuple(devices), tuple(layouts), options, args.db, args.remote_db,
-                             serials, args.reassign, args.resume, args.parallel)
+                             serials, args.reassign, args.resume, args.parallel, args.every_host)
 
 
 def run_fleet(args, request) -> int:
@@ -93,9 +99,8 @@ def _dry_run(transport, plan) -> int:
     print("\n".join(plan.render()))
     code = 0
     for d in host_dry_runs(transport, plan, first_only=False):
-        queue = plan.cleanup.get(d.host, []) + plan.queue(d.host)
-        predicted = sum(plan.ledger.jobs[n].predicted_s for n in plan.queue(d.host))
-        print(f"\n## host {d.host}: {len(plan.queue(d.host))} layouts, predicted {predicted:,.0f} s"
+        queue = plan.layouts(d.host)
+        print(f"\n## host {d.host}: {len(plan.queue(d.host))} layouts, predicted {plan.predicted_s(d.host):,.0f} s"
               + (f": {', '.join(queue)}" if queue else ""))
         for line in d.commands:
             print(f"$ {line}")
@@ -121,15 +126,17 @@ def _execute(transport, plan) -> int:
 def _report(plan, pulled) -> int:
     ledger, req = plan.ledger, plan.request
     _pull_failures(pulled.failed)
-    print(f"{len(ledger.done)} of {len(ledger.jobs)} layouts done on {len(req.hosts) - len(ledger.lost)} hosts; "
+    jobs = "layouts × hosts" if req.every_host else "layouts"
+    print(f"{len(ledger.done)} of {len(ledger.jobs)} {jobs} done on {len(req.hosts) - len(ledger.lost)} hosts; "
           f"{pulled.measurements} measurements of {pulled.runs} runs from {len(pulled.origins)} hosts in {req.db}")
     pending = ledger.pending()
     for job, why in sorted(ledger.failed.items()):
         print(f"zfslab: {job} failed on {why}", file=sys.stderr)
     if pending:
         lost = ", ".join(sorted(ledger.lost)) or "no host"
+        other = "" if req.every_host else ", or with --reassign"   # --every-host: no other host can stand in
         print(f"zfslab: {len(pending)} layouts left ({', '.join(pending)}), lost with {lost}: run the same command "
-              "with --resume once the host is back (or --skip-host it), or with --reassign", file=sys.stderr)
+              f"with --resume once the host is back (or --skip-host it){other}", file=sys.stderr)
     return 4 if pending or ledger.failed or pulled.failed else 0
 
 

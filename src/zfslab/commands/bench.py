@@ -138,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
     hosts = hosts_from_args(args)
     if hosts is not None:
         return _fleet(args, hosts, options)
-    if args.reassign or args.resume or args.remote_db:
-        raise UsageError("--reassign, --resume and --remote-db go with --hosts or --inventory")
+    if args.reassign or args.resume or args.remote_db or args.every_host:
+        raise UsageError("--reassign, --resume, --remote-db and --every-host go with --hosts or --inventory")
     runner = Runner()
     sandbox = bool(args.sandbox)
     devices, sandbox_bytes = (sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size) if sandbox

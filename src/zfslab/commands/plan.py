@@ -311,6 +311,9 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
             + (f"; {len(draids) - 3} more in --explain" if len(draids) > 3 and not args.explain else "") + ".")
     if other_disks and speed is not None:
         lines.append(other_disks)
+    if speed is not None and calibration is not None and calibration.host_spread is not None:
+        from zfslab.report.bench_fit_text import host_spread_line  # deliberate lazy loading: only for --db
+        lines.append(host_spread_line(calibration))
     legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers, other_disks)
     if args.explain:
         if fitted.left_out:

@@ -17,6 +17,7 @@ from zfslab.model.performance import predict
 
 if TYPE_CHECKING:  # scipy loads only when a fit is asked for
     from zfslab.model.iops_fit import IopsFit
+    from zfslab.model.per_host import FleetSpread
     from zfslab.model.performance import DiskProfile
     from zfslab.model.reliability.params import RiskParams
     from zfslab.model.speed_fit import SpeedFit
@@ -51,6 +52,7 @@ class BenchFit:
     run_ids: tuple[int, ...] = ()  # every run the fit took layouts from (a fleet: one or more per host)
     hosts: int = 1  # the hosts those runs were measured on (their origins)
     disk_rotational: bool | None = None  # the run's disks rotational, solid-state, or None: not known
+    host_spread: FleetSpread | None = None  # hosts that measured the same layouts: how far apart (--every-host)
 
     def profile(self, base: DiskProfile) -> DiskProfile:
         """`base` with the fitted streaming rates and, when measured, the fitted random path."""

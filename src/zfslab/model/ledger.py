@@ -9,11 +9,24 @@ back) for a job done elsewhere is refused, so the merge keeps exactly one result
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from zfslab.errors import FleetError, clip
 from zfslab.model.sharding import Job, shard
+
+# --every-host: a job is one layout on one host, named "LAYOUT on HOST" (neither holds a space)
+ON_HOST = " on "
+
+
+def host_job(layout: str, host: str) -> str:
+    """The job of measuring `layout` on `host` (--every-host)."""
+    return f"{layout}{ON_HOST}{host}"
+
+
+def job_layout(name: str) -> str:
+    """The layout a job measures: its name, or the layout of a host_job."""
+    return name.split(ON_HOST, 1)[0]
 
 
 @dataclass
@@ -29,6 +42,29 @@ class Ledger:
     def plan(cls, jobs: Sequence[Job], hosts: Sequence[str]) -> "Ledger":
         ledger = cls({j.name: j for j in jobs})
         ledger._give(jobs, hosts)
+        return ledger
+
+    @classmethod
+    def every_host(cls, jobs: Sequence[Job], hosts: Sequence[str], *,
+                   done: Mapping[str, Collection[str]] | None = None,
+                   first: Mapping[str, Collection[str]] | None = None, done_by: str = "") -> "Ledger":
+        """Every job on every host, as host_job pairs; no sharding. `done`: layout -> hosts that
+        finished it before (their pairs done by `done_by`); `first`: host -> layouts it takes first
+        (its own unfinished ones, whose run adopts the pool it left)."""
+        done, first = done or {}, first or {}
+        if len(set(hosts)) != len(hosts):
+            dup = next(h for h in hosts if list(hosts).count(h) > 1)
+            raise FleetError(f"host {clip(dup)} is named twice; name each host once")
+        ledger = cls({host_job(j.name, h): Job(host_job(j.name, h), j.predicted_s) for h in hosts for j in jobs})
+        for h in hosts:
+            ordered = sorted(jobs, key=lambda j: j.name not in first.get(h, ()))   # stable: the list's order
+            for j in ordered:
+                name = host_job(j.name, h)
+                if h in done.get(j.name, ()):
+                    ledger.done[name] = done_by
+                else:
+                    ledger.assigned[name] = h
+                    ledger.queues.setdefault(h, []).append(name)
         return ledger
 
     def _give(self, jobs: Sequence[Job], hosts: Sequence[str]) -> None:

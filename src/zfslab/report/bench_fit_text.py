@@ -36,7 +36,17 @@ def fit_dict(bench_fit: BenchFit, level: float) -> dict:
         "parameters": _parameters(bench_fit.iops, level)}
     return {"run_id": bench_fit.run_id, "sandbox": bench_fit.sandbox, "level": level,
             "layouts_measured": sorted(bench_fit.measured), "parameters": _parameters(bench_fit.fit, level),
-            "iops_fit": iops, "iops_from": "fit" if iops else "preset"}
+            "iops_fit": iops, "iops_from": "fit" if iops else "preset",
+            "host_spread": None if bench_fit.host_spread is None else bench_fit.host_spread.as_dict()}
+
+
+def host_spread_line(bench_fit: BenchFit) -> str | None:
+    """plan --db's note when several hosts measured the same layouts (bench --hosts --every-host):
+    the fit took every host's runs, and how far apart the hosts were; None otherwise."""
+    spread = bench_fit.host_spread
+    if spread is None:
+        return None
+    return f"Hosts: the fit took every host's run of each layout; {spread.line()}; `zfslab report --db` shows each host."
 
 
 def iops_line(bench_fit: BenchFit, preset: str) -> str:

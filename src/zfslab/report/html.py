@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from zfslab.model.recommend import METRIC_NAMES
 from zfslab.model.cost import money
+from zfslab.model.per_host import fleet_spread
 from zfslab.model.units import odds
 from zfslab.report.plan_table import SPEED_COLUMNS, _mttdl
 from zfslab.report.tables import SIGNIFICANT_DIGITS, dumps
@@ -265,14 +266,25 @@ def _per_host(hosts: list[str], rows: list[PerHostRow]) -> str:
         flagged = {f.host: f for f in r.flags}
         cells.append([(r.layout, r.layout), (r.test, r.test), (r.unit, r.unit), (f"{r.merged:,.0f}", r.merged)]
                      + [(f"{v:,.0f}" + (f" ▼{flagged[h].below:.0%}" if h in flagged else ""), v)
-                        if (v := dict(r.by_host).get(h)) is not None else ("", 0) for h in hosts])
+                        if (v := dict(r.by_host).get(h)) is not None else ("", 0) for h in hosts]
+                     + _spread_cells(r))
     lines = [line for r in rows for line in r.lines()]
-    table = _table([("layout", "l"), ("test", "l"), ("unit", "l"), ("merged", "")] + [(h, "") for h in hosts],
-                   cells, table_id="per-host")
+    table = _table([("layout", "l"), ("test", "l"), ("unit", "l"), ("merged", "")] + [(h, "") for h in hosts]
+                   + [("max/min", ""), ("CV", ""), ("slowest", "l")], cells, table_id="per-host")
     said = "".join(f'<li class="slow-host">{e(line)}</li>' for line in lines)
-    return (f"<h2>Per host: each host's median beside the merged figure ({len(hosts)} hosts)</h2>{table}"
+    spread = fleet_spread(hosts, rows)
+    return (f"<h2>Per host: each host's median beside the merged figure ({len(hosts)} hosts)</h2>"
+            + (f'<p class="host-spread">{e(spread.line())}.</p>' if spread else "") + table
             + (f"<p>More than 15% below the median of the other hosts:</p><ul>{said}</ul>" if lines
                else "<p>No host more than 15% below the median of its peers.</p>"))
+
+
+def _spread_cells(r: PerHostRow) -> list[tuple[str, object]]:
+    """The hosts' spread of one row: fastest/slowest, coefficient of variation, the slowest host."""
+    s = r.spread
+    if s is None:
+        return [("", 0), ("", 0), ("", "")]
+    return [(f"{s.max_over_min:.2f}×", s.max_over_min), (f"{s.cv:.1%}", s.cv), (s.slowest, s.slowest)]
 
 
 def _bench_table(bench: Sequence[MeasurementRecord]) -> str:

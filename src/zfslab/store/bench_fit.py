@@ -4,9 +4,12 @@ them. The library behind `plan --db` and `report`; every row comes through readb
 
 from __future__ import annotations
 
+import statistics
+
 from zfslab.errors import ParamError, ZfslabError, shown
 from zfslab.model.bench_fit import BenchFit, MeasuredRate, MeasuredResilver
 from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.per_host import FleetSpread, fleet_spread, per_host
 from zfslab.model.performance import DiskProfile
 from zfslab.store.readback import (BenchHistory, DamagedDatabase, MeasurementRecord, RunRecord, read_bench_history,
                                    read_resilver_records)
@@ -61,7 +64,17 @@ def fit_bench_run(path: str, base: DiskProfile) -> BenchFit:
     used = tuple(sorted({r.run_id for r in streaming}))
     hosts = len({history.run(i).origin for i in used})
     return BenchFit(run.id, fit, measured, run.disk_count, run.disk_bytes, run.sandbox,
-                    iops_fit, iops_run, iops_measured, run.disk_ids, used, hosts, run.disk_rotational)
+                    iops_fit, iops_run, iops_measured, run.disk_ids, used, hosts, run.disk_rotational,
+                    _host_spread(history, used))
+
+
+def _host_spread(history: BenchHistory, used: tuple[int, ...]) -> FleetSpread | None:
+    """How far apart the hosts are on the streaming tests of the fitted runs, where two hosts or more
+    measured the same layout (bench --hosts --every-host); None otherwise."""
+    runs = set(used)
+    measured = [m for m in history.measurements if m.run_id in runs and streaming_rate(m) is not None]
+    hosts, rows = per_host([history.run(i).origin for i in used], history.host_measurements(measured))
+    return fleet_spread(hosts, rows)
 
 
 def alike_runs(history: BenchHistory, latest: RunRecord, candidates: set[int]) -> dict[int, RunRecord]:
@@ -84,13 +97,16 @@ def _same_disks(r: RunRecord, other: RunRecord) -> bool:
 
 
 def latest_per_layout(rates: list[MeasuredRate], runs: dict[int, RunRecord]) -> list[MeasuredRate]:
-    """Each layout's rates from the latest of `runs` that measured it: a layout measured again
-    counts once, and a fleet's layouts (one run each, on several hosts) all count."""
-    latest: dict[str, int] = {}
+    """Each host's rates of each layout from its latest of `runs` that measured it: a layout measured
+    again on a host counts once, a fleet's layouts (one run each, on several hosts) all count, and so
+    does each host's run of a layout every host measured (--every-host; docs/fleet.md#every-host)."""
+    latest: dict[tuple[str | None, str], int] = {}
     for r in rates:
         if r.run_id in runs:
-            latest[r.stored_layout] = max(latest.get(r.stored_layout, r.run_id), r.run_id)
-    return [r for r in rates if r.run_id in runs and latest.get(r.stored_layout) == r.run_id]
+            key = (runs[r.run_id].origin, r.stored_layout)
+            latest[key] = max(latest.get(key, r.run_id), r.run_id)
+    return [r for r in rates if r.run_id in runs
+            and latest.get((runs[r.run_id].origin, r.stored_layout)) == r.run_id]
 
 
 def _fit_iops(history: BenchHistory, streaming_run: RunRecord, streaming: DiskProfile, path: str):
@@ -117,7 +133,7 @@ def _run_rows(rates: list[MeasuredRate], run_ids: set[int], make, unit: str, db:
     # deliberate lazy loading: FitError's module imports numpy and scipy, paid only when a fit runs
     from zfslab.model.speed_fit import FitError
 
-    rows, measured = [], {}
+    rows, values = [], {}
     for r in rates:
         if r.run_id not in run_ids or r.value is None:
             continue
@@ -125,7 +141,9 @@ def _run_rows(rates: list[MeasuredRate], run_ids: set[int], make, unit: str, db:
             raise FitError(f"`db` {db}: run {r.run_id}, {r.layout} {r.test}: {r.value!r} {unit}; "
                            "a measured rate must be above 0")
         rows.append(make(r.layout, r.metric, float(r.value)))
-        measured.setdefault(str(r.layout), {})[r.metric] = float(r.value)
+        values.setdefault(str(r.layout), {}).setdefault(r.metric, []).append(float(r.value))
+    # several hosts' runs of one layout (--every-host): each is a row of the fit; the figure shown is their median
+    measured = {layout: {metric: statistics.median(v) for metric, v in by.items()} for layout, by in values.items()}
     return rows, measured
 
 

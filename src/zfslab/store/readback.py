@@ -9,7 +9,7 @@ import os
 import sqlite3
 import stat
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -275,12 +275,12 @@ class BenchHistory:
     def run(self, run_id: int) -> RunRecord:
         return next(r for r in self.runs if r.id == run_id)
 
-    def host_measurements(self) -> tuple[HostMeasurement, ...]:
-        """Each measurement with the host of its run, for model/per_host.py (whose record it is:
-        the model never imports the store)."""
+    def host_measurements(self, only: Sequence[MeasurementRecord] | None = None) -> tuple[HostMeasurement, ...]:
+        """Each measurement (or those of `only`) with the host of its run, for model/per_host.py
+        (whose record it is: the model never imports the store)."""
         host = {r.id: r.origin for r in self.runs}
         return tuple(HostMeasurement(host[m.run_id], m.layout, m.test, m.read_mb_s, m.write_mb_s, m.read_iops,
-                                     m.write_iops) for m in self.measurements)
+                                     m.write_iops) for m in (self.measurements if only is None else only))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from zfslab.model.bench_time import TestShape, predicted_bench_s
 from zfslab.model.inventory import Host
 from zfslab.model.layouts import Layout
-from zfslab.model.ledger import Ledger
+from zfslab.model.ledger import Ledger, job_layout
 from zfslab.model.sharding import Job, Shard, makespan_s
 from zfslab.model.units import parse_fio_size
 from zfslab.store.fleet import bench_progress, late_results, private_copy
@@ -57,6 +57,7 @@ class FleetBenchRequest:
     reassign: bool = False
     resume: bool = False
     limit: int = DEFAULT_LIMIT
+    every_host: bool = False              # every host measures every layout (no sharding): hosts compared
 
     @property
     def key(self) -> str:
@@ -102,25 +103,39 @@ class FleetPlan:
         return {h for h, layouts in self.cleanup.items() if layout in layouts}
 
     def queue(self, host: str) -> list[str]:
+        """The host's jobs still to run, in order (layouts; with --every-host "LAYOUT on HOST")."""
         return [n for n in self.ledger.queues.get(host, []) if self.ledger.assigned.get(n) == host]
+
+    def layouts(self, host: str) -> list[str]:
+        """What the host runs, in order: its cleanups, then its queue's layouts."""
+        return self.cleanup.get(host, []) + [job_layout(n) for n in self.queue(host)]
+
+    def predicted_s(self, host: str) -> float:
+        return sum(self.ledger.jobs[n].predicted_s for n in self.queue(host))
 
     def render(self) -> list[str]:
         """The plan per host, as --dry-run prints it before each host's own dry run."""
         shards = [Shard(h.name, tuple(self.ledger.jobs[n] for n in self.queue(h.name))) for h in self.request.hosts]
         done = sorted(n for n, who in self.ledger.done.items() if who == EARLIER)
-        lines = [f"# fleet: {len(self.ledger.jobs)} layouts on {len(shards)} hosts, predicted "
-                 f"{makespan_s(shards):,.0f} s until the last host ends (one host alone: "
-                 f"{sum(j.predicted_s for j in self.ledger.jobs.values()):,.0f} s; docs/fleet.md#sharding)"]
+        if self.request.every_host:   # the hosts run at once: the longest queue is the run's time
+            lines = [f"# fleet: every host measures the same {len(self.request.layouts)} layouts "
+                     f"({len(self.ledger.jobs)} jobs on {len(shards)} hosts), predicted {makespan_s(shards):,.0f} s "
+                     "until the last host ends (the longest queue; docs/fleet.md#every-host)"]
+        else:
+            lines = [f"# fleet: {len(self.ledger.jobs)} layouts on {len(shards)} hosts, predicted "
+                     f"{makespan_s(shards):,.0f} s until the last host ends (one host alone: "
+                     f"{sum(j.predicted_s for j in self.ledger.jobs.values()):,.0f} s; docs/fleet.md#sharding)"]
         if done:
             lines.append(f"# already in {self.request.db}, not run again: {', '.join(done)}")
         return lines
 
 
-def finished_before(request: FleetBenchRequest) -> tuple[dict[str, str], dict[str, set[str]]]:
-    """What --db holds of this bench: layout -> host that finished it, and host -> layouts its runs
-    left unfinished (read-only)."""
+def finished_before(request: FleetBenchRequest) -> tuple[dict, dict[str, set[str]]]:
+    """What --db holds of this bench: layout -> host that finished it (--every-host: every host that
+    did), and host -> layouts its runs left unfinished (read-only)."""
     origins = {h.name for h in request.hosts}
-    return bench_progress(request.db, request.options.as_dict(), len(request.devices), origins)
+    return bench_progress(request.db, request.options.as_dict(), len(request.devices), origins,
+                          every_finisher=request.every_host)
 
 
 def plan_fleet(request: FleetBenchRequest, finished: Mapping[str, str] | None = None,
@@ -129,6 +144,9 @@ def plan_fleet(request: FleetBenchRequest, finished: Mapping[str, str] | None = 
     first takes back its own unfinished ones."""
     jobs = request.jobs()
     names = [h.name for h in request.hosts]
+    if request.every_host:   # (host, layout) jobs: each host skips what it finished, takes its unfinished first
+        done, first = (finished or {}, unfinished or {}) if request.resume else ({}, {})
+        return FleetPlan(request, Ledger.every_host(jobs, names, done=done, first=first, done_by=EARLIER))
     if not request.resume:
         return FleetPlan(request, Ledger.plan(jobs, names))
     finished, unfinished = dict(finished or {}), unfinished or {}
@@ -167,22 +185,23 @@ class HostDryRun:
 
 
 def host_dry_runs(transport: Transport, plan: FleetPlan, *, first_only: bool) -> list[HostDryRun]:
-    """Each host's own `bench --dry-run` of its queue (or of its first layout: the gate is the same
-    for every layout of a host, its disks being the same), in parallel; writes nothing anywhere."""
+    """Each host's own `bench --dry-run` of its queue (or of its first layout), in parallel; writes
+    nothing anywhere. The verdict is the first layout's: the gate judges the disks, the same for every
+    layout of a host, and only the first sees them as the run will (a resumed first layout adopts and
+    destroys the pool its run left, which the later ones' dry runs would find held)."""
     req = plan.request
 
     def one(host: Host) -> HostDryRun:
-        queue = plan.cleanup.get(host.name, []) + plan.queue(host.name)
-        commands, outputs, verdicts, code = [], [], [], 0
-        for layout in queue[:1] if first_only else queue:
+        queue = plan.layouts(host.name)
+        commands, outputs, verdict, code = [], [], "", 0
+        for i, layout in enumerate(queue[:1] if first_only else queue):
             argv = req.bench_argv(host, [layout], dry_run=True)
             done = transport.run(host, argv, timeout_s=SHORT_TIMEOUT_S, check=False)
             commands.append(shlex.join(argv))
             outputs.append(done.stdout.rstrip())
-            if done.stderr.strip() and done.stderr.strip() not in verdicts:
-                verdicts.append(done.stderr.strip())
-            code = code or done.returncode
-        return HostDryRun(host.name, tuple(commands), "\n".join(outputs), "\n".join(verdicts), code)
+            if i == 0:
+                verdict, code = done.stderr.strip(), done.returncode
+        return HostDryRun(host.name, tuple(commands), "\n".join(outputs), verdict, code)
     outcomes = fan_out(list(req.hosts), one, limit=req.limit)
     out = []
     for o in outcomes:
@@ -216,11 +235,12 @@ def execute_fleet(transport: Transport, plan: FleetPlan, *, on_start: Callable[[
 
     def run_job(t: Transport, host: Host, job: Job) -> None:
         on_start(host.name, job.name)
-        t.run(host, req.bench_argv(host, [job.name]), timeout_s=job_timeout_s(job))
-    if req.reassign and plan.ledger.lost and set(hosts) - plan.ledger.lost:
+        t.run(host, req.bench_argv(host, [job_layout(job.name)]), timeout_s=job_timeout_s(job))
+    reassign = req.reassign and not req.every_host   # another host's copy of a layout measures another host
+    if reassign and plan.ledger.lost and set(hosts) - plan.ledger.lost:
         plan.ledger.reassign(list(hosts))
     live = {n: h for n, h in hosts.items() if n not in plan.ledger.lost}
-    return execute(plan.ledger, live, transport, run_job, limit=req.limit, reassign=req.reassign,
+    return execute(plan.ledger, live, transport, run_job, limit=req.limit, reassign=reassign,
                    on_event=on_event)
 
 
