@@ -8,7 +8,7 @@ import math
 import pytest
 
 from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, HDD_AGE_BANDS, HOURS_PER_YEAR, MAX_AGE_HOURS, DiskAge,
-                                   afr_of_rate, disk_age, largest_batch, rate_ahead)
+                                   afr_of_rate, disk_age, largest_batch, rate_ahead, vdev_rate_ahead)
 from zfslab.model.reliability import markov
 
 Y = HOURS_PER_YEAR
@@ -79,3 +79,17 @@ def test_a_batch_raises_the_chain_by_the_frailtys_moments_to_leading_order():
         assert batch / plain == pytest.approx(math.prod(1 + k * v for k in range(1, p + 1)), rel=0.01)
     with pytest.raises(ValueError):
         markov.birth_death(2, 1, lam_h, mu, frailty_variance=-1)
+
+
+def test_a_vdevs_rate_is_the_plain_mean_for_one_failure_and_the_power_mean_for_more():
+    disks = [(2 * Y, 0.0), (9 * Y, 0.0), (None, lam(0.015))]   # 1.4 %, 4.25 %, and one at the class rate
+    rates = [lam(0.014), lam(0.0425), lam(0.015)]
+    assert vdev_rate_ahead(disks, Y, 1) == pytest.approx(sum(rates) / 3, rel=1e-12)
+    pairs = (rates[0] * rates[1] + rates[0] * rates[2] + rates[1] * rates[2]) / 3
+    assert vdev_rate_ahead(disks, Y, 2) == pytest.approx(math.sqrt(pairs), rel=1e-12)
+    assert vdev_rate_ahead(disks, Y, 1) == pytest.approx(
+        (rate_ahead(2 * Y, Y) + rate_ahead(9 * Y, Y) + lam(0.015)) / 3, rel=1e-12)
+    # across an edge: 3.5 y old, 1 y ahead, cubed over time (0.5 y at 1.4 %, 0.5 y at 3.0 %)
+    assert vdev_rate_ahead([(3.5 * Y, 0.0)] * 3, Y, 3) == pytest.approx(
+        ((lam(0.014) ** 3 + lam(0.030) ** 3) / 2) ** (1 / 3), rel=1e-12)
+    assert vdev_rate_ahead([(3.5 * Y, 0.0)] * 3, Y, 3) > rate_ahead(3.5 * Y, Y)   # Jensen: above the plain mean

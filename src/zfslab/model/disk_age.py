@@ -65,6 +65,43 @@ def rate_ahead(age_hours: float, horizon_hours: float, bands: tuple[AgeBand, ...
     return (cumulative_hazard(age_hours + horizon_hours, bands) - cumulative_hazard(age_hours, bands)) / horizon_hours
 
 
+def _band_rate(hours: float, bands: tuple[AgeBand, ...]) -> float:
+    return next(b for b in reversed(bands) if hours >= b.from_years * HOURS_PER_YEAR).rate_per_hour
+
+
+def _symmetric_mean(rates: list[float], q: int) -> float:
+    """e_q(rates) / C(n, q): the mean, over every set of q disks, of the product of their rates."""
+    e = [1.0] + [0.0] * q
+    for x in rates:
+        for k in range(q, 0, -1):
+            e[k] += e[k - 1] * x
+    return e[q] / math.comb(len(rates), q)
+
+
+def vdev_rate_ahead(disks: list[tuple[float | None, float]], horizon_hours: float, failures: int,
+                    bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> float:
+    """The one rate per hour a vdev's constant-rate chain takes over the next `horizon_hours`, for disks
+    given as (age in hours, or None for a disk of the constant rate beside it), `failures` = the failures
+    that lose the vdev from where it is.
+
+    While repairs are far faster than failures, the vdev is lost at a rate proportional to the sum over
+    every set of `failures` disks of the product of their rates (docs/reliability.md#disk-age). The rate
+    returned gives the chain that same sum, integrated over the horizon: its `failures`-th root. So it is
+    the disks' mean for a single disk, the geometric mean for a mirror's two, and across an age band's
+    edge a disk's later, higher rate weighs more than in a plain mean over time."""
+    q = min(max(failures, 1), len(disks))
+    cuts = {0.0, horizon_hours}
+    for age, _ in disks:
+        if age is not None:
+            cuts |= {t for b in bands if 0 < (t := b.from_years * HOURS_PER_YEAR - age) < horizon_hours}
+    edges = sorted(cuts)
+    total = 0.0
+    for t0, t1 in zip(edges, edges[1:]):
+        rates = [_band_rate(age + (t0 + t1) / 2, bands) if age is not None else rate for age, rate in disks]
+        total += (t1 - t0) * _symmetric_mean(rates, q)
+    return (total / horizon_hours) ** (1 / q)
+
+
 def afr_of_rate(rate_per_hour: float) -> float:
     """The AFR (a fraction) of a constant rate: the inverse of AgeBand.rate_per_hour."""
     return -math.expm1(-rate_per_hour * HOURS_PER_YEAR)
