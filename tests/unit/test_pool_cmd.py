@@ -222,8 +222,13 @@ def test_the_risk_now_is_printed_and_in_the_json(on_path, capsys, monkeypatch):
     assert main(["pool", "healthy"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "risk of losing the pool (HDD failure and resilver rates, docs/pool.md#risk-now): 1 in" in text
+    assert "- whether recordsize 128K suits the files under /healthy" in text
     assert main(["pool", "healthy", "--json"]) == 0
-    risk = json.loads(capsys.readouterr().out)["pools"][0]["risk"]
+    record = json.loads(capsys.readouterr().out)["pools"][0]
+    assert record["footprint_advice"].endswith("`zfslab footprint /healthy --recordsize 128K --layouts "
+                                               "raidz2:6+spare:1 --compression lz4 --ashift 12` measures, against "
+                                               "another --recordsize; pool reads no file")
+    risk = record["risk"]
     assert risk["disk_class"] == "hdd" and 0 < risk["p_loss"]["1"] < risk["p_loss"]["5"] < 1
     assert risk["disks_out"] == 0 and risk["p_loss_repaired"] is None and risk["reason"] == ""
     assert risk["rate_basis"] == "class" and risk["rates"] == [] and "no SMART report was read" in risk["notes"][0]

@@ -10,7 +10,7 @@ import time
 from zfslab.commands._common import console, disk_size_arg, parse_disk_set
 from zfslab.commands._hosts import add_host_options, hosts_from_args
 from zfslab.errors import Interrupted, UsageError
-from zfslab.model.pool_findings import findings
+from zfslab.model.pool_findings import findings, footprint_advice
 from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
@@ -57,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
         live = read_pool(runner, name, names)
         check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
         found = findings(live.state, live.disks, now_s, live.ram_bytes, live.health)
+        advice = footprint_advice(live.state, check.layout)
         risk = risk_now(live.state, check.vdev_bytes, live.disks, live.health)
         grown = growth(live.state, check, *new) if new else None
         replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
             if args.replace_with else None
         if args.json:
-            records.append(pool_record(live.state, check, found) | {"risk": risk_record(risk)}
+            records.append(pool_record(live.state, check, found) | {"footprint_advice": advice or None}
+                           | {"risk": risk_record(risk)}
                            | ({"growth": growth_record(grown)} if grown else {})
                            | ({"replacement": growth_record(replaced)} if replaced else {}))
             continue
@@ -70,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
             out.print()
         for line in pool_lines(live.state, check):
             out.print(line, markup=False, soft_wrap=True)
-        for line in finding_lines(check, found) + risk_lines(risk):  # prose: wrapped to the terminal
+        advice_lines = [f"- {advice}"] if advice else []
+        for line in finding_lines(check, found) + advice_lines + risk_lines(risk):  # prose: wrapped to the terminal
             print_wrapped(out, line)
         for answer in (grown, replaced):
             for line, indent in growth_lines(answer, text_width(out, None)) if answer else ():
