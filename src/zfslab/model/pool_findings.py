@@ -232,7 +232,8 @@ def _record_text(size: int) -> str:
 
 
 def recordsize_findings(state: PoolState) -> list[Finding]:
-    """Records no larger than the pool's smallest allocation cannot be stored compressed (docs/pool.md#findings)."""
+    """Records no larger than the pool's smallest allocation cannot be stored compressed, but for those
+    that compress into a block pointer (112 bytes) or are zeros (docs/pool.md#findings)."""
     record, compression = state.dataset_prop("recordsize"), state.dataset_prop("compression")
     ashifts = [v.ashift for v in _data_vdevs(state) if v.ashift is not None]
     if not (record and record.isdigit() and len(record) < 12) or compression in (None, "off") or not ashifts:
