@@ -18,7 +18,7 @@ from tests.conftest import DATA
 from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, HOURS_PER_YEAR
 from zfslab.model.pool_model import check_model, pool_layout
 from zfslab.model.pool_risk import risk_now
-from zfslab.model.pool_state import DiskHealth
+from zfslab.model.pool_state import DiskFacts, DiskHealth
 from zfslab.model.reliability.params import params_for_class
 from zfslab.model.reliability.risk import markov_risk
 from zfslab.report.pool_view import risk_lines
@@ -222,3 +222,14 @@ def test_the_risk_lines_of_the_captured_special_pool_with_captured_smart_reports
         "- what lowers it most: replacing the oldest disk, scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0004 (4.6 y), with a "
         "new one: 1 in 200,000 within 1 year, 1 in 46,000 within 5 years"]
     assert _risk(state)[0].p_loss[1] == pytest.approx(1 / 80_000, rel=0.05)   # the class rate: 1 in 80,000
+
+
+def test_solid_state_disks_keep_their_class_rate_whatever_their_age_and_say_why():
+    state = read_both("zfs-2.4", "healthy")[0]
+    leaves = [leaf.name for v in state.vdevs for leaf in v.leaves]
+    ssds = {leaf: DiskFacts(leaf, 2 << 30, 4096, False) for leaf in leaves}
+    risk, _ = _risk(state, _aged(state, [9 * 8760] * 7), ssds)
+    plain, _ = _risk(state, None, ssds)
+    assert risk.disk_class == "ssd" and not risk.by_age and risk.p_loss == plain.p_loss
+    assert risk.notes == ("the SSD class's 1.0 % a year for every disk: the age table is for spinning disks (flash "
+                          "wears by writes, not modelled yet)",)
