@@ -10,7 +10,8 @@ import pytest
 
 from test_pool_model import version
 from test_pool_read import SERIES, read_both
-from zfslab.model.pool_findings import findings, footprint_advice
+from zfslab.model.pool_findings import findings
+from zfslab.report.pool_view import footprint_advice
 from zfslab.model.pool_model import check_model
 
 
@@ -51,5 +52,7 @@ def test_the_advice_names_the_command_that_measures_the_files():
         "files`) is what `zfslab footprint /files --recordsize 128K --layouts raidz1:3 --compression lz4 --ashift 12` "
         "measures, against another --recordsize; pool reads no file")
     assert "--recordsize 1M " in footprint_advice(with_props(state, recordsize=str(1 << 20)), check.layout)
+    assert "`zfslab footprint '/my files' --recordsize" in footprint_advice(with_props(state, mountpoint="/my files"),
+                                                                        check.layout)
     for mountpoint in ("none", "legacy", "-"):
         assert footprint_advice(with_props(state, mountpoint=mountpoint), check.layout) == ""

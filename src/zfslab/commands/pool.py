@@ -10,14 +10,14 @@ import time
 from zfslab.commands._common import console, disk_size_arg, parse_disk_set
 from zfslab.commands._hosts import add_host_options, hosts_from_args
 from zfslab.errors import Interrupted, UsageError
-from zfslab.model.pool_findings import findings, footprint_advice
+from zfslab.model.pool_findings import findings
 from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
 from zfslab.model.pool_state import disk_class
 from zfslab.model.pool_risk import risk_now
-from zfslab.report.pool_view import (finding_lines, growth_lines, growth_record, pool_lines, pool_record,
-                                     risk_lines, risk_record)
+from zfslab.report.pool_view import (finding_lines, footprint_advice, growth_lines, growth_record, pool_lines,
+                                     pool_record, risk_lines, risk_record)
 from zfslab.report.tables import print_wrapped, text_width, to_json
 from zfslab.system.live_pool import pool_names, read_pool
 from zfslab.system.runner import Runner

@@ -225,7 +225,7 @@ def dedup_findings(state: PoolState, ram_bytes: int | None) -> list[Finding]:
     return found
 
 
-def _record_text(size: int) -> str:
+def record_text(size: int) -> str:
     """A recordsize as zfs writes it: 4K, 128K, 1M."""
     return f"{size >> 20}M" if size >= 1 << 20 and not size % (1 << 20) else f"{size >> 10}K" if not size % 1024 \
         else f"{size}B"
@@ -242,26 +242,10 @@ def recordsize_findings(state: PoolState) -> list[Finding]:
     if int(record) > sector:
         return []
     return [Finding("recordsize-uncompressible", "warning",
-                    f"recordsize is {_record_text(int(record))} on {state.name}, no more than its {sector}-byte "
+                    f"recordsize is {record_text(int(record))} on {state.name}, no more than its {sector}-byte "
                     f"allocation unit (ashift {min(ashifts)}): ZFS keeps a record compressed only when it then takes "
                     f"fewer sectors, so {compression} saves nothing on full records; `zfs set recordsize=128K "
                     f"{state.name}` for files (new writes only)")]
-
-
-def footprint_advice(state: PoolState, layout: str) -> str:
-    """The command that can tell whether the recordsize suits the files: pool reads no file
-    (docs/pool.md#findings, recordsize); '' when the root dataset has no mountpoint."""
-    record, mountpoint = state.dataset_prop("recordsize"), state.dataset_prop("mountpoint")
-    if not (record and record.isdigit() and len(record) < 12 and mountpoint and mountpoint.startswith("/")):
-        return ""
-    size = _record_text(int(record))
-    compression = {"on": "lz4", None: ""}.get(state.dataset_prop("compression"), state.dataset_prop("compression"))
-    ashifts = [v.ashift for v in _data_vdevs(state) if v.ashift is not None]
-    options = "".join((f" --layouts {layout}" if layout else "", f" --compression {compression}" if compression else "",
-                       f" --ashift {min(ashifts)}" if ashifts else ""))
-    return (f"whether recordsize {size} suits the files under {mountpoint} (each dataset may set its own: "
-            f"`zfs get -r recordsize {state.name}`) is what `zfslab footprint {mountpoint} --recordsize {size}"
-            f"{options}` measures, against another --recordsize; pool reads no file")
 
 
 WORN_PERCENT = 80  # docs/pool.md#findings: an NVMe's endurance estimate this far used is a note, 100 a warning

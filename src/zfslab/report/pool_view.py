@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime, timezone
 
 from zfslab.model.fleet_pool import FleetPools
-from zfslab.model.pool_findings import Finding
+from zfslab.model.pool_findings import Finding, record_text
 from zfslab.model.pool_growth import Growth
 from zfslab.model.pool_model import ModelCheck, failures_survived
 from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART
@@ -76,6 +77,22 @@ def finding_lines(check: ModelCheck, found: tuple[Finding, ...]) -> list[str]:
     head = [agree + (f": {check.reason}" if check.reason else ""), "", "findings:" if found else "findings: none"]
     return head + [f"{'!' if f.severity == 'warning' else '-'} {f.text}" for f in found]
 
+
+def footprint_advice(state: PoolState, layout: str) -> str:
+    """The command that can tell whether the recordsize suits the files: pool reads no file
+    (docs/pool.md#findings, recordsize); '' when the root dataset has no mountpoint."""
+    record, mountpoint = state.dataset_prop("recordsize"), state.dataset_prop("mountpoint")
+    if not (record and record.isdigit() and len(record) < 12 and mountpoint and mountpoint.startswith("/")):
+        return ""
+    size = record_text(int(record))
+    compression = {"on": "lz4", None: ""}.get(state.dataset_prop("compression"), state.dataset_prop("compression"))
+    ashifts = [v.ashift for v in state.of_class("normal") if v.ashift is not None]
+    options = "".join((f" --layouts {layout}" if layout else "", f" --compression {compression}" if compression else "",
+                       f" --ashift {min(ashifts)}" if ashifts else ""))
+    return (f"whether recordsize {size} suits the files under {mountpoint} (each dataset may set its own: "
+            f"`zfs get -r recordsize {shlex.quote(state.name)}`) is what `zfslab footprint {shlex.quote(mountpoint)} "
+            f"--recordsize {size}"
+            f"{options}` measures, against another --recordsize; pool reads no file")
 
 
 def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None]]:
