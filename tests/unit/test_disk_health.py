@@ -83,3 +83,19 @@ def test_a_failing_disk_and_a_worn_one_are_flagged_under_their_vdev():
     (only,) = [f for f in findings(state, {}, 0, None, {leaves[1]: note}) if f.code.startswith("disk-")]
     assert (only.code, only.severity) == ("disk-worn", "note")
     assert not [f for f in findings(state, {}, 0) if f.code.startswith("disk-")]
+
+
+@pytest.mark.parametrize("name, hours, model", [
+    ("ata-new-hdd.json", 11, "Example HDD 8TB"), ("ata-hdd-hours-only.json", 28712, "Example HDD 4TB"),
+    ("nvme-used.json", 9120, "Example NVMe 1TB"), ("scsi-used.json", 40211, "EXAMPLE SAS 12TB"),
+    ("qemu-virtual.json", None, "QEMU QEMU HARDDISK"), ("hostile.json", -5, ""),   # the age model judges -5 (model/disk_age.py)
+])
+def test_power_on_hours_and_model_are_read_for_the_risk_by_age(name, hours, model):
+    h = parse_health("/dev/x", report(name))
+    assert (h.power_on_hours, h.model, h.power_on_note) == (hours, model, "")
+
+
+def test_power_on_hours_that_are_not_a_whole_number_are_left_out_with_the_reason():
+    h = parse_health("/dev/x", {"power_on_time": {"hours": "12"}, "model_name": "bad\x1b[2J"})
+    assert h.power_on_hours is None and h.model == ""
+    assert h.power_on_note == "SMART power-on hours '12' is not a whole number: ignored"

@@ -26,18 +26,21 @@ case "$(basename "$0") $*" in
   "zpool get -j --json-int all healthy") cat {data}/zpool_get_j.json ;;
   "zfs get -j --json-int all healthy") cat {data}/zfs_get_j.json ;;
   lsblk*) echo '{{"blockdevices": []}}' ;;
+  "smartctl -j -a "*) cat {smart} ;;
   *) echo "unexpected: $*" >&2; exit 1 ;;
 esac
 """
 
 
-def fake_tools(tmp_path: pathlib.Path, status: pathlib.Path = DATA / "zpool_status_jP.json") -> pathlib.Path:
+def fake_tools(tmp_path: pathlib.Path, status: pathlib.Path = DATA / "zpool_status_jP.json",
+               smart: pathlib.Path | None = None) -> pathlib.Path:
+    """The stand-ins on a new PATH; with `smart`, a smartctl that prints that report for every disk."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name in ("zpool", "zfs", "lsblk"):
+    for name in ("zpool", "zfs", "lsblk") + (("smartctl",) if smart else ()):
         path = bin_dir / name
         path.write_text(FAKE.format(log=shlex.quote(str(tmp_path / "argv.log")), data=shlex.quote(str(DATA)),
-                                    status=shlex.quote(str(status))))
+                                    status=shlex.quote(str(status)), smart=shlex.quote(str(smart))))
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return bin_dir
 
@@ -219,7 +222,37 @@ def test_the_risk_now_is_printed_and_in_the_json(on_path, capsys, monkeypatch):
     assert main(["pool", "healthy"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "risk of losing the pool (HDD failure and resilver rates, docs/pool.md#risk-now): 1 in" in text
+    assert "- whether recordsize 128K suits the files under /healthy" in text
     assert main(["pool", "healthy", "--json"]) == 0
-    risk = json.loads(capsys.readouterr().out)["pools"][0]["risk"]
+    record = json.loads(capsys.readouterr().out)["pools"][0]
+    assert record["footprint_advice"].endswith("`zfslab footprint /healthy --recordsize 128K --layouts "
+                                               "raidz2:6+spare:1 --compression lz4 --ashift 12` measures, against "
+                                               "another --recordsize; pool reads no file")
+    risk = record["risk"]
     assert risk["disk_class"] == "hdd" and 0 < risk["p_loss"]["1"] < risk["p_loss"]["5"] < 1
     assert risk["disks_out"] == 0 and risk["p_loss_repaired"] is None and risk["reason"] == ""
+    assert risk["rate_basis"] == "class" and risk["rates"] == [] and "no SMART report was read" in risk["notes"][0]
+
+
+def test_the_risk_by_the_disks_ages_names_each_rate_in_text_and_json(on_path, capsys, monkeypatch):
+    """Every disk answers with the captured 28,712-hour report of one model: one batch of 3.3-year-old
+    disks (docs/pool.md#risk-now)."""
+    log = on_path(smart=DATA.parent.parent.parent / "smartctl" / "ata-hdd-hours-only.json")
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["pool", "healthy"]) == 0
+    out = capsys.readouterr().out
+    text = " ".join(out.split())
+    assert "risk of losing the pool (HDD failure rates by the disks' ages and resilver rates" in text
+    assert ("- raidz2-0: by age: 3.3 y → AFR 2.1 % (1 y ahead), 3.3 % (5 y ahead); one batch: 6 × Example HDD 4TB "
+            "within 720 power-on hours, so while failures are unrepaired the others fail faster (×1.29, ×1.58)") in text
+    assert sum(line.startswith("smartctl -j -a ") for line in log.read_text().splitlines()) == 7
+    assert main(["pool", "healthy", "--json"]) == 0
+    risk = json.loads(capsys.readouterr().out)["pools"][0]["risk"]
+    assert risk["rate_basis"] == "age" and risk["notes"] == []
+    # a new disk in place of one: 3 % in its first months against these disks' 3 % past 4 y, and no batch with it
+    assert risk["oldest_replaced"]["age_years"] == pytest.approx(28_712 / 8760)
+    (rate,) = risk["rates"]
+    assert rate["disks_aged"] == 6 and rate["batch"]["disks"] == 6 and rate["text"].startswith("raidz2-0: by age: 3.3 y")
+    # one disk's age over time, cubed (raidz2): by hand, 0.72 y at 1.4 % and 0.28 y at 3.0 % the year ahead
+    assert rate["afr"]["1"] == pytest.approx(0.021222, rel=1e-4) and rate["afr"]["5"] == pytest.approx(0.033144, rel=1e-4)
+    print(out)   # with -s: the example output docs/pool.md#risk-now shows

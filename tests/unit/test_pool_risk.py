@@ -5,16 +5,24 @@ state, and the figures agree with the plan's risk engine where both apply."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import json
+import math
+import os
 
 import pytest
 
 from test_pool_model import version
 from test_pool_read import read_both
+from tests.conftest import DATA
+from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, HOURS_PER_YEAR
 from zfslab.model.pool_model import check_model, pool_layout
 from zfslab.model.pool_risk import risk_now
-from zfslab.model.pool_state import DiskHealth
+from zfslab.model.pool_state import DiskFacts, DiskHealth
 from zfslab.model.reliability.params import params_for_class
 from zfslab.model.reliability.risk import markov_risk
+from zfslab.report.pool_view import risk_lines
+from zfslab.system.smart import parse_health
 
 
 def _risk(state, health=None, disks=None):
@@ -56,3 +64,172 @@ def test_a_vdev_with_more_out_than_it_survives_is_lost_and_no_figures_without_a_
     assert risk.p_loss == (1.0, 1.0)
     assert risk_now(state, None, {}, {}).reason   # no disk size: no figure, and why
 
+
+
+# --- the disks' ages and batches (docs/pool.md#risk-now, docs/reliability.md#disk-age) ---
+
+def _smart(name):
+    with open(os.path.join(DATA, "smartctl", name)) as f:
+        return json.load(f)
+
+
+def _aged(state, hours, models=None):
+    """Each leaf of the pool's data vdevs with these power-on hours (and models: one batch by default)."""
+    leaves = [leaf for v in state.vdevs for leaf in v.leaves]
+    return {leaf.name: DiskHealth(leaf.name, power_on_hours=hours[i % len(hours)],
+                                  model=(models or ["Example HDD 8TB"])[i % len(models or [1])])
+            for i, leaf in enumerate(leaves)}
+
+
+def _lam(afr):
+    return -math.log1p(-afr) / HOURS_PER_YEAR
+
+
+def test_disks_all_past_seven_years_are_the_plans_figure_at_the_tables_425_percent():
+    state = read_both("zfs-2.4", "healthy")[0]   # raidz2:6 and a spare
+    models = [f"model {i}" for i in range(7)]      # no batch: independent disks
+    risk, check = _risk(state, _aged(state, [8 * 8760 + 100 * i for i in range(7)], models))
+    assert risk.by_age and [r.afr_per_year for r in risk.rates] == [pytest.approx((0.0425, 0.0425), rel=1e-12)]
+    fill = state.alloc_bytes / state.size_bytes
+    params = params_for_class("hdd", check.vdev_bytes, years=risk.years, fill=fill, afr=0.0425)
+    plan = markov_risk(pool_layout(state), params, usable_bytes=state.usable_bytes)
+    assert risk.p_loss == pytest.approx(plan.p_loss, rel=1e-9)
+
+
+def test_an_older_disk_set_raises_the_risk_by_the_tables_ratio_to_the_third_power():
+    state = read_both("zfs-2.4", "healthy")[0]   # raidz2: a loss needs 3 failures, ~ lambda^3
+    models = [f"model {i}" for i in range(7)]
+    young, _ = _risk(state, _aged(state, [2 * 8760] * 7, models))     # 1-4 y band: 1.4 %, the year ahead
+    old, _ = _risk(state, _aged(state, [8 * 8760] * 7, models))       # 7 y+: 4.25 %
+    assert old.p_loss[0] / young.p_loss[0] == pytest.approx((_lam(0.0425) / _lam(0.014)) ** 3, rel=0.02)
+    # five years ahead the young set climbs into the 4-7 y band (2 y at 1.4 %, 3 y at 3.0 %): a raidz2's
+    # loss goes with the cube of the rate, so the chain's rate is the cube mean over time
+    young_5 = ((2 * _lam(0.014) ** 3 + 3 * _lam(0.030) ** 3) / 5) ** (1 / 3)
+    assert old.p_loss[1] / young.p_loss[1] == pytest.approx((_lam(0.0425) / young_5) ** 3, rel=0.03)
+    assert old.p_loss[1] > 4 * young.p_loss[1]
+
+
+def test_a_batch_of_equal_disks_raises_the_risk_over_mixed_models_by_the_frailty_rule():
+    state = read_both("zfs-2.4", "healthy")[0]
+    hours = [30_000 + 10 * i for i in range(7)]
+    batch, _ = _risk(state, _aged(state, hours))
+    mixed, _ = _risk(state, _aged(state, hours, [f"model {i}" for i in range(7)]))
+    assert batch.rates[0].batch_disks == 6 and mixed.rates[0].batch_disks == 0
+    assert batch.rates[0].afr_per_year == mixed.rates[0].afr_per_year    # the same ages, the same mean rate
+    v = BATCH_FRAILTY_VARIANCE   # raidz2: the 2nd and 3rd failures at (1 + v) and (1 + 2 v)
+    for b, m in zip(batch.p_loss, mixed.p_loss):
+        assert b / m == pytest.approx((1 + v) * (1 + 2 * v), rel=0.01)
+    # a batch of only 2 in a raidz2 cannot lose it alone: no raised rate
+    two = _aged(state, [30_000, 30_010, 5_000, 12_000, 45_000, 52_000, 60_000])
+    assert _risk(state, two)[0].rates[0].batch_disks == 0
+
+
+def _brute_rate(hours, q, horizon_h):
+    """The chain's rate by another path: every set of q disks' product of rates, hour by hour over the
+    horizon (the table read band by band), then the q-th root."""
+    bands = [(0, 0.030), (0.25, 0.017), (1, 0.014), (4, 0.030), (7, 0.0425)]
+    def rate(h):
+        return _lam([afr for start, afr in bands if h >= start * 8760][-1])
+    sets = list(itertools.combinations(range(len(hours)), q))
+    total = sum(sum(math.prod(rate(hours[i] + t + 0.5) for i in s) for s in sets) / len(sets)
+                for t in range(int(horizon_h)))
+    return (total / horizon_h) ** (1 / q)
+
+
+def test_captured_smart_reports_give_each_disk_its_age_and_the_chain_the_rate_of_its_loss_term():
+    state = read_both("zfs-2.4", "healthy")[0]   # raidz2:6 and a spare
+    leaves = [leaf.name for v in state.vdevs for leaf in v.leaves]
+    names = ["ata-failing-hdd.json", "ata-hdd-hours-only.json"]     # 33,412 h (8TB) and 28,712 h (4TB)
+    health = {leaf: parse_health(leaf, _smart(names[i % 2])) for i, leaf in enumerate(leaves)}
+    risk, _ = _risk(state, health)
+    (rate,) = risk.rates
+    assert (rate.disks_aged, rate.batch_disks) == (6, 3)   # 3 of each model: 3 > 2, one batch can lose it
+    assert rate.mean_age_years == pytest.approx((33_412 + 28_712) / 2 / 8760)
+    hours = [33_412, 28_712] * 3
+    assert -math.log1p(-rate.afr_per_year[0]) / 8760 == pytest.approx(_brute_rate(hours, 3, 8760), rel=1e-9)
+    assert "raidz2-0: by age: 3.5 y → AFR 2.4 % (1 y ahead), 3.4 % (5 y ahead); one batch: 3 × " in risk_lines(risk)[2]
+    assert not risk.notes
+
+
+def test_a_mirror_of_an_old_and_a_new_disk_takes_their_geometric_mean_not_the_plain_one():
+    state = read_both("zfs-2.4", "healthy")[0]
+    mirror = dataclasses.replace(state.vdevs[0], kind="mirror", parity=0, children=state.vdevs[0].children[:2])
+    state = dataclasses.replace(state, vdevs=(mirror,))
+    a, b = (leaf.name for leaf in mirror.leaves)
+    risk, _ = _risk(state, {a: DiskHealth(a, power_on_hours=9 * 8760, model="A"),
+                            b: DiskHealth(b, power_on_hours=2 * 8760, model="B")})
+    lam_now = -math.log1p(-risk.rates[0].afr_per_year[0]) / 8760
+    assert lam_now == pytest.approx(math.sqrt(_lam(0.0425) * _lam(0.014)), rel=1e-12)
+    assert lam_now < (_lam(0.0425) + _lam(0.014)) / 2
+
+
+def test_a_disk_whose_smart_hours_are_wild_keeps_the_class_rate_and_is_named():
+    state = read_both("zfs-2.4", "degraded")[0]   # mirror:2, one side offline
+    a, b = (leaf.name for leaf in state.vdevs[0].leaves)
+    serving = next(c.name for c in state.vdevs[0].children if c.state == "ONLINE")
+    hostile = {a: parse_health(a, _smart("hostile.json")), b: parse_health(b, _smart("hostile.json"))}
+    hostile[serving] = parse_health(serving, _smart("ata-hdd-hours-only.json"))
+    risk, _ = _risk(state, hostile)
+    assert risk.by_age and risk.rates[0].disks == 1   # the offline side is out: the serving one's rate
+    gone = next(leaf for leaf in state.vdevs[0].leaves if leaf.name != serving)
+    assert risk.notes == (f"disk {gone.short_name}: SMART power-on hours -5 is negative: ignored; the class rate "
+                          "is used for it",)
+    # with a disk out, the one left is what can lose the mirror: its rate alone (q = 1), a plain mean
+    assert risk.rates[0].afr_per_year[0] == pytest.approx(-math.expm1(-8760 * _brute_rate([28_712], 1, 8760)))
+
+
+def test_a_pool_whose_smart_has_no_hours_keeps_the_class_rate_and_says_so():
+    state = read_both("zfs-2.4", "healthy")[0]
+    virtual = {leaf.name: parse_health(leaf.name, _smart("qemu-virtual.json"))
+               for v in state.vdevs for leaf in v.leaves}
+    risk, _ = _risk(state, virtual)
+    plain, _ = _risk(state)
+    assert not risk.by_age and risk.p_loss == plain.p_loss and not risk.rates
+    assert risk.notes == ("the HDD class's 1.5 % a year for every disk: no disk's SMART gives usable power-on hours",)
+    assert plain.notes == ("the HDD class's 1.5 % a year for every disk: no SMART report was read (smartctl not "
+                           "installed, or no disk answered)",)
+    assert "risk of losing the pool (HDD failure and resilver rates" in risk_lines(risk)[1]
+
+
+def test_replacing_the_oldest_disk_is_offered_when_it_lowers_every_horizon():
+    state = read_both("zfs-2.4", "special")[0]   # raidz2:4 + special mirror:2
+    hours = [20_000, 22_000, 21_000, 23_000, 70_000, 24_000, 25_000, 26_000]   # the special mirror's first: 8 y
+    risk, _ = _risk(state, _aged(state, hours, [f"m{i}" for i in range(8)]))
+    leaves = [leaf for v in state.vdevs for leaf in v.leaves]
+    assert risk.oldest_disk == leaves[4].short_name and risk.oldest_age_years == pytest.approx(70_000 / 8760)
+    assert all(after < 0.95 * now for after, now in zip(risk.p_loss_oldest_replaced, risk.p_loss))
+    assert risk_lines(risk)[-1].startswith(f"- what lowers it most: replacing the oldest disk, {leaves[4].short_name} "
+                                           "(8.0 y), with a new one: 1 in")
+    # disks of 2 y: a new one's first months (3 %) would raise the year ahead: nothing offered
+    young, _ = _risk(state, _aged(state, [17_520] * 8, [f"m{i}" for i in range(8)]))
+    assert not young.p_loss_oldest_replaced and not young.oldest_disk
+
+
+def test_the_risk_lines_of_the_captured_special_pool_with_captured_smart_reports():
+    """The example docs/pool.md#risk-now shows: raidz2:4 of four 3.3-year-old disks of one model (one
+    batch), a special mirror of a 4.6-year-old and a new disk (2 GB disks: resilvers of seconds)."""
+    state = read_both("zfs-2.4", "special")[0]
+    names = ["ata-hdd-hours-only.json"] * 4 + ["scsi-used.json", "ata-new-hdd.json"]
+    leaves = [leaf for v in state.vdevs if v.alloc_class in ("normal", "special") for leaf in v.leaves]
+    health = {leaf.name: parse_health(leaf.name, _smart(n)) for leaf, n in zip(leaves, names)}
+    risk, _ = _risk(state, health)
+    assert risk_lines(risk)[1:] == [
+        "risk of losing the pool (HDD failure rates by the disks' ages and resilver rates, docs/pool.md#risk-now): "
+        "1 in 150,000 within 1 year, 1 in 26,000 within 5 years",
+        "- raidz2-0: by age: 3.3 y → AFR 2.1 % (1 y ahead), 3.3 % (5 y ahead); one batch: 4 × Example HDD 4TB "
+        "within 720 power-on hours, so while failures are unrepaired the others fail faster (×1.29, ×1.58)",
+        "- mirror-1: by age: 2.3 y → AFR 2.5 % (1 y ahead), 2.6 % (5 y ahead)",
+        "- what lowers it most: replacing the oldest disk, scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0004 (4.6 y), with a "
+        "new one: 1 in 200,000 within 1 year, 1 in 46,000 within 5 years"]
+    assert _risk(state)[0].p_loss[1] == pytest.approx(1 / 80_000, rel=0.05)   # the class rate: 1 in 80,000
+
+
+def test_solid_state_disks_keep_their_class_rate_whatever_their_age_and_say_why():
+    state = read_both("zfs-2.4", "healthy")[0]
+    leaves = [leaf.name for v in state.vdevs for leaf in v.leaves]
+    ssds = {leaf: DiskFacts(leaf, 2 << 30, 4096, False) for leaf in leaves}
+    risk, _ = _risk(state, _aged(state, [9 * 8760] * 7), ssds)
+    plain, _ = _risk(state, None, ssds)
+    assert risk.disk_class == "ssd" and not risk.by_age and risk.p_loss == plain.p_loss
+    assert risk.notes == ("the SSD class's 1.0 % a year for every disk: the age table is for spinning disks (flash "
+                          "wears by writes, not modelled yet)",)

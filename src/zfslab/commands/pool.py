@@ -16,8 +16,8 @@ from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
 from zfslab.model.pool_state import disk_class
 from zfslab.model.pool_risk import risk_now
-from zfslab.report.pool_view import (finding_lines, growth_lines, growth_record, pool_lines, pool_record,
-                                     risk_lines, risk_record)
+from zfslab.report.pool_view import (finding_lines, footprint_advice, growth_lines, growth_record, pool_lines,
+                                     pool_record, risk_lines, risk_record)
 from zfslab.report.tables import print_wrapped, text_width, to_json
 from zfslab.system.live_pool import pool_names, read_pool
 from zfslab.system.runner import Runner
@@ -57,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
         live = read_pool(runner, name, names)
         check = check_model(live.state, live.version, expanded=live.state.expanded, attached=live.attached)
         found = findings(live.state, live.disks, now_s, live.ram_bytes, live.health)
+        advice = footprint_advice(live.state, check.layout)
         risk = risk_now(live.state, check.vdev_bytes, live.disks, live.health)
         grown = growth(live.state, check, *new) if new else None
         replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
             if args.replace_with else None
         if args.json:
-            records.append(pool_record(live.state, check, found) | {"risk": risk_record(risk)}
+            records.append(pool_record(live.state, check, found) | {"footprint_advice": advice or None}
+                           | {"risk": risk_record(risk)}
                            | ({"growth": growth_record(grown)} if grown else {})
                            | ({"replacement": growth_record(replaced)} if replaced else {}))
             continue
@@ -70,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
             out.print()
         for line in pool_lines(live.state, check):
             out.print(line, markup=False, soft_wrap=True)
-        for line in finding_lines(check, found) + risk_lines(risk):  # prose: wrapped to the terminal
+        advice_lines = [f"- {advice}"] if advice else []
+        for line in finding_lines(check, found) + advice_lines + risk_lines(risk):  # prose: wrapped to the terminal
             print_wrapped(out, line)
         for answer in (grown, replaced):
             for line, indent in growth_lines(answer, text_width(out, None)) if answer else ():

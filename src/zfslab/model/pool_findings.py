@@ -225,6 +225,29 @@ def dedup_findings(state: PoolState, ram_bytes: int | None) -> list[Finding]:
     return found
 
 
+def record_text(size: int) -> str:
+    """A recordsize as zfs writes it: 4K, 128K, 1M."""
+    return f"{size >> 20}M" if size >= 1 << 20 and not size % (1 << 20) else f"{size >> 10}K" if not size % 1024 \
+        else f"{size}B"
+
+
+def recordsize_findings(state: PoolState) -> list[Finding]:
+    """Records no larger than the pool's smallest allocation cannot be stored compressed, but for those
+    that compress into a block pointer (112 bytes) or are zeros (docs/pool.md#findings)."""
+    record, compression = state.dataset_prop("recordsize"), state.dataset_prop("compression")
+    ashifts = [v.ashift for v in _data_vdevs(state) if v.ashift is not None]
+    if not (record and record.isdigit() and len(record) < 12) or compression in (None, "off") or not ashifts:
+        return []
+    sector = 1 << min(ashifts)  # zio_roundup_alloc_size() rounds to the pool's smallest allocation
+    if int(record) > sector:
+        return []
+    return [Finding("recordsize-uncompressible", "warning",
+                    f"recordsize is {record_text(int(record))} on {state.name}, no more than its {sector}-byte "
+                    f"allocation unit (ashift {min(ashifts)}): ZFS keeps a record compressed only when it then takes "
+                    f"fewer sectors, so {compression} saves nothing on full records; `zfs set recordsize=128K "
+                    f"{state.name}` for files (new writes only)")]
+
+
 WORN_PERCENT = 80  # docs/pool.md#findings: an NVMe's endurance estimate this far used is a note, 100 a warning
 
 
@@ -271,5 +294,6 @@ def findings(state: PoolState, disks: dict[str, DiskFacts], now_epoch_s: int,
     return tuple(health_findings(state) + disk_findings(state, health or {}) + redundancy_findings(state)
                  + ashift_findings(state, disks)
                  + raidz1_findings(state) + unequal_findings(state) + fullness_findings(state)
-                 + scrub_findings(state, now_epoch_s) + compression_findings(state) + autotrim_findings(state, disks)
+                 + scrub_findings(state, now_epoch_s) + compression_findings(state) + recordsize_findings(state)
+                 + autotrim_findings(state, disks)
                  + feature_findings(state) + dedup_findings(state, ram_bytes))

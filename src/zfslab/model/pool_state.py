@@ -174,6 +174,10 @@ class DiskHealth:
     percentage_used: int | None = None  # NVMe endurance used, the vendor's estimate (may pass 100)
     spare_below_threshold: bool | None = None  # NVMe available spare under the vendor's threshold
     temperature_c: int | None = None
+    # for the risk by age (model/disk_age.py checks the range: a wild value is ignored with a note there)
+    power_on_hours: int | None = None  # as SMART gave it, any whole number
+    power_on_note: str = ""  # why there are no hours when SMART gave something that is not a whole number
+    model: str = ""  # model_name: disks of one model and near hours are one batch
 
     @property
     def failing(self) -> bool:

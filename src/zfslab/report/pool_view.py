@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime, timezone
 
 from zfslab.model.fleet_pool import FleetPools
-from zfslab.model.pool_findings import Finding
+from zfslab.model.pool_findings import Finding, record_text
 from zfslab.model.pool_growth import Growth
 from zfslab.model.pool_model import ModelCheck, failures_survived
-from zfslab.model.pool_risk import RiskNow
+from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART
+from zfslab.model.pool_risk import RiskNow, VdevRate
 from zfslab.model.pool_state import PoolState, PoolVdev
 from zfslab.model.units import format_bytes, odds
 from zfslab.report.shell_text import command_lines
@@ -75,6 +77,22 @@ def finding_lines(check: ModelCheck, found: tuple[Finding, ...]) -> list[str]:
     head = [agree + (f": {check.reason}" if check.reason else ""), "", "findings:" if found else "findings: none"]
     return head + [f"{'!' if f.severity == 'warning' else '-'} {f.text}" for f in found]
 
+
+def footprint_advice(state: PoolState, layout: str) -> str:
+    """The command that can tell whether the recordsize suits the files: pool reads no file
+    (docs/pool.md#findings, recordsize); '' when the root dataset has no mountpoint."""
+    record, mountpoint = state.dataset_prop("recordsize"), state.dataset_prop("mountpoint")
+    if not (record and record.isdigit() and len(record) < 12 and mountpoint and mountpoint.startswith("/")):
+        return ""
+    size = record_text(int(record))
+    compression = {"on": "lz4", None: ""}.get(state.dataset_prop("compression"), state.dataset_prop("compression"))
+    ashifts = [v.ashift for v in state.of_class("normal") if v.ashift is not None]
+    options = "".join((f" --layouts {layout}" if layout else "", f" --compression {compression}" if compression else "",
+                       f" --ashift {min(ashifts)}" if ashifts else ""))
+    return (f"whether recordsize {size} suits the files under {mountpoint} (each dataset may set its own: "
+            f"`zfs get -r recordsize {shlex.quote(state.name)}`) is what `zfslab footprint {shlex.quote(mountpoint)} "
+            f"--recordsize {size}"
+            f"{options}` measures, against another --recordsize; pool reads no file")
 
 
 def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None]]:
@@ -181,12 +199,33 @@ def _within(risk: RiskNow, values: tuple[float, ...]) -> str:
     return ", ".join(f"{odds(p)} within {y:g} year{'s' * (y != 1)}" for y, p in zip(risk.years, values))
 
 
+def _horizons(risk: RiskNow, afrs: tuple[float, ...]) -> str:
+    return ", ".join(f"{100 * a:.1f} % ({y:g} y ahead)" for y, a in zip(risk.years, afrs))
+
+
+def rate_text(risk: RiskNow, rate: VdevRate) -> str:
+    """Which rate one vdev's figures used: 'by age: 4.1 y → AFR 3.0 % (1 y ahead), ...' and its batch."""
+    if rate.disks_aged == 0:
+        basis = f"class rate {100 * risk.class_afr_per_year:.1f} % (no disk's age known)"
+    else:
+        some = f"{rate.disks_aged} of {rate.disks} disks, " if rate.disks_aged < rate.disks else ""
+        basis = f"by age: {some}{rate.mean_age_years:.1f} y → AFR {_horizons(risk, rate.afr_per_year)}"
+    if rate.batch_disks:
+        raised = ", ".join(f"×{factor:.2f}" for factor in rate.batch_factors)
+        basis += (f"; one batch: {rate.batch_disks} × {rate.batch_model} within {BATCH_HOURS_APART:,} power-on "
+                  f"hours, so while failures are unrepaired the others fail faster ({raised})")
+    return f"{rate.vdev}: {basis}"
+
+
 def risk_lines(risk: RiskNow) -> list[str]:
     """The pool's risk of loss now, one paragraph each (the caller wraps them)."""
     if risk.reason:
         return ["", f"risk of losing the pool: not computed ({risk.reason})"]
-    lines = ["", f"risk of losing the pool ({risk.disk_class.upper()} failure and resilver rates, "
+    rates = "failure rates by the disks' ages and" if risk.by_age else "failure and"
+    lines = ["", f"risk of losing the pool ({risk.disk_class.upper()} {rates} resilver rates, "
                  f"docs/pool.md#risk-now): {_within(risk, risk.p_loss)}"]
+    lines += [f"- {rate_text(risk, rate)}" for rate in risk.rates]
+    lines += [f"- {note}" for note in risk.notes]
     if risk.p_loss_repaired:
         lines.append(f"- with {risk.disks_out} disk{'s' * (risk.disks_out != 1)} out now; once replaced and "
                      f"resilvered: {_within(risk, risk.p_loss_repaired)}")
@@ -194,6 +233,9 @@ def risk_lines(risk: RiskNow) -> list[str]:
         lines.append(f"- if the {risk.disks_flagged} disk{'s' * (risk.disks_flagged != 1)} SMART flags "
                      f"fail{'s' * (risk.disks_flagged == 1)} now: {_within(risk, risk.p_loss_flagged_out)}; "
                      "replacing first lowers it to the figure above")
+    if risk.p_loss_oldest_replaced:
+        lines.append(f"- what lowers it most: replacing the oldest disk, {risk.oldest_disk} "
+                     f"({risk.oldest_age_years:.1f} y), with a new one: {_within(risk, risk.p_loss_oldest_replaced)}")
     return lines
 
 
@@ -202,4 +244,13 @@ def risk_record(risk: RiskNow) -> dict:
         return {f"{y:g}": v for y, v in zip(risk.years, values)} if values else None
     return {"disk_class": risk.disk_class or None, "p_loss": by_year(risk.p_loss),
             "p_loss_repaired": by_year(risk.p_loss_repaired), "p_loss_flagged_out": by_year(risk.p_loss_flagged_out),
-            "disks_out": risk.disks_out, "disks_flagged": risk.disks_flagged, "reason": risk.reason}
+            "disks_out": risk.disks_out, "disks_flagged": risk.disks_flagged, "reason": risk.reason,
+            "rate_basis": (None if risk.reason else "age" if risk.by_age else "class"),
+            "rates": [{"vdev": r.vdev, "afr": by_year(r.afr_per_year), "disks": r.disks, "disks_aged": r.disks_aged,
+                       "mean_age_years": r.mean_age_years,
+                       "batch": {"disks": r.batch_disks, "model": r.batch_model, "rate_factors": list(r.batch_factors),
+                                 "frailty_variance": BATCH_FRAILTY_VARIANCE} if r.batch_disks else None,
+                       "text": rate_text(risk, r)} for r in risk.rates],
+            "notes": list(risk.notes),
+            "oldest_replaced": {"disk": risk.oldest_disk, "age_years": risk.oldest_age_years,
+                                "p_loss": by_year(risk.p_loss_oldest_replaced)} if risk.p_loss_oldest_replaced else None}

@@ -176,7 +176,25 @@ def parse_health(device: str, report: object) -> DiskHealth:
     temperature = report.get("temperature")
     if isinstance(temperature, dict):
         fields["temperature_c"] = _int(temperature.get("current"), 200, "temperature", problems)
+    fields.update(_power_on(report, nvme))
+    model = report.get("model_name")
+    if model is None and isinstance(report.get("scsi_vendor"), str) and isinstance(report.get("scsi_product"), str):
+        model = f"{report['scsi_vendor']} {report['scsi_product']}"  # SCSI: smartctl 7.3 has no model_name
+    if isinstance(model, str) and model.isprintable():
+        fields["model"] = model.strip()[:80]
     return DiskHealth(device, **fields)
+
+
+def _power_on(report: dict, nvme: object) -> dict[str, object]:
+    """Power-on hours as SMART gave them: any whole number (the age model judges the range and says why
+    it ignores one); something else is left out with the reason."""
+    power = report.get("power_on_time")
+    hours = power.get("hours") if isinstance(power, dict) else None
+    if hours is None and isinstance(nvme, dict):
+        hours = nvme.get("power_on_hours")
+    if hours is None or type(hours) is int:
+        return {"power_on_hours": hours}
+    return {"power_on_note": f"SMART power-on hours {str(hours)[:40]!r} is not a whole number: ignored"}
 
 
 def whole_disk(leaf: str) -> str:

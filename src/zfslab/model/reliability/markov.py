@@ -52,14 +52,20 @@ def _frozen(rates: Matrix, loss: list[float], labels: tuple[str, ...]) -> Chain:
     return Chain(tuple(map(tuple, rates)), tuple(loss), labels)
 
 
-def birth_death(n: int, p: int, lam: float, mu: float, *, parallel: bool = True) -> Chain:
-    """A vdev of n disks surviving p failures: failure (n-k)lam, repair k*mu (parallel) or mu."""
+def birth_death(n: int, p: int, lam: float, mu: float, *, parallel: bool = True,
+                frailty_variance: float = 0.0) -> Chain:
+    """A vdev of n disks surviving p failures: failure (n-k)lam, repair k*mu (parallel) or mu.
+
+    `frailty_variance` v > 0: the disks share one batch's frailty (docs/reliability.md#disks-of-one-batch),
+    so with k failed the survivors' rate is lam(1 + k v), the gamma frailty's mean given k failures."""
     if p < 0 or n <= p:
         raise ValueError(f"n(={n}) must exceed p(={p}) >= 0")
+    if not 0 <= frailty_variance < math.inf:
+        raise ValueError(f"frailty_variance(={frailty_variance}) must be 0 or more")
     rates = [[0.0] * (p + 1) for _ in range(p + 1)]
     loss = [0.0] * (p + 1)
     for k in range(p + 1):
-        up = (n - k) * lam
+        up = (n - k) * lam * (1 + k * frailty_variance)
         if k < p:
             rates[k][k + 1] = up
         else:

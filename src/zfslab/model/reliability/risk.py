@@ -108,8 +108,10 @@ def _spare_availability(layout: Layout, lam: float, admin_hours: float) -> float
     return 1.0 - weights[-1] / sum(weights)
 
 
-def vdev_chain(group: VdevGroup, layout: Layout, params: RiskParams, *, full_disk: bool = False) -> tuple[markov.Chain, float]:
-    """The chain of one vdev and its mean repair hours."""
+def vdev_chain(group: VdevGroup, layout: Layout, params: RiskParams, *, full_disk: bool = False,
+               frailty_variance: float = 0.0) -> tuple[markov.Chain, float]:
+    """The chain of one vdev and its mean repair hours; `frailty_variance` > 0 for disks of one batch
+    (mirror, raidz, single disk: markov.birth_death)."""
     lam = params.failure_rate_per_hour
     fill = 1.0 if full_disk else params.fill
     mirror = group.kind is VdevKind.MIRROR
@@ -125,7 +127,8 @@ def vdev_chain(group: VdevGroup, layout: Layout, params: RiskParams, *, full_dis
     avail = _spare_availability(layout, lam, params.replace_hours)
     mu = avail / (params.detect_hours + heal) + (1 - avail) * slow
     n, p = _shape(group)
-    return markov.birth_death(n, p, lam, mu, parallel=params.parallel_repair), 1.0 / mu
+    return markov.birth_death(n, p, lam, mu, parallel=params.parallel_repair,
+                              frailty_variance=frailty_variance), 1.0 / mu
 
 
 def _critical_flux(group: VdevGroup, lam: float, mttr: float, parallel: bool) -> float:
