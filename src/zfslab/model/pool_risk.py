@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, HOURS_PER_YEAR, DiskAge, afr_of_rate, disk_age,
                                    largest_batch, vdev_rate_ahead)
-from zfslab.model.layouts import VdevGroup
+from zfslab.model.layouts import Layout, VdevGroup
 from zfslab.model.pool_model import _group, failures_survived, pool_layout
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
 from zfslab.model.reliability import markov
@@ -103,6 +103,78 @@ def _class_note(cls: str, afr: float, health: dict[str, DiskHealth]) -> str:
     return f"{rate}: no disk's SMART gives usable power-on hours"
 
 
+@dataclass(frozen=True)
+class _Chains:
+    """One pool's vdev chains and its disks' ages: P(loss) with some disks out, and the rate each
+    vdev's chain takes when the disks' ages are known (by_age)."""
+
+    layout: Layout
+    members: tuple[tuple[VdevGroup, PoolVdev, RiskParams], ...]
+    ages: dict[str, DiskAge]
+    hours: tuple[float, ...]
+    class_rate: float
+    by_age: bool
+
+    def vdev_rate(self, v: PoolVdev, serving: tuple[PoolVdev, ...], new: frozenset[str], start: int) -> VdevRate:
+        """The rate the vdev's chain takes over each horizon, from the disks serving in it (a disk in `new`
+        replaced by a new one; without an age, the class rate), and its batch.
+
+        Neither the disks' plain mean nor the worst disk: a vdev is lost when p + 1 - start of them fail
+        before the repairs, so its loss term is a product of that many disks' rates, summed over the sets
+        of disks and integrated over the horizon (disk_age.vdev_rate_ahead). The plain mean overstates it
+        for disks of mixed ages (Maclaurin's inequality) and understates it across an age band's edge
+        (Jensen's); the worst disk's rate overstates it by (worst/mean)^(p+1)."""
+        serving = serving or v.leaves   # a vdev lost already: its figure is 1, the rate only says what it was
+        ages = self.ages
+        disks = [(0.0, self.class_rate) if leaf.name in new else (ages[leaf.name].hours, self.class_rate)
+                 for leaf in serving]
+        aged = [ages[leaf.name] for leaf in serving if leaf.name not in new and ages[leaf.name].hours is not None]
+        q = failures_survived(v) + 1 - start
+        per_horizon = tuple(afr_of_rate(vdev_rate_ahead(disks, h, q)) for h in self.hours)
+        batch = largest_batch(tuple(aged))
+        big = len(batch) > failures_survived(v) - start  # enough of one batch to lose the vdev together
+        return VdevRate(v.short_name, per_horizon, len(serving), len(aged),
+                        sum(a.age_years for a in aged) / len(aged) if aged else None,
+                        len(batch) if big else 0, batch[0].model if big else "",
+                        tuple(1 + k * BATCH_FRAILTY_VARIANCE for k in range(max(start, 1), failures_survived(v) + 1))
+                        if big else ())
+
+    def _vdev_p(self, group: VdevGroup, p: RiskParams, rate: VdevRate | None, start: int) -> list[float]:
+        ps = []
+        for i, h in enumerate(self.hours):
+            vp = p.with_(afr=rate.afr_per_year[i]) if rate else p
+            chain, _ = vdev_chain(group, self.layout, vp,
+                                  frailty_variance=BATCH_FRAILTY_VARIANCE if rate and rate.batch_disks else 0.0)
+            ps += markov.loss_probabilities(chain, [h], start=start)
+        return ps
+
+    def pool_p(self, extra_out, serving, new: frozenset[str] = frozenset()) -> tuple[tuple[float, ...],
+                                                                                       tuple[VdevRate, ...]]:
+        """P(loss) with `extra_out(v)` failures in now, over `serving(v)`'s disks."""
+        per_vdev, rates = [], []
+        for group, v, p in self.members:
+            start = extra_out(v)
+            rate = self.vdev_rate(v, serving(v), new, start) if self.by_age else None
+            rates.append(rate)
+            lost = start > failures_survived(v)   # more out than it survives: lost already
+            per_vdev.append([1.0] * len(self.hours) if lost else self._vdev_p(group, p, rate, start))
+        return (tuple(markov.pool_loss_probability([(ps[i], 1) for ps in per_vdev]) for i in range(len(self.hours))),
+                tuple(r for r in rates if r))
+
+
+def _members(state: PoolState, params: RiskParams) -> list[tuple[VdevGroup, PoolVdev, RiskParams]] | str:
+    """Each data, special and dedup vdev with its chain's group and rates; a reason when one has none."""
+    members = []
+    for v in state.vdevs:
+        if v.alloc_class not in ("normal", "special", "dedup"):
+            continue
+        group = _group(v)
+        if isinstance(group, str):
+            return group
+        members.append((group, v, params if v.alloc_class == "normal" else class_params(group, params)))
+    return members
+
+
 def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFacts],
              health: dict[str, DiskHealth], *, years: tuple[float, ...] = YEARS) -> RiskNow:
     layout = pool_layout(state)
@@ -114,81 +186,32 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
     # the resilver reads what is allocated; an empty pool still has its metadata (RiskParams wants > 0)
     fill = min(max(state.alloc_bytes / state.size_bytes, 1e-6), 1.0) if state.size_bytes else 1e-6
     params = params_for_class(cls, vdev_bytes, years=years, fill=fill)
-    hours = [y * HOURS_PER_YEAR for y in years]
-    members: list[tuple[VdevGroup, PoolVdev, RiskParams]] = []
-    for v in state.vdevs:
-        if v.alloc_class not in ("normal", "special", "dedup"):
-            continue
-        group = _group(v)
-        if isinstance(group, str):
-            return RiskNow(years, reason=group)
-        members.append((group, v, params if v.alloc_class == "normal" else class_params(group, params)))
+    members = _members(state, params)
+    if isinstance(members, str):
+        return RiskNow(years, reason=members)
     ages = _ages([leaf for _, v, _ in members for leaf in v.leaves], health)
     # the table where any disk's age is known (a disk without one keeps the class rate, and is named);
     # none known: the class rate for every disk, replacements too, as before ages were read
     by_age = cls == "hdd" and any(a.hours is not None for a in ages.values())
-    class_rate = params.failure_rate_per_hour
-
-    def vdev_rate(v: PoolVdev, serving: tuple[PoolVdev, ...], new: frozenset[str], start: int) -> VdevRate:
-        """The rate the vdev's chain takes over each horizon, from the disks serving in it (a disk in `new`
-        replaced by a new one; without an age, the class rate), and its batch.
-
-        Neither the disks' plain mean nor the worst disk: a vdev is lost when p + 1 - start of them fail
-        before the repairs, so its loss term is a product of that many disks' rates, summed over the sets
-        of disks and integrated over the horizon (disk_age.vdev_rate_ahead). The plain mean overstates it
-        for disks of mixed ages (Maclaurin's inequality) and understates it across an age band's edge
-        (Jensen's); the worst disk's rate overstates it by (worst/mean)^(p+1)."""
-        serving = serving or v.leaves   # a vdev lost already: its figure is 1, the rate only says what it was
-        disks = [(0.0, class_rate) if leaf.name in new else (ages[leaf.name].hours, class_rate) for leaf in serving]
-        aged = [ages[leaf.name] for leaf in serving if leaf.name not in new and ages[leaf.name].hours is not None]
-        q = failures_survived(v) + 1 - start
-        per_horizon = tuple(afr_of_rate(vdev_rate_ahead(disks, h, q)) for h in hours)
-        batch = largest_batch(tuple(aged))
-        big = len(batch) > failures_survived(v) - start  # enough of one batch to lose the vdev together
-        return VdevRate(v.short_name, per_horizon, len(serving), len(aged),
-                        sum(a.age_years for a in aged) / len(aged) if aged else None,
-                        len(batch) if big else 0, batch[0].model if big else "",
-                        tuple(1 + k * BATCH_FRAILTY_VARIANCE for k in range(max(start, 1), failures_survived(v) + 1))
-                        if big else ())
-
-    def pool_p(extra_out, serving, new: frozenset[str] = frozenset()) -> tuple[tuple[float, ...], tuple[VdevRate, ...]]:
-        """P(loss) with `extra_out(v)` failures in now, over `serving(v)`'s disks."""
-        per_vdev, rates = [], []
-        for group, v, p in members:
-            start = extra_out(v)
-            rate = vdev_rate(v, serving(v), new, start) if by_age else None
-            rates.append(rate)
-            if start > failures_survived(v):
-                per_vdev.append([1.0] * len(hours))   # more out than it survives: lost already
-                continue
-            ps = []
-            for i, h in enumerate(hours):
-                vp = p.with_(afr=rate.afr_per_year[i]) if rate else p
-                chain, _ = vdev_chain(group, layout, vp,
-                                      frailty_variance=BATCH_FRAILTY_VARIANCE if rate and rate.batch_disks else 0.0)
-                ps += markov.loss_probabilities(chain, [h], start=start)
-            per_vdev.append(ps)
-        return (tuple(markov.pool_loss_probability([(ps[i], 1) for ps in per_vdev]) for i in range(len(hours))),
-                tuple(r for r in rates if r))
+    chains = _Chains(layout, tuple(members), ages, tuple(y * HOURS_PER_YEAR for y in years),
+                     params.failure_rate_per_hour, by_age)
 
     def in_service(v: PoolVdev) -> tuple[PoolVdev, ...]:
         return _serving(v, {})
 
-    def not_flagged(v: PoolVdev) -> tuple[PoolVdev, ...]:
-        return _serving(v, health)
-
     out = sum(_out(v) for _, v, _ in members)
     flagged = sum(_flagged(v, health) for _, v, _ in members)
-    now, rates = pool_p(_out, in_service)
-    repaired = pool_p(lambda v: 0, lambda v: v.leaves,
-                      frozenset().union(*(_out_leaves(v) for _, v, _ in members)))[0] if out else ()
-    flagged_out = pool_p(lambda v: _out(v) + _flagged(v, health), not_flagged)[0] if flagged else ()
+    now, rates = chains.pool_p(_out, in_service)
+    repaired = chains.pool_p(lambda v: 0, lambda v: v.leaves,
+                             frozenset().union(*(_out_leaves(v) for _, v, _ in members)))[0] if out else ()
+    flagged_out = chains.pool_p(lambda v: _out(v) + _flagged(v, health), lambda v: _serving(v, health))[0] \
+        if flagged else ()
     notes = tuple(f"disk {a.name}: {a.note}; the class rate is used for it" for a in ages.values() if a.note) \
         if by_age else (_class_note(cls, params.afr, health),)
     oldest = _oldest(members, ages) if by_age else None
     oldest_p: tuple[float, ...] = ()
     if oldest is not None:
-        oldest_p = pool_p(_out, in_service, frozenset({oldest.name}))[0]
+        oldest_p = chains.pool_p(_out, in_service, frozenset({oldest.name}))[0]
         if any(after > (1 - OLDEST_MIN_GAIN) * before for after, before in zip(oldest_p, now)):
             oldest, oldest_p = None, ()  # a new disk's first months would raise a horizon, or it gains little
     return RiskNow(years, cls, now, repaired, flagged_out, out, flagged, by_age=by_age, class_afr_per_year=params.afr,
