@@ -111,16 +111,23 @@ def fuzz_root():
     # the examples' temporary folder (merge's private copies, ssh control folders): empty after each
     private = os.path.join(outer, "tmp")
     os.mkdir(private, 0o700)
-    saved = tempfile.tempdir, os.environ.get("XDG_RUNTIME_DIR")
-    tempfile.tempdir = os.environ["XDG_RUNTIME_DIR"] = private
+    # only this thread's temporary files go there: the set-up scenarios and the guests' boots make
+    # theirs from background threads meanwhile, and one that landed here was removed under it
+    # (a CI-like run lost test_install_script's HOME so); tempfile.tempdir is process-wide
+    # (as is $XDG_RUNTIME_DIR, where the ssh control folders go: that is patched per thread too)
+    from zfslab.system import ssh_folders
+    mine, everyone, their_base = threading.get_ident(), tempfile.gettempdir, ssh_folders.base_folder
+    patches = [mock.patch.object(tempfile, "gettempdir", lambda: private if threading.get_ident() == mine
+                                 else everyone()),
+               mock.patch.object(ssh_folders, "base_folder", lambda: private if threading.get_ident() == mine
+                                 else their_base())]
+    for p in patches:
+        p.start()
     try:
         yield root
     finally:
-        tempfile.tempdir = saved[0]
-        if saved[1] is None:
-            os.environ.pop("XDG_RUNTIME_DIR", None)
-        else:
-            os.environ["XDG_RUNTIME_DIR"] = saved[1]
+        for p in patches:
+            p.stop()
         shutil.rmtree(outer, ignore_errors=True)
 
 

@@ -17,6 +17,11 @@ from tests.conftest import REPO
 from tests.setup.background import outcome
 
 pytestmark = pytest.mark.setup
+# The temporary folder as the session starts: the scenario runs in a background thread while other
+# tests run, and tests/property/test_fuzz_cli.py points tempfile.tempdir (process-wide) at a private
+# folder of its own, which it removes when done. A CI-like run lost the scenario's HOME that way
+# (FileNotFoundError under /tmp/zfslab-fuzz-*/tmp/zfslab-install-*), so the folder is named here.
+TMP = tempfile.gettempdir()
 
 
 def _install(home: Path, shadow: Path, *args: str) -> subprocess.CompletedProcess:
@@ -30,7 +35,7 @@ def _install(home: Path, shadow: Path, *args: str) -> subprocess.CompletedProces
 def _scenario() -> dict:
     """Runs in the background from the end of collection (tests/setup/conftest.py); notes what it saw."""
     seen: dict = {}
-    with tempfile.TemporaryDirectory(prefix="zfslab-install-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="zfslab-install-", dir=TMP) as tmp:
         shadow = Path(tmp) / "shadow"
         (shadow / "ensurepip").mkdir(parents=True)
         (shadow / "ensurepip" / "__init__.py").write_text("raise ImportError('no ensurepip on this system')\n")
