@@ -57,7 +57,7 @@ class FakeFleet:
 
     def run(self, host, argv, *, timeout_s, check=True):
         self.commands.append((host.name, list(argv)))
-        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
+        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv and "--layouts" in argv:
             layout = argv[argv.index("--layouts") + 1]
             if any(os.path.exists(os.path.join(self.bindir, f"{die}-{host.name}-{layout}")) for die in ("die", "die0", "dieI")):
                 self._local(host).run(host, argv, timeout_s=timeout_s, check=False)
@@ -252,7 +252,7 @@ def test_ctrl_c_closes_every_host(monkeypatch, fleet, tmp_path, capsys):
     real = fleet.run
 
     def interrupted(host, argv, **kw):
-        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv:
+        if argv[:2] == ["zfslab", "bench"] and "--dry-run" not in argv and "--layouts" in argv:
             raise KeyboardInterrupt
         return real(host, argv, **kw)
     monkeypatch.setattr(fleet, "run", interrupted)

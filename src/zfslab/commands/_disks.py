@@ -87,10 +87,16 @@ def consent(args: argparse.Namespace, foreign, *, ask: bool) -> Consent:
     return Consent(True, parse_serials(typed))
 
 
-def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_help: str):
+def require_disks(args, prog: str) -> None:
+    """argparse's own refusal, for a command whose other verbs need no disks (bench --status RUN)."""
+    if args.disks is None and args.sandbox is None:
+        raise UsageError(f"one of the arguments --disks --sandbox is required (see {prog} --help)")
+
+
+def add_disk_options(p: argparse.ArgumentParser, *, disks_help: str, sandbox_help: str, required: bool = True):
     """The options bench and drill share; returns the group where --disks and --sandbox exclude
-    each other (drill adds --pool to it)."""
-    src = p.add_mutually_exclusive_group(required=True)
+    each other (drill adds --pool to it). required=False: the command checks it (require_disks)."""
+    src = p.add_mutually_exclusive_group(required=required)
     src.add_argument("--disks", metavar="DEV,DEV,...", help=disks_help)
     src.add_argument("--sandbox", metavar="DIR", help=sandbox_help)
     p.add_argument("--sandbox-size", default="1GiB", metavar="SIZE", help="size of each sandbox file (default 1GiB)")

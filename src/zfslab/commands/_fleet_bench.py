@@ -7,6 +7,7 @@ import argparse
 import sys
 import threading
 
+from zfslab.commands._fleet_detach import add_detach_options
 from zfslab.commands._hosts import host_serials, transport_from_args
 from zfslab.errors import Interrupted, UsageError, shown
 from zfslab.model.fleet_exit import fleet_code
@@ -34,6 +35,7 @@ def add_fleet_bench_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--remote-db", metavar="PATH",
                    help="each host's own results database ({host}, {key} filled in; default "
                         "~/.local/share/zfslab/fleet-{key}.sqlite)")
+    add_detach_options(g)
 
 
 def fleet_request(args, hosts, devices, layouts, options):
@@ -54,7 +56,7 @@ def fleet_request(args, hosts, devices, layouts, options):
         raise UsageError("--reassign gives a lost host's layouts to another host, but with --every-host each host "
                          "measures them all: leave out --reassign (a lost host's layouts wait for --resume)")
     return FleetBenchRequest(tuple(hosts), tuple(devices), tuple(layouts), options, args.db, args.remote_db,
-                             serials, args.reassign, args.resume, args.parallel, args.every_host)
+                             serials, args.reassign, args.resume, args.parallel, args.every_host, args.detach)
 
 
 def run_fleet(args, request) -> int:
@@ -79,6 +81,9 @@ def run_fleet(args, request) -> int:
             for d in start.refused:
                 print(f"zfslab: host {d.host}: {d.verdict or 'its dry run failed'}", file=sys.stderr)
             return fleet_code(d.exit_code for d in start.refused)   # a host's refusal: 10, as a local one
+        if args.detach:
+            from zfslab.commands._fleet_detach import detach
+            return detach(transport, start.plan)
         return _execute(transport, start.plan)
     except Interrupted:
         raise

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from zfslab.commands._common import int_arg
 from zfslab.commands._fleet_bench import add_fleet_bench_options, fleet_request, run_fleet
+from zfslab.commands._fleet_detach import detached_verb
 from zfslab.commands._hosts import add_host_options, add_stop_with_session, hosts_from_args, stop_with_session
 from zfslab.commands._disks import (add_disk_options, device_list, dry_run_verdict, gate, history_recorder, inspect,
-                                    same_size)
+                                    require_disks, same_size)
 from zfslab.system.sandbox import make_sandbox, sandbox_paths
 from zfslab.errors import UsageError
 from zfslab.model.candidates import candidate_layouts
@@ -46,7 +47,8 @@ def add_parser(sub) -> None:
                                    "split across identical hosts, each running its part under its own safety gate, "
                                    "and their results merged into --db.")
     add_disk_options(p, disks_help="whole disks, e.g. /dev/disk/by-id/ata-A,/dev/disk/by-id/ata-B",
-                     sandbox_help="sparse files in DIR as vdevs (results not representative of disks)")
+                     sandbox_help="sparse files in DIR as vdevs (results not representative of disks)",
+                     required=False)   # --status, --collect, --stop RUN name no disks
     p.add_argument("--sandbox-disks", type=int_arg("--sandbox-disks", 1, MAX_SANDBOX_DISKS), default=6, metavar="N",
                    help=f"how many sandbox files (default 6, at most {MAX_SANDBOX_DISKS})")
     which = p.add_mutually_exclusive_group()
@@ -134,12 +136,19 @@ def run(args: argparse.Namespace) -> int:
     from zfslab.system.runner import Runner
 
     stop_with_session(args)
+    verb = detached_verb(args)   # --status, --collect, --stop RUN (or a host's probe): no bench of its own
+    if verb is not None:
+        return verb
+    require_disks(args, "zfslab bench")
     options = _options(args)
     hosts = hosts_from_args(args)
     if hosts is not None:
         return _fleet(args, hosts, options)
     if args.reassign or args.resume or args.remote_db or args.every_host:
         raise UsageError("--reassign, --resume, --remote-db and --every-host go with --hosts or --inventory")
+    if args.detach:
+        raise UsageError("--detach goes with --hosts or --inventory (on this machine, run the bench under "
+                         "systemd-run or tmux)")
     runner = Runner()
     sandbox = bool(args.sandbox)
     devices, sandbox_bytes = (sandbox_paths(args.sandbox, args.sandbox_disks, args.sandbox_size) if sandbox

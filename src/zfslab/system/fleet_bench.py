@@ -58,6 +58,7 @@ class FleetBenchRequest:
     resume: bool = False
     limit: int = DEFAULT_LIMIT
     every_host: bool = False              # every host measures every layout (no sharding): hosts compared
+    detach: bool = False                  # each host's run outlives the controller (system/fleet_detach.py)
 
     @property
     def key(self) -> str:
@@ -72,14 +73,15 @@ class FleetBenchRequest:
         return (self.remote_db or REMOTE_DB_DEFAULT).replace("{host}", host.name).replace("{key}", self.key)
 
     def bench_argv(self, host: Host, layouts: Sequence[str], *, dry_run: bool = False) -> list[str]:
-        """The remote `zfslab bench` of these layouts on host, with that host's consent only."""
+        """The remote `zfslab bench` of these layouts on host, with that host's consent only; stopped
+        with its ssh session unless detached (system/fleet_detach.py), when it must outlive it."""
         o = self.options
         serials = self.serials.get(host.name)
         return zfslab_argv("bench", [
             ("--disks", ",".join(self.devices)), ("--layouts", ",".join(layouts)), ("--db", self.remote_db_for(host)),
             ("--origin", host.name), ("--suite", o.suite), ("--repeats", o.repeats), ("--ashift", o.ashift),
             ("--recordsize", o.recordsize), ("--compression", o.compression), ("--size", o.size),
-            ("--runtime", o.runtime_s), ("--ramp", o.ramp_s), ("--stop-with-session", True),
+            ("--runtime", o.runtime_s), ("--ramp", o.ramp_s), ("--stop-with-session", not self.detach),
             ("--wipe", serials is not None), ("--confirm-serials", serials), ("--dry-run", dry_run)])
 
     def jobs(self) -> list[Job]:
@@ -252,10 +254,17 @@ def late_rule(request: FleetBenchRequest, cleanup: Mapping[str, Sequence[str]] |
     """What a pull leaves out, given the files pulled: a host's partial result for a layout another
     host finished (it was lost mid-layout, the layout ran again elsewhere), and the result of a
     cleanup run (run again only to destroy its pool). Everything else, older runs included, counts."""
+    return late_rule_of(request.db, request.options.as_dict(), len(request.devices),
+                        {h.name for h in request.hosts}, cleanup)
+
+
+def late_rule_of(db: str, options: dict, disk_count: int, origins: set[str],
+                 cleanup: Mapping[str, Sequence[str]] | None = None):
+    """late_rule from its parts (a detached run's record holds them, not the request)."""
 
     def make(files: Sequence[str]) -> set[tuple[str, str]]:
-        paths = [*files, request.db] if os.path.exists(request.db) else list(files)
-        late = late_results(paths, request.options.as_dict(), len(request.devices), {h.name for h in request.hosts})
+        paths = [*files, db] if os.path.exists(db) else list(files)
+        late = late_results(paths, options, disk_count, origins)
         return late | {(h, layout) for h, layouts in (cleanup or {}).items() for layout in layouts}
     return make
 

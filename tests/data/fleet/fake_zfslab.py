@@ -6,7 +6,9 @@ pool, recorded in its run, and refused when its run did not record it, as the re
 and measurements written through zfslab's store. FAKE_HOST names the host it plays; FAKE_DIR holds
 the markers: dirty-HOST (its disks hold data), nodisk-HOST (its bench refuses the disks named, exit 2), die-HOST-LAYOUT (it dies mid-layout), die0-HOST-LAYOUT
 (it dies after the pool's create, before the first measurement), dieI-HOST-LAYOUT (it dies between
-the create and the pool's record: only the create's intent, recorded first, names the pool)."""
+the create and the pool's record: only the create's intent, recorded first, names the pool),
+slow-HOST (each test takes the seconds it holds). SIGTERM ends it as it ends the real bench: its
+pool removed, its run left unfinished, exit 130."""
 
 import argparse
 import hashlib
@@ -17,7 +19,7 @@ import sys
 from zfslab.cli import main
 
 args = sys.argv[1:]
-if args[:1] != ["bench"]:
+if args[:1] != ["bench"] or "--probe-detached" in args:   # a detached run's probe is zfslab's own
     sys.exit(main(args))
 
 p = argparse.ArgumentParser()
@@ -94,12 +96,26 @@ if os.path.exists(os.path.join(folder, f"die0-{host}-{a.layouts}")):
 from zfslab.model.bench_time import data_disks  # noqa: E402
 from zfslab.model.layout_grammar import parse_layout  # noqa: E402
 
+import signal  # noqa: E402
+import time  # noqa: E402
+
+
+def _stopped(signum, frame):
+    if os.path.exists(pool):
+        os.unlink(pool)
+    sys.exit(130)
+
+
+signal.signal(signal.SIGTERM, _stopped)
+slow = os.path.join(folder, f"slow-{host}")
+pause_s = float(open(slow).read()) if os.path.exists(slow) else 0.0
 data = data_disks(parse_layout(a.layouts))
 done = results.done(run_id)
 for repeat in range(int(a.repeats)):
     for test, read in (("seqwrite", False), ("seqread", True)):
         if (a.layouts, test, repeat) in done:
             continue
+        time.sleep(pause_s)
         rate = 100.0 * data * (1.5 if read else 1.0)
         results.add(run_id, Measurement(a.layouts, test, repeat, 1.0, rate if read else None,
                                         None if read else rate, 0.0, 0.0, None, None, None, None, None,

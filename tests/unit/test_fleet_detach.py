@@ -1,0 +1,193 @@
+"""bench --hosts --detach, then --status, --collect and --stop RUN from other processes: the hosts of
+tests/unit/test_fleet_bench.py's `fleet` (this machine, LocalTransport, the fake remote bench), each
+host's run started with setsid (systemd-run is checked by its command line only)."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO
+from tests.unit.test_fleet_bench import LAYOUTS, _rows, fleet  # noqa: F401 - the fixture
+from zfslab.cli import main
+from zfslab.model.fleet_detach import HostProgress, check_run_id, eta_s
+from zfslab.store.fleet_state import StateExists, write_state
+from zfslab.system.fleet_detach import launch_argv, launch_script
+
+# a controller in its own process: the fleet fixture's hosts, setsid in place of systemd-run
+CONTROLLER = """
+import sys
+from tests.unit.test_fleet_bench import FakeFleet
+import zfslab.commands._fleet_bench, zfslab.commands._fleet_detach, zfslab.system.fleet_detach
+from zfslab.cli import main
+fake = FakeFleet(sys.argv[1])
+zfslab.system.fleet_detach.SYSTEMD_CHECK = ["false"]
+zfslab.commands._fleet_bench.transport_from_args = zfslab.commands._fleet_detach.transport_from_args = lambda a: fake
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _bench_args(tmp_path, *extra):
+    return ["bench", "--hosts", "h1,h2", "--disks", "/dev/sdb,/dev/sdc,/dev/sdd", "--layouts", LAYOUTS,
+            "--db", str(tmp_path / "all.sqlite"), "--remote-db", str(tmp_path / "remote" / "{host}.sqlite"),
+            "--suite", "quick", "--size", "64m", "--runtime", "2", "--ramp", "0", "--repeats", "1", *extra]
+
+
+def _controller(fleet, *argv, timeout_s=120):
+    """Run one controller command in a process of its own session; SIGKILL that whole session once
+    it returned, so nothing a host runs can lean on it."""
+    p = subprocess.Popen([sys.executable, "-c", CONTROLLER, fleet.bindir, *argv], cwd=REPO, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    out, err = p.communicate(timeout=timeout_s)
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return p.returncode, out, err
+
+
+def _status(fleet, tmp_path, run):
+    code, out, err = _controller(fleet, "bench", "--db", str(tmp_path / "all.sqlite"), "--status", run, "--json")
+    assert err == "" or code == 4, err
+    return code, json.loads(out)
+
+
+def _wait_until(fleet, tmp_path, run, done, timeout_s=90.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code, status = _status(fleet, tmp_path, run)
+        if done(status) or time.monotonic() > deadline:
+            return code, status
+        time.sleep(0.5)
+
+
+def _slow(fleet, seconds):
+    for h in ("h1", "h2"):
+        with open(os.path.join(fleet.bindir, f"slow-{h}"), "w") as f:
+            f.write(str(seconds))
+
+
+def _ours(fleet):
+    """Processes still running a fake host of this test (their environment names its folder)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"FAKE_DIR={fleet.bindir}".encode() in f.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def test_a_detached_run_outlives_its_controller_and_collect_twice_counts_each_test_once(fleet, tmp_path):
+    _slow(fleet, 0.5)
+    t0 = time.monotonic()
+    code, out, err = _controller(fleet, *_bench_args(tmp_path, "--detach"))
+    assert code == 0, err
+    run = re.search(r"detached run (\S+):", out)[1]
+    print(out, f"(returned in {time.monotonic() - t0:.1f} s)")
+    assert "4 layouts on 2 of 2 hosts" in out and f"--status {run}" in out
+    code, status = _status(fleet, tmp_path, run)   # a new controller: the runs go on without the first
+    print(json.dumps(status))
+    assert status["layouts"] == 4 and status["running"] >= 1
+    code, status = _wait_until(fleet, tmp_path, run, lambda s: s["running"] == 0)
+    print(json.dumps(status))
+    assert code == 0 and status["done"] == 4
+    assert all(h["ended"] and h["exit_code"] == 0 for h in status["hosts"])
+    db = str(tmp_path / "all.sqlite")
+    code, out, err = _controller(fleet, "bench", "--db", db, "--collect", run)
+    print(out)
+    assert code == 0 and "8 measurements of 4 runs from 2 hosts" in out, err
+    first = _rows(db, "SELECT layout, test, repeat, COUNT(*) FROM measurements GROUP BY layout, test, repeat")
+    assert len(first) == 4 * 2 and all(n == 1 for *_, n in first)
+    assert _controller(fleet, "bench", "--db", db, "--collect", run)[0] == 0
+    assert _rows(db, "SELECT layout, test, repeat, COUNT(*) FROM measurements GROUP BY layout, test, repeat") == first
+    assert sorted(o for (o,) in _rows(db, "SELECT origin FROM runs")) == ["h1", "h1", "h2", "h2"]
+    assert not _ours(fleet)
+
+
+def test_stop_ends_every_hosts_run_leaves_no_process_nor_pool_and_resume_finishes(monkeypatch, fleet, tmp_path,
+                                                                                     capsys):
+    _slow(fleet, 3)
+    monkeypatch.setattr("zfslab.system.fleet_detach.SYSTEMD_CHECK", ["false"])
+    monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
+    monkeypatch.setattr("zfslab.commands._fleet_detach.transport_from_args", lambda args: fleet)
+    assert main(_bench_args(tmp_path, "--detach")) == 0
+    run = re.search(r"detached run (\S+):", capsys.readouterr().out)[1]
+    db = str(tmp_path / "all.sqlite")
+    deadline = time.monotonic() + 30
+    while not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")] and time.monotonic() < deadline:
+        time.sleep(0.2)   # a bench has made its pool
+    assert main(["bench", "--db", db, "--stop", run]) == 0
+    out = capsys.readouterr().out
+    assert f"run {run} stopped on every host" in out and "ended without finishing" in out
+    assert not _ours(fleet)
+    assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
+    assert main(["bench", "--db", db, "--status", run]) == 4
+    assert "ended without finishing (stopped, or the host rebooted)" in capsys.readouterr().out
+    os.unlink(os.path.join(fleet.bindir, "slow-h1"))
+    os.unlink(os.path.join(fleet.bindir, "slow-h2"))
+    assert main(_bench_args(tmp_path, "--resume")) == 0
+    m = _rows(db, "SELECT layout, test, repeat, COUNT(*) FROM measurements GROUP BY layout, test, repeat")
+    assert len(m) == 4 * 2 and all(n == 1 for *_, n in m)
+
+
+def test_a_detached_dry_run_writes_nothing(monkeypatch, fleet, tmp_path, capsys):
+    monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
+    before = sorted(os.listdir(tmp_path))
+    assert main(_bench_args(tmp_path, "--detach", "--dry-run")) == 0
+    assert sorted(os.listdir(tmp_path)) == before
+    assert not [a for _, a in fleet.commands if a[:1] in (["setsid"], ["systemd-run"])]
+    out = capsys.readouterr().out
+    assert out.count("$ zfslab bench ") == 4 and "--stop-with-session" not in out   # as the detached run will
+
+
+def test_the_verbs_refuse_a_bad_run_id_or_a_missing_record_in_one_line(tmp_path, capsys):
+    assert main(["bench", "--db", str(tmp_path / "x.sqlite"), "--status", "../../etc"]) == 2
+    assert capsys.readouterr().err == ("zfslab: error: --status run '../../etc': not a detached run's id; give the id "
+                                       "--detach printed, e.g. 20261129-031500-a1b2\n")
+    assert main(["bench", "--db", str(tmp_path / "x.sqlite"), "--collect", "20261129-031500-a1b2"]) == 2
+    assert "no detached run 20261129-031500-a1b2 beside --db" in capsys.readouterr().err
+    assert main(["bench", "--hosts", "h1", "--db", str(tmp_path / "x.sqlite"), "--stop", "20261129-031500-a1b2"]) == 2
+    assert "leave out --hosts" in capsys.readouterr().err
+    assert main(["bench", "--sandbox", str(tmp_path), "--detach", "--dry-run"]) == 2
+    assert "--detach goes with --hosts" in capsys.readouterr().err
+
+
+def test_the_record_is_never_written_over(tmp_path):
+    db = str(tmp_path / "all.sqlite")
+    path = write_state(db, "20261129-031500-a1b2", {"hosts": []})
+    with pytest.raises(StateExists):
+        write_state(db, "20261129-031500-a1b2", {"hosts": [1]})
+    assert json.load(open(path)) == {"zfslab_detached_run": 1, "hosts": []}
+    assert sorted(os.listdir(tmp_path)) == ["all.sqlite.fleet-20261129-031500-a1b2.json"]
+
+
+def test_systemd_launch_is_a_transient_unit_that_outlives_the_session_and_stops_as_a_whole():
+    script = launch_script("/r/db.sqlite.RUN", [["zfslab", "bench", "--layouts", "mirror:2"]])
+    argv = launch_argv("20261129-031500-a1b2", script, systemd=True, path_env="/usr/bin:/bin")
+    assert argv == ["systemd-run", "--unit=zfslab-bench-20261129-031500-a1b2", "--collect", "--same-dir", "--quiet",
+                    "--property=KillMode=control-group", "--setenv=PATH=/usr/bin:/bin", "--", "sh", "-c", script]
+    assert launch_argv("x", script, systemd=False) == ["setsid", "-f", "sh", "-c", script]
+    assert "--stop-with-session" not in script
+    assert script.splitlines() == [
+        "exec >/r/db.sqlite.RUN.log 2>&1 </dev/null",
+        'echo "$$ $(cat /proc/sys/kernel/random/boot_id)" >/r/db.sqlite.RUN.pid', "rc=0",
+        "zfslab bench --layouts mirror:2 || rc=$?", 'echo "$rc" >/r/db.sqlite.RUN.exit']
+
+
+def test_run_ids_and_the_eta():
+    assert check_run_id("20261129-031500-a1b2") == "20261129-031500-a1b2"
+    with pytest.raises(ValueError):
+        check_run_id("20261129-031500-a1b2; rm")
+    running = HostProgress("h1", ("a", "b"), True, True, None, ("a",))
+    ended = HostProgress("h2", ("c",), True, False, 0, ("c",))
+    assert eta_s([running, ended], {"a": 10.0, "b": 30.0, "c": 10.0}, elapsed_s=40.0) == 60.0   # 2x slower
+    assert eta_s([ended], {"c": 10.0}, elapsed_s=5.0) is None
+    assert running.line() == "h1: 1 of 2 layouts done, running" and ended.finished
