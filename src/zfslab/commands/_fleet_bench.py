@@ -55,6 +55,9 @@ def fleet_request(args, hosts, devices, layouts, options):
     if args.every_host and args.reassign:
         raise UsageError("--reassign gives a lost host's layouts to another host, but with --every-host each host "
                          "measures them all: leave out --reassign (a lost host's layouts wait for --resume)")
+    if args.detach and args.reassign:
+        raise UsageError("--reassign needs a controller that follows every host to the end; a detached run's lost "
+                         "host keeps its layouts for --resume: leave out --reassign")
     return FleetBenchRequest(tuple(hosts), tuple(devices), tuple(layouts), options, args.db, args.remote_db,
                              serials, args.reassign, args.resume, args.parallel, args.every_host, args.detach)
 

@@ -14,7 +14,7 @@ RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
 def check_run_id(text: str) -> str:
     """The run id as `--detach` printed it (YYYYMMDD-HHMMSS-xxxx), else ValueError naming it."""
     if not RUN_ID.fullmatch(text or ""):
-        raise ValueError(f"run {text[:40]!r}: not a detached run's id; give the id --detach printed, "
+        raise ValueError(f"run {text[:40]!r}: not a detached run's id; give the id its start printed, "
                          "e.g. 20261129-031500-a1b2")
     return text
 

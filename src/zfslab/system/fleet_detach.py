@@ -69,7 +69,6 @@ class DetachedHost:
     prefix: str                # PREFIX.log, .pid, .exit on the host
     layouts: tuple[str, ...]   # its queue, cleanups first
     cleanup: tuple[str, ...]
-    systemd: bool | None = None   # None: not started
 
 
 def detached_hosts(plan: FleetPlan, run_id: str) -> list[DetachedHost]:
@@ -78,9 +77,8 @@ def detached_hosts(plan: FleetPlan, run_id: str) -> list[DetachedHost]:
                          tuple(plan.cleanup.get(h.name, []))) for h in req.hosts]
 
 
-def start_host(transport: Transport, plan: FleetPlan, run_id: str, d: DetachedHost,
-               zfslab: str = "zfslab") -> DetachedHost:
-    """Make its database's folder and start its run detached; returns it with the launcher used."""
+def start_host(transport: Transport, plan: FleetPlan, run_id: str, d: DetachedHost, zfslab: str = "zfslab") -> bool:
+    """Make its database's folder and start its run detached; True when systemd runs it."""
     req = plan.request
     folder = os.path.dirname(d.remote_db)
     if folder:
@@ -90,7 +88,7 @@ def start_host(transport: Transport, plan: FleetPlan, run_id: str, d: DetachedHo
     path = transport.run(d.host, ["printenv", "PATH"], timeout_s=SHORT_TIMEOUT_S).stdout.strip() if systemd else ""
     script = launch_script(d.prefix, benches)
     transport.run(d.host, launch_argv(run_id, script, systemd=systemd, path_env=path), timeout_s=SHORT_TIMEOUT_S)
-    return DetachedHost(d.host, d.remote_db, d.prefix, d.layouts, d.cleanup, systemd)
+    return systemd
 
 
 def state_of(plan: FleetPlan, run_id: str, hosts: Sequence[DetachedHost], started_s: float) -> dict:
@@ -101,7 +99,7 @@ def state_of(plan: FleetPlan, run_id: str, hosts: Sequence[DetachedHost], starte
             "disk_count": len(req.devices), "predicted_s": predicted,
             "hosts": [{"name": d.host.name, "destination": d.host.destination, "port": d.host.port,
                        "user": d.host.user, "remote_db": d.remote_db, "prefix": d.prefix, "layouts": list(d.layouts),
-                       "cleanup": list(d.cleanup), "launcher": {True: "systemd", False: "setsid"}.get(d.systemd)}
+                       "cleanup": list(d.cleanup)}
                       for d in hosts]}
 
 
@@ -156,9 +154,11 @@ def stop(transport: Transport, state: dict, *, limit: int) -> list[HostProgress]
     def one(pair: tuple[Host, dict]) -> HostProgress:
         host, h = pair
         p = probe_host(transport, host, h)
-        if p.alive and h["launcher"] == "systemd":
+        if p.alive and transport.run(host, SYSTEMD_CHECK, timeout_s=SHORT_TIMEOUT_S, check=False).returncode == 0:
+            # its unit, as start_host chose it by the same check: SIGTERM to every process of its cgroup
             transport.run(host, ["systemctl", "stop", unit_name(state["run"])], timeout_s=STOP_WAIT_S, check=False)
-        elif p.alive:   # the launch's session: its shell, each bench and the fio they run
+            p = probe_host(transport, host, h)
+        if p.alive:   # the launch's session: its shell, each bench and the fio they run
             transport.run(host, ["kill", "-TERM", "--", f"-{p.pid}"], timeout_s=SHORT_TIMEOUT_S, check=False)
         deadline = time.monotonic() + STOP_WAIT_S
         while p.alive and time.monotonic() < deadline:
