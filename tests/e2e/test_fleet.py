@@ -215,6 +215,50 @@ def test_bench_split_over_two_hosts_then_plan_on_the_merged_db(fleet, tmp_path, 
     print(f"split run of {len(SPLIT_LAYOUTS)} layouts over 2 hosts: {seconds:.0f} s")
 
 
+def test_a_detached_run_outlives_its_controller_and_collect_merges_each_test_once(fleet, tmp_path, record_property):
+    db = tmp_path / "all.sqlite"
+    layouts = ["mirror:2", "2xdisk"]   # one a host
+    env = dict(os.environ, PYTHONPATH=CONTROLLER_SRC)
+    t0 = time.monotonic()
+    # the controller in a session of its own, SIGKILLed whole once --detach returned: nothing of it is left
+    controller = subprocess.Popen([sys.executable, "-m", "zfslab", "bench", *fleet_args(fleet), "--disks", BENCH_DISKS,
+                                   "--layouts", ",".join(layouts), *QUICK, "--db", str(db), "--detach"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                  stdin=subprocess.DEVNULL, start_new_session=True)
+    out, err = controller.communicate(timeout=1800)
+    try:
+        os.killpg(controller.pid, 9)
+    except ProcessLookupError:
+        pass
+    started = time.monotonic() - t0
+    assert controller.returncode == 0, err[-3000:]
+    run = re.search(r"detached run (\S+):", out)[1]
+    verb = ["bench", "--db", str(db), "--ssh-config", str(fleet.ssh_config)]
+    deadline = time.monotonic() + 1800
+    while True:   # a new controller each time, as after a laptop's sleep
+        status = zfslab(*verb, "--status", run, "--json")
+        assert status.returncode in (0, 4), status.stderr[-3000:]
+        state = json.loads(status.stdout)
+        assert zfslab(*verb, "--collect", run).returncode == 0
+        if state["running"] == 0:
+            break
+        assert time.monotonic() < deadline, state
+        time.sleep(10)
+    assert status.returncode == 0 and state["done"] == 2, state
+    again = zfslab(*verb, "--collect", run)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert counts(db) == {(layout, test): 1 for layout in layouts for test in QUICK_TESTS}, twice(db)
+    for name in (A, B):
+        no_pools(fleet, name)
+        left = fleet.ssh(name, f"pgrep -f '[z]fslab bench'; pgrep -x fio; systemctl is-active zfslab-bench-{run}",
+                         check=False)
+        assert "active" not in left.stdout.replace("inactive", ""), left.stdout
+        assert not re.search(r"^[0-9]+$", left.stdout, re.M), left.stdout
+    record_property("seconds", round(time.monotonic() - t0))
+    print(f"detached run of {len(layouts)} layouts: the controller returned in {started:.0f} s, "
+          f"collected after {time.monotonic() - t0:.0f} s")
+
+
 def test_a_host_killed_mid_run_resumes_after_it_boots_again(fleet, tmp_path, record_property):
     db = tmp_path / "all.sqlite"
     args = ["bench", *fleet_args(fleet), "--disks", BENCH_DISKS, "--layouts", ",".join(KILL_LAYOUTS), *QUICK,

@@ -151,11 +151,13 @@ def test_a_detached_dry_run_writes_nothing(monkeypatch, fleet, tmp_path, capsys)
 def test_the_verbs_refuse_a_bad_run_id_or_a_missing_record_in_one_line(tmp_path, capsys):
     assert main(["bench", "--db", str(tmp_path / "x.sqlite"), "--status", "../../etc"]) == 2
     assert capsys.readouterr().err == ("zfslab: error: --status run '../../etc': not a detached run's id; give the id "
-                                       "--detach printed, e.g. 20261129-031500-a1b2\n")
+                                       "its start printed, e.g. 20261129-031500-a1b2\n")
     assert main(["bench", "--db", str(tmp_path / "x.sqlite"), "--collect", "20261129-031500-a1b2"]) == 2
     assert "no detached run 20261129-031500-a1b2 beside --db" in capsys.readouterr().err
     assert main(["bench", "--hosts", "h1", "--db", str(tmp_path / "x.sqlite"), "--stop", "20261129-031500-a1b2"]) == 2
     assert "leave out --hosts" in capsys.readouterr().err
+    assert main(_bench_args(tmp_path, "--detach", "--reassign")) == 2
+    assert "a detached run's lost host keeps its layouts for --resume" in capsys.readouterr().err
     assert main(["bench", "--sandbox", str(tmp_path), "--detach", "--dry-run"]) == 2
     assert "--detach goes with --hosts" in capsys.readouterr().err
 
