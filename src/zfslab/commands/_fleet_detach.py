@@ -3,7 +3,6 @@ fleet bench (system/fleet_detach.py does the work; docs/fleet.md#detached-runs).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -22,7 +21,9 @@ def add_detach_options(g) -> None:
                                                         "(again as often as wanted: nothing counts twice)")
     verbs.add_argument("--stop", metavar="RUN", help="end a detached run on every host: each bench stops as on "
                                                      "Ctrl-C (its pool destroyed); --resume goes on later")
-    g.add_argument("--probe-detached", metavar="PREFIX", help=argparse.SUPPRESS)   # run on a host by the verbs
+    g.add_argument("--probe-detached", metavar="PREFIX",
+                   help="what --status, --collect and --stop run on each host: its detached run (files PREFIX.pid, "
+                        ".exit) and the layouts --db holds finished for --origin, as JSON; reads only")
 
 
 def detached_verb(args) -> int | None:
