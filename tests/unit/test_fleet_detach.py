@@ -193,3 +193,29 @@ def test_run_ids_and_the_eta():
     assert eta_s([running, ended], {"a": 10.0, "b": 30.0, "c": 10.0}, elapsed_s=40.0) == 60.0   # 2x slower
     assert eta_s([ended], {"c": 10.0}, elapsed_s=5.0) is None
     assert running.line() == "h1: 1 of 2 layouts done, running" and ended.finished
+
+
+def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(monkeypatch, fleet, tmp_path, capsys):
+    """systemd-run and systemctl stand-ins that log their argv: systemd-run starts the rest of its
+    command line with setsid (as a unit outlives the session), systemctl stops nothing, so stop
+    falls back to the process group, and still leaves nothing."""
+    from tests.unit.test_fleet_bench import _script
+    log = tmp_path / "systemd.log"
+    _script(tmp_path / "bin" / "systemd-run", f'#!/bin/sh\necho "systemd-run $*" >>{log}\n'
+                                              'while [ "$1" != "--" ]; do shift; done\nshift\nexec setsid -f "$@"\n')
+    _script(tmp_path / "bin" / "systemctl", f'#!/bin/sh\necho "systemctl $*" >>{log}\n')
+    _slow(fleet, 3)
+    monkeypatch.setattr("zfslab.system.fleet_detach.SYSTEMD_CHECK", ["true"])
+    monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
+    monkeypatch.setattr("zfslab.commands._fleet_detach.transport_from_args", lambda args: fleet)
+    assert main(_bench_args(tmp_path, "--detach")) == 0
+    run = re.search(r"detached run (\S+):", capsys.readouterr().out)[1]
+    started = [line for line in log.read_text().splitlines() if line.startswith("systemd-run ")]
+    assert len(started) == 2 and all(line.startswith(f"systemd-run --unit=zfslab-bench-{run} --collect --same-dir "
+                                                     "--quiet --property=KillMode=control-group --setenv=PATH=")
+                                     for line in started), started
+    assert main(["bench", "--db", str(tmp_path / "all.sqlite"), "--stop", run]) == 0
+    assert [line for line in log.read_text().splitlines() if line.startswith("systemctl ")] == [
+        f"systemctl stop zfslab-bench-{run}"] * 2
+    assert not _ours(fleet)
+    assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
