@@ -112,14 +112,19 @@ def test_a_detached_run_outlives_its_controller_and_collect_twice_counts_each_te
     assert not _ours(fleet)
 
 
-def test_stop_ends_every_hosts_run_leaves_no_process_nor_pool_and_resume_finishes(monkeypatch, fleet, tmp_path,
-                                                                                     capsys):
+def _detach_here(monkeypatch, fleet, tmp_path, capsys, *, systemd: bool) -> str:
+    """A detached run started by this process, each test taking 3 s; its id."""
     _slow(fleet, 3)
-    monkeypatch.setattr("zfslab.system.fleet_detach.SYSTEMD_CHECK", ["false"])
+    monkeypatch.setattr("zfslab.system.fleet_detach.SYSTEMD_CHECK", ["true" if systemd else "false"])
     monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
     monkeypatch.setattr("zfslab.commands._fleet_detach.transport_from_args", lambda args: fleet)
     assert main(_bench_args(tmp_path, "--detach")) == 0
-    run = re.search(r"detached run (\S+):", capsys.readouterr().out)[1]
+    return re.search(r"detached run (\S+):", capsys.readouterr().out)[1]
+
+
+def test_stop_ends_every_hosts_run_leaves_no_process_nor_pool_and_resume_finishes(monkeypatch, fleet, tmp_path,
+                                                                                     capsys):
+    run = _detach_here(monkeypatch, fleet, tmp_path, capsys, systemd=False)
     db = str(tmp_path / "all.sqlite")
     deadline = time.monotonic() + 30
     while not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")] and time.monotonic() < deadline:
@@ -204,12 +209,7 @@ def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(mo
     _script(tmp_path / "bin" / "systemd-run", f'#!/bin/sh\necho "systemd-run $*" >>{log}\n'
                                               'while [ "$1" != "--" ]; do shift; done\nshift\nexec setsid -f "$@"\n')
     _script(tmp_path / "bin" / "systemctl", f'#!/bin/sh\necho "systemctl $*" >>{log}\n')
-    _slow(fleet, 3)
-    monkeypatch.setattr("zfslab.system.fleet_detach.SYSTEMD_CHECK", ["true"])
-    monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
-    monkeypatch.setattr("zfslab.commands._fleet_detach.transport_from_args", lambda args: fleet)
-    assert main(_bench_args(tmp_path, "--detach")) == 0
-    run = re.search(r"detached run (\S+):", capsys.readouterr().out)[1]
+    run = _detach_here(monkeypatch, fleet, tmp_path, capsys, systemd=True)
     started = [line for line in log.read_text().splitlines() if line.startswith("systemd-run ")]
     assert len(started) == 2 and all(line.startswith(f"systemd-run --unit=zfslab-bench-{run} --collect --same-dir "
                                                      "--quiet --property=KillMode=control-group --setenv=PATH=")
