@@ -135,7 +135,7 @@ def test_stop_ends_every_hosts_run_leaves_no_process_nor_pool_and_resume_finishe
     assert not _ours(fleet)
     assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
     assert main(["bench", "--db", db, "--status", run]) == 4
-    assert "ended without finishing (stopped, or the host rebooted)" in capsys.readouterr().out
+    assert "ended without finishing (stopped)" in capsys.readouterr().out
     os.unlink(os.path.join(fleet.bindir, "slow-h1"))
     os.unlink(os.path.join(fleet.bindir, "slow-h2"))
     assert main(_bench_args(tmp_path, "--resume")) == 0
@@ -219,3 +219,84 @@ def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(mo
         f"systemctl stop zfslab-bench-{run}"] * 2
     assert not _ours(fleet)
     assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
+
+
+def test_attach_follows_a_run_its_starter_left_pulls_as_it_goes_and_ctrl_c_leaves_it_running(fleet, tmp_path):
+    """A controller that comes back: --attach from a new process shows each host's progress as it
+    changes and fills --db while the hosts still run; Ctrl-C in it stops the following, not the run;
+    attached again, it ends with the run, every (layout, test) once."""
+    _slow(fleet, 1.5)
+    code, out, err = _controller(fleet, *_bench_args(tmp_path, "--detach"))
+    assert code == 0, err
+    run = re.search(r"detached run (\S+):", out)[1]
+    db = str(tmp_path / "all.sqlite")
+    attach = subprocess.Popen([sys.executable, "-c", CONTROLLER, fleet.bindir, "bench", "--db", db, "--attach", run,
+                               "--interval", "1"], cwd=REPO, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, start_new_session=True)
+    first = attach.stdout.readline()
+    assert first == f"attached to run {run} on 2 hosts; Ctrl-C leaves it running\n"
+    assert "running" in attach.stdout.readline()   # a host's first line: it was looked at
+    attach.send_signal(signal.SIGINT)
+    rest, err = attach.communicate(timeout=60)
+    assert attach.returncode == 130, err
+    assert err.startswith(f"zfslab: interrupted; run {run} goes on on its hosts") and f"--attach {run}" in err, err
+    code, status = _status(fleet, tmp_path, run)
+    assert status["running"] >= 1, status   # the run went on without its follower
+
+    code, out, err = _controller(fleet, "bench", "--db", db, "--attach", run, "--interval", "1")
+    print(out)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert re.fullmatch(r"  0:00:0[0-9] h1: [0-2] of 2 layouts done, running", lines[1]), lines
+    assert any(re.fullmatch(r"  [0-9:]+ h[12]: 2 of 2 layouts done, ended, exit 0", x) for x in lines), lines
+    assert f"run {run}: 4 of 4 layouts done on 2 hosts, 0 running" in out
+    assert f"measurements of 4 runs from 2 hosts in {db}" in out
+    m = _rows(db, "SELECT layout, test, repeat, COUNT(*) FROM measurements GROUP BY layout, test, repeat")
+    assert len(m) == 4 * 2 and all(n == 1 for *_, n in m)
+    assert not _ours(fleet)
+
+
+def test_follow_pulls_only_when_a_host_finished_something_new_and_always_at_the_end(monkeypatch):
+    """follow()'s rounds against scripted looks: a pull after the look that shows a layout done, none
+    after a look with nothing new, one at the end; and it waits --interval between looks."""
+    from zfslab.system import fleet_detach
+    looks = iter([[HostProgress("h1", ("a", "b"), True, True, None, ())],
+                  [HostProgress("h1", ("a", "b"), True, True, None, ("a",))],
+                  [HostProgress("h1", ("a", "b"), True, True, None, ("a",))],
+                  [HostProgress("h1", ("a", "b"), True, False, 0, ("a", "b"))]])
+    pulls, waits = [], []
+    monkeypatch.setattr(fleet_detach, "status", lambda transport, state, limit: next(looks))
+    from zfslab.system.fleet_bench import Pulled
+    monkeypatch.setattr(fleet_detach, "collect", lambda transport, state, limit: pulls.append(1) or
+                        Pulled(("h1",), (), len(pulls), 0, ("h1",)))
+    rounds = list(fleet_detach.follow(None, {}, limit=4, interval_s=7.0, wait=waits.append))
+    assert [r.pulled and r.pulled.runs for r in rounds] == [None, 1, None, 2]
+    assert waits == [7.0, 7.0, 7.0] and not rounds[-1].running
+
+
+def test_interval_goes_with_attach(tmp_path, capsys):
+    assert main(["bench", "--db", str(tmp_path / "x.sqlite"), "--status", "20261129-031500-a1b2",
+                 "--interval", "5"]) == 2
+    assert capsys.readouterr().err == "zfslab: error: --interval 5: goes with --attach RUN\n"
+    assert main(["bench", "--db", str(tmp_path / "x.sqlite"), "--attach", "20261129-031500-a1b2",
+                 "--interval", "0"]) == 2
+    assert "--interval" in capsys.readouterr().err
+
+
+def test_the_probe_tells_a_run_cut_by_a_reboot_from_one_stopped(tmp_path):
+    """A pid file of another boot (its boot id is not this one's) is a run the host's reboot ended,
+    even when its pid is alive now (pids are reused after a boot); of this boot, a live session is
+    running and a gone one stopped."""
+    from zfslab.system.detached_probe import BOOT_ID, probe
+    boot = open(BOOT_ID).read().strip()
+    prefix = str(tmp_path / "db.sqlite.RUN")
+    with open(prefix + ".pid", "w") as f:
+        f.write(f"{os.getsid(0)} 00000000-dead-beef-0000-000000000000\n")
+    answer = probe(prefix, str(tmp_path / "db.sqlite"), "h1")
+    assert answer["started"] and answer["rebooted"] and not answer["alive"] and answer["exit_code"] is None
+    cut = HostProgress("h1", ("a",), True, False, None, (), rebooted=answer["rebooted"])
+    assert cut.line() == "h1: 0 of 1 layouts done, ended without finishing: the host rebooted during the run"
+    with open(prefix + ".pid", "w") as f:
+        f.write(f"{os.getsid(0)} {boot}\n")   # this test's own session: alive, this boot
+    answer = probe(prefix, str(tmp_path / "db.sqlite"), "h1")
+    assert answer["alive"] and not answer["rebooted"]

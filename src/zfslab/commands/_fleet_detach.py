@@ -7,8 +7,9 @@ import json
 import sys
 import time
 
+from zfslab.commands._common import float_arg
 from zfslab.commands._hosts import transport_from_args
-from zfslab.errors import UsageError
+from zfslab.errors import Interrupted, UsageError
 
 
 def add_detach_options(g) -> None:
@@ -21,6 +22,11 @@ def add_detach_options(g) -> None:
                                                         "(again as often as wanted: nothing counts twice)")
     verbs.add_argument("--stop", metavar="RUN", help="end a detached run on every host: each bench stops as on "
                                                      "Ctrl-C (its pool destroyed); --resume goes on later")
+    verbs.add_argument("--attach", metavar="RUN", help="follow a detached run until it ends: each host's progress "
+                                                       "every --interval, what is finished pulled into --db as it "
+                                                       "comes; Ctrl-C leaves the run going")
+    g.add_argument("--interval", type=float_arg("--interval", 1, 3600), default=None, metavar="SECONDS",
+                   help="with --attach: seconds between looks at the hosts (default 30)")
     g.add_argument("--probe-detached", metavar="PREFIX",
                    help="what --status, --collect and --stop run on each host: its detached run (files PREFIX.pid, "
                         ".exit) and the layouts --db holds finished for --origin, as JSON; reads only")
@@ -32,7 +38,9 @@ def detached_verb(args) -> int | None:
         from zfslab.system.detached_probe import probe
         print(json.dumps(probe(args.probe_detached, args.db, args.origin or "")))
         return 0
-    verb = next(((name, run) for name in ("status", "collect", "stop") if (run := getattr(args, name))), None)
+    if args.interval is not None and not args.attach:
+        raise UsageError(f"--interval {args.interval:g}: goes with --attach RUN")
+    verb = next(((name, run) for name in ("status", "collect", "stop", "attach") if (run := getattr(args, name))), None)
     if verb is None:
         return None
     if args.hosts or args.inventory or args.detach:
@@ -57,6 +65,9 @@ def _verb(args, name: str, run: str) -> int:
             return _collected(fleet_detach.collect(transport, state, limit=args.parallel), state)
         if name == "stop":
             return _stopped(fleet_detach.stop(transport, state, limit=args.parallel), state)
+        if name == "attach":
+            return _attached(fleet_detach.follow(transport, state, limit=args.parallel, interval_s=args.interval or 30.0),
+                             state)
         return _status(fleet_detach.status(transport, state, limit=args.parallel), state, args.json)
     finally:
         transport.close()
@@ -73,7 +84,8 @@ def _status(progress, state, as_json: bool) -> int:
         print(json.dumps({"run": state["run"], "layouts": total, "done": done, "running": running, "eta_s": eta,
                           "hosts": [{"host": p.host, "layouts": len(p.layouts), "done": len(set(p.done) & set(p.layouts)),
                                      "started": p.started, "running": p.alive, "ended": p.ended,
-                                     "exit_code": p.exit_code, "error": p.error or None} for p in progress]}))
+                                     "exit_code": p.exit_code, "rebooted": p.rebooted,
+                                     "error": p.error or None} for p in progress]}))
     else:
         when = f"; ETA {eta:,.0f} s" if eta is not None else ""
         print(f"run {state['run']}: {done} of {total} layouts done on {len(progress)} hosts, {running} running{when}")
@@ -86,12 +98,45 @@ def _status(progress, state, as_json: bool) -> int:
     return 4 if bad else 0
 
 
-def _collected(pulled, state) -> int:
+def _collected(pulled, state, *, hint: bool = True) -> int:
     for host, why in pulled.failed:
         print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
+    then = f" (run {state['run']}; `--status {state['run']}` says what is still running)" if hint else ""
     print(f"{pulled.measurements} measurements of {pulled.runs} runs from {len(pulled.origins)} hosts in "
-          f"{state['db']} (run {state['run']}; `--status {state['run']}` says what is still running)")
+          f"{state['db']}{then}")
     return 4 if pulled.failed else 0
+
+
+def _attached(rounds, state) -> int:
+    """Print each host's line when it changes, and each pull; the last round's status decides the
+    exit code, as --status's would. Ctrl-C stops following, never the run."""
+    run = state["run"]
+    print(f"attached to run {run} on {len(state['hosts'])} hosts; Ctrl-C leaves it running")
+    shown: dict[str, str] = {}
+    last = None
+    t0 = time.monotonic()
+    try:
+        for last in rounds:
+            for p in last.progress:
+                if shown.get(p.host) != (line := p.line()):
+                    print(f"  {_clock(time.monotonic() - t0)} {line}", flush=True)
+                    shown[p.host] = line
+            if last.pulled is not None and last.pulled.failed:
+                for host, why in last.pulled.failed:
+                    print(f"zfslab: {host}: its database could not be pulled ({why})", file=sys.stderr)
+    except KeyboardInterrupt:
+        raise Interrupted(f"run {run} goes on on its hosts, and what was pulled is in {state['db']}: "
+                          f"`--attach {run}` follows it again, `--stop {run}` ends it") from None
+    assert last is not None   # follow() yields at least once
+    code = _status(last.progress, state, as_json=False)
+    if last.pulled is not None:
+        code = max(code, _collected(last.pulled, state, hint=False))
+    return code
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 def _stopped(progress, state) -> int:

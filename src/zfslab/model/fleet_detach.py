@@ -37,6 +37,7 @@ class HostProgress:
     done: tuple[str, ...]
     error: str = ""               # the host could not be asked
     pid: int | None = None        # the launch's session leader (stop kills its process group)
+    rebooted: bool = False        # the host booted since the run started (which ended it)
 
     @property
     def ended(self) -> bool:
@@ -55,8 +56,10 @@ class HostProgress:
             return f"{self.host}: {count}, not started"
         if self.alive:
             return f"{self.host}: {count}, running"
+        if self.exit_code is None and self.rebooted:
+            return f"{self.host}: {count}, ended without finishing: the host rebooted during the run"
         if self.exit_code is None:
-            return f"{self.host}: {count}, ended without finishing (stopped, or the host rebooted)"
+            return f"{self.host}: {count}, ended without finishing (stopped)"
         return f"{self.host}: {count}, ended, exit {self.exit_code}"
 
 

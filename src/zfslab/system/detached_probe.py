@@ -1,6 +1,6 @@
 """What a host says of its detached bench (`zfslab bench --probe-detached PREFIX`, run there by the
 controller's status, collect and stop): whether it started, whether a process of its session
-still runs in this boot, its exit code once it ended by itself, the layouts its database holds
+still runs in this boot (or the host booted since it started), its exit code once it ended by itself, the layouts its database holds
 finished. Reads only."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ BOOT_ID = "/proc/sys/kernel/random/boot_id"
 def probe(prefix: str, db: str, origin: str) -> dict:
     """The host's answer as JSON-ready data; `pid`: the session leader the launch script recorded."""
     pid, boot = _pid_file(prefix + ".pid")
-    alive = pid is not None and boot == _read(BOOT_ID) and _session_alive(pid)
+    rebooted = pid is not None and boot != _read(BOOT_ID)   # its pid is another boot's: the run died with it
+    alive = pid is not None and not rebooted and _session_alive(pid)
     code = _read(prefix + ".exit")
-    return {"started": pid is not None, "pid": pid, "alive": alive,
+    return {"started": pid is not None, "pid": pid, "alive": alive, "rebooted": rebooted,
             "exit_code": int(code) if code and code.lstrip("-").isdigit() else None,
             "done": finished_layouts(db, origin)}
 

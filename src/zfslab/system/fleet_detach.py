@@ -6,7 +6,8 @@ systemd unit (`systemd-run --unit zfslab-bench-RUN`) where systemd runs and we a
 runs the host's `zfslab bench` of each layout in turn (one layout a run, as an attached fleet
 bench does, so `--resume` reads it alike), and records the exit code; its log and database stay
 on the host. Status, collect and stop each hold at most `--parallel` ssh sessions at once, each
-a short one: `zfslab bench --probe-detached`, the usual pull, `systemctl stop` or `kill`."""
+a short one: `zfslab bench --probe-detached`, the usual pull, `systemctl stop` or `kill`; attach is
+status and collect in turn, every `--interval` seconds, until nothing runs."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import os
 import secrets
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from zfslab.model.fleet_detach import HostProgress, unit_name
@@ -111,7 +112,7 @@ def probe_host(transport: Transport, host: Host, h: dict, zfslab: str = "zfslab"
     argv = [zfslab, "bench", "--probe-detached", h["prefix"], "--db", h["remote_db"], "--origin", host.name]
     answer = json.loads(transport.run(host, argv, timeout_s=SHORT_TIMEOUT_S).stdout)
     return HostProgress(host.name, tuple(h["layouts"]), answer["started"], answer["alive"], answer["exit_code"],
-                        tuple(answer["done"]), pid=answer["pid"])
+                        tuple(answer["done"]), pid=answer["pid"], rebooted=bool(answer.get("rebooted")))
 
 
 def status(transport: Transport, state: dict, *, limit: int) -> list[HostProgress]:
@@ -169,3 +170,36 @@ def stop(transport: Transport, state: dict, *, limit: int) -> list[HostProgress]
     outcomes = fan_out([host for host, _ in pairs], lambda host: one(by_name[host.name]), limit=limit)
     return [o.value if o.ok else HostProgress(o.host.name, (), False, False, None, (), str(o.error))
             for o in outcomes]
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One look of `--attach`: every host's progress, and the pull made after it (None: nothing new)."""
+
+    progress: list[HostProgress]
+    pulled: Pulled | None
+
+    @property
+    def running(self) -> bool:
+        return any(p.alive for p in self.progress)
+
+
+def follow(transport: Transport, state: dict, *, limit: int, interval_s: float,
+           wait: Callable[[float], None] = time.sleep) -> Iterator[Round]:
+    """`--attach`: each host's progress every `interval_s`, with a pull whenever a host has finished
+    layouts not yet pulled, so --db fills as the run goes; the last round is the one where nothing
+    runs, and it always pulls (a host that ended since the look before may have finished one more).
+    Each round holds at most `limit` sessions, each a short one; none is held between rounds."""
+    pulled_done: dict[str, frozenset[str]] = {}
+    while True:
+        progress = status(transport, state, limit=limit)
+        running = any(p.alive for p in progress)
+        new = any(set(p.done) - pulled_done.get(p.host, frozenset()) for p in progress if not p.error)
+        pulled = collect(transport, state, limit=limit) if new or not running else None
+        if pulled is not None:
+            failed = {host for host, _ in pulled.failed}
+            pulled_done.update({p.host: frozenset(p.done) for p in progress if p.host not in failed and not p.error})
+        yield Round(progress, pulled)
+        if not running:
+            return
+        wait(interval_s)
