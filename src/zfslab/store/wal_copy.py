@@ -43,16 +43,30 @@ def _marks(path: str) -> tuple:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
+def _marks_if_there(path: str) -> tuple | None:
+    """_marks, or None once the file is gone (a log the last writer removed on closing)."""
+    return _marks(path) if os.path.lexists(path) else None
+
+
 def copy_with_log(path: str, log: str, copy: str) -> None:
-    """path and path+log copied to `copy`, the log replayed into the copy and gone (see the module's doc)."""
+    """path and path+log copied to `copy`, the log replayed into the copy and gone (see the module's doc).
+    A log that goes away meanwhile is a writer's last close: SQLite checkpoints the whole -wal into
+    the file before it deletes it, so the file alone is then complete, and is copied alone (seen on
+    a fleet guest: a probe read a host's database as its bench closed it)."""
     for _ in range(COPY_ATTEMPTS):
-        before = (_marks(path), _marks(path + log))
+        log_before = _marks_if_there(path + log)
+        before = (_marks(path), log_before)
         try:
-            shutil.copyfile(path + log, copy + log)
+            if log_before is not None:
+                shutil.copyfile(path + log, copy + log)
+            elif os.path.lexists(copy + log):
+                os.unlink(copy + log)   # an earlier attempt's copy of the log: stale now
             shutil.copyfile(path, copy)
+        except FileNotFoundError:
+            continue   # the log went between its look and its copy: look again
         except OSError as e:
             raise CopyFailed(f"it cannot be copied to be read ({e.strerror})") from None
-        if (_marks(path), _marks(path + log)) == before:
+        if (_marks(path), _marks_if_there(path + log)) == before:
             break
     else:
         raise CopyFailed(f"it changed {COPY_ATTEMPTS} times while it was copied to be read (a bench still "
