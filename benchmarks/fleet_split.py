@@ -9,7 +9,12 @@ split's bookkeeping (preflight, ssh, the pull) against the work it shares out. R
 checkout's root, as root, with no other guest running:
 
     python3 benchmarks/fleet_split.py [LAYOUTS]     # default: mirror:2,2xdisk,raidz1:3,3xdisk,mirror:3,raidz2:3
+
+A third run does the two hosts' bench detached (`--detach`, then `--attach RUN --interval 2` from a
+new controller until it ends), to show what following a detached run costs against holding one
+ssh session a layout.
 """
+import re
 
 import os
 import subprocess
@@ -54,9 +59,26 @@ def main() -> int:
                     print(run.stderr[-3000:], file=sys.stderr)
                     return 1
                 rows.append((hosts, plan.stdout.splitlines()[0], seconds))
+            # the same split, detached: the start returns, a new controller follows it to its end
+            hosts = "fleet-a,fleet-b"
+            db = os.path.join(tmp, "detached.sqlite")
+            common = ["bench", "--hosts", hosts, "--ssh-config", str(fleet.ssh_config), "--disks", disks,
+                      "--layouts", LAYOUTS, *QUICK, "--db", db, "--remote-db", "/var/tmp/zfslab-split-2-{host}.sqlite"]
+            start, started_s = zfslab(*common, "--detach")
+            if start.returncode != 0:
+                print(start.stdout + start.stderr, file=sys.stderr)
+                return 1
+            run = re.search(r"detached run (\S+):", start.stdout)[1]
+            follow, followed_s = zfslab("bench", "--db", db, "--ssh-config", str(fleet.ssh_config), "--attach", run,
+                                        "--interval", "2")
+            print(follow.stdout.strip())
+            if follow.returncode != 0:
+                print(follow.stderr[-3000:], file=sys.stderr)
+                return 1
+            rows.append((hosts + " detached", f"the start returned in {started_s:.0f} s", started_s + followed_s))
             for hosts, predicted, seconds in rows:
                 print(f"{hosts}: measured {seconds:,.0f} s; {predicted}")
-            print(f"one host / two hosts, measured: {rows[0][2] / rows[1][2]:.2f}")
+            print(f"one host / two hosts, measured: {rows[0][2] / rows[1][2]:.2f}; detached: {rows[0][2] / rows[2][2]:.2f}")
             # and the acceptance report a person reads: fleet-a's fourth disk is throttled to 4 MB/s
             four = ",".join(fleet_guests.by_id(d) for d in specs["fleet-a"][:4])
             profile, seconds = zfslab("profile-disk", "--hosts", "fleet-a,fleet-b", "--ssh-config",

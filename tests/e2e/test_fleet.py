@@ -215,48 +215,84 @@ def test_bench_split_over_two_hosts_then_plan_on_the_merged_db(fleet, tmp_path, 
     print(f"split run of {len(SPLIT_LAYOUTS)} layouts over 2 hosts: {seconds:.0f} s")
 
 
-def test_a_detached_run_outlives_its_controller_and_collect_merges_each_test_once(fleet, tmp_path, record_property):
-    db = tmp_path / "all.sqlite"
-    layouts = ["mirror:2", "2xdisk"]   # one a host
-    env = dict(os.environ, PYTHONPATH=CONTROLLER_SRC)
-    t0 = time.monotonic()
-    # the controller in a session of its own, SIGKILLed whole once --detach returned: nothing of it is left
-    controller = subprocess.Popen([sys.executable, "-m", "zfslab", "bench", *fleet_args(fleet), "--disks", BENCH_DISKS,
-                                   "--layouts", ",".join(layouts), *QUICK, "--db", str(db), "--detach"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+def _detach(args: list[str]) -> str:
+    """Start a detached run from a controller in a session of its own, SIGKILLed whole once it
+    returned (nothing of it is left to lean on); the run's id."""
+    controller = subprocess.Popen([sys.executable, "-m", "zfslab", *args, "--detach"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=CONTROLLER_SRC),
                                   stdin=subprocess.DEVNULL, start_new_session=True)
     out, err = controller.communicate(timeout=1800)
     try:
         os.killpg(controller.pid, 9)
     except ProcessLookupError:
         pass
-    started = time.monotonic() - t0
     assert controller.returncode == 0, err[-3000:]
-    run = re.search(r"detached run (\S+):", out)[1]
+    return re.search(r"detached run (\S+):", out)[1]
+
+
+def test_a_detached_run_outlives_its_controller_and_a_host_rebooted_mid_run_resumes(fleet, tmp_path, record_property):
+    """issue 36 item 1 on the two guests: a detached run whose controller is gone; fleet-b's power
+    cut while fio runs on its pool, then booted again; --status says which host rebooted; --attach
+    (a new controller) follows fleet-a to its end and pulls it; the same command with --resume
+    --detach, followed by --attach, finishes: every (layout, test) once, no pool, no process."""
+    db = tmp_path / "all.sqlite"
+    args = ["bench", *fleet_args(fleet), "--disks", BENCH_DISKS, "--layouts", ",".join(KILL_LAYOUTS), *QUICK,
+            "--db", str(db)]
     verb = ["bench", "--db", str(db), "--ssh-config", str(fleet.ssh_config)]
-    deadline = time.monotonic() + 1800
-    while True:   # a new controller each time, as after a laptop's sleep
-        status = zfslab(*verb, "--status", run, "--json")
-        assert status.returncode in (0, 4), status.stderr[-3000:]
-        state = json.loads(status.stdout)
-        assert zfslab(*verb, "--collect", run).returncode == 0
-        if state["running"] == 0:
-            break
-        assert time.monotonic() < deadline, state
-        time.sleep(10)
-    assert status.returncode == 0 and state["done"] == 2, state
-    again = zfslab(*verb, "--collect", run)
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert counts(db) == {(layout, test): 1 for layout in layouts for test in QUICK_TESTS}, twice(db)
+    t0 = time.monotonic()
+    run = _detach(args)
+    started = time.monotonic() - t0
+    try:
+        deadline = time.monotonic() + 1800   # fleet-b's run under way: fio on its pool (ssh alone: a look
+        # through zfslab costs a Python start in the guest, seconds under TCG, and missed every fio once)
+        while fleet.ssh(B, "zpool list -H zfslab-bench >/dev/null 2>&1 && pgrep -x fio", check=False).returncode != 0:
+            assert time.monotonic() < deadline, "fio never ran on fleet-b"
+        fleet.kill(B)
+        killed_at = time.monotonic() - t0
+    finally:
+        if not fleet.guests[B].running.alive():   # the next tests need it, whatever happened here
+            fleet.start(B)
+            fleet.wait_ready(B)
+    status = zfslab(*verb, "--status", run, "--json")
+    assert status.returncode == 4, status.stderr[-3000:]
+    hosts = {h["host"]: h for h in json.loads(status.stdout)["hosts"]}
+    assert hosts[B]["started"] and hosts[B]["rebooted"] and not hosts[B]["running"], hosts[B]
+    assert hosts[B]["exit_code"] is None and not hosts[A]["rebooted"], hosts
+    attached = zfslab(*verb, "--attach", run, "--interval", "5")
+    print(attached.stdout)
+    assert attached.returncode == 4, attached.stderr[-3000:]   # fleet-b did not finish
+    # fio ran in fleet-b's first layout or its second when the power was cut
+    cut = re.search(rf"{B}: ([01]) of 2 layouts done, ended without finishing: the host rebooted during the run",
+                    attached.stdout)
+    assert cut, attached.stdout
+    assert f"{A}: 2 of 2 layouts done, ended, exit 0" in attached.stdout
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:   # what the attach pulled: fleet-a's part and fleet-b's finished layouts (its cut one unfinished)
+        finished = dict(conn.execute("SELECT origin, COUNT(*) FROM runs WHERE finished_at IS NOT NULL GROUP BY origin"))
+    finally:
+        conn.close()
+    assert finished.get(A) == 2 and finished.get(B, 0) == int(cut[1]), finished
+
+    resumed_at = time.monotonic()
+    run2 = _detach([*args, "--resume"])   # fleet-b's pool was imported at boot: it takes that layout back first
+    attached = zfslab(*verb, "--attach", run2, "--interval", "5")
+    print(attached.stdout)
+    assert attached.returncode == 0, attached.stderr[-3000:]
+    assert counts(db) == {(layout, test): 1 for layout in KILL_LAYOUTS for test in QUICK_TESTS}, twice(db)
+    assert {h for hosts in origins(db).values() for h in hosts} == {A, B}
+    assert zfslab(*verb, "--collect", run2).returncode == 0 and counts(db) == {
+        (layout, test): 1 for layout in KILL_LAYOUTS for test in QUICK_TESTS}   # again: nothing twice
     for name in (A, B):
         no_pools(fleet, name)
-        left = fleet.ssh(name, f"pgrep -f '[z]fslab bench'; pgrep -x fio; systemctl is-active zfslab-bench-{run}",
+        left = fleet.ssh(name, f"pgrep -f '[z]fslab bench'; pgrep -x fio; systemctl is-active zfslab-bench-{run2}",
                          check=False)
         assert "active" not in left.stdout.replace("inactive", ""), left.stdout
         assert not re.search(r"^[0-9]+$", left.stdout, re.M), left.stdout
     record_property("seconds", round(time.monotonic() - t0))
-    print(f"detached run of {len(layouts)} layouts: the controller returned in {started:.0f} s, "
-          f"collected after {time.monotonic() - t0:.0f} s")
+    print(f"detached run of {len(KILL_LAYOUTS)} layouts: the controller returned in {started:.0f} s; fleet-b cut "
+          f"{killed_at:.0f} s in; fleet-b ssh-ready {fleet.guests[B].ready_s[-1]:.0f} s after its second boot; "
+          f"the resume, detached and attached to, took {time.monotonic() - resumed_at:.0f} s; "
+          f"{time.monotonic() - t0:.0f} s in all")
 
 
 def test_a_host_killed_mid_run_resumes_after_it_boots_again(fleet, tmp_path, record_property):

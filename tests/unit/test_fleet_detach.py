@@ -185,7 +185,8 @@ def test_systemd_launch_is_a_transient_unit_that_outlives_the_session_and_stops_
     assert "--stop-with-session" not in script
     assert script.splitlines() == [
         "exec >/r/db.sqlite.RUN.log 2>&1 </dev/null",
-        'echo "$$ $(cat /proc/sys/kernel/random/boot_id)" >/r/db.sqlite.RUN.pid', "rc=0",
+        'echo "$$ $(cat /proc/sys/kernel/random/boot_id)" >/r/db.sqlite.RUN.pid',
+        "sync -- /r/db.sqlite.RUN.pid /r || sync", "rc=0",
         "zfslab bench --layouts mirror:2 || rc=$?", 'echo "$rc" >/r/db.sqlite.RUN.exit']
 
 

@@ -42,8 +42,12 @@ def launch_script(prefix: str, benches: Sequence[Sequence[str]]) -> str:
     turn (a failed one does not stop the next, as an attached run goes on), PREFIX.exit last (the
     last failure's code, else 0): a run stopped or cut by a reboot has no exit file."""
     q = shlex.quote
+    # the pid file is synced (with its folder's entry) before any bench starts: a power cut seconds
+    # later must not lose it, or status would call a run the cut ended "not started" (seen on a guest)
+    folder = os.path.dirname(prefix) or "."
     lines = [f"exec >{q(prefix + '.log')} 2>&1 </dev/null",
-             f"echo \"$$ $(cat /proc/sys/kernel/random/boot_id)\" >{q(prefix + '.pid')}", "rc=0"]
+             f"echo \"$$ $(cat /proc/sys/kernel/random/boot_id)\" >{q(prefix + '.pid')}",
+             f"sync -- {q(prefix + '.pid')} {q(folder)} || sync", "rc=0"]
     lines += [f"{shlex.join(argv)} || rc=$?" for argv in benches]
     lines.append(f"echo \"$rc\" >{q(prefix + '.exit')}")
     return "\n".join(lines)
