@@ -14,14 +14,18 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from scipy.special import stdtrit  # Student's t quantile without importing scipy.stats (0.5 s)
+from scipy.special import gammaln, stdtrit  # Student's t quantile without importing scipy.stats (0.5 s)
 
 from zfslab.errors import DatasetError
 
 SCATTER = 0.10  # log-units: what one measurement of a pool is assumed to scatter by before the fit
 ROBUST_SCALE = 1.5  # in SCATTER units: beyond ~15 % a row pulls linearly (soft-L1)
-SCATTER_WEIGHT = 2.0  # pseudo-rows of SCATTER pooled with each metric's own residuals
+SCATTER_WEIGHT = 2.0  # pseudo-rows at SCATTER pooled with all residuals, and at that with each metric's
 DIFF_STEP = 1e-5  # log units: the central differences' step
+# Student-t degrees of freedom a metric's residuals may have (inf: normal); the likeliest is taken
+# (docs/speed.md#intervals-how-often-they-hold-and-how-wide-they-are)
+TAILS = np.array([1.0, 2.0, 3.0, 5.0, 10.0, 30.0, np.inf])
+_SCALE_STEPS = 50  # at most: Newton's steps on the scale's likelihood equation, stopped below 1e-10 relative
 
 
 class FitError(DatasetError):
@@ -128,11 +132,60 @@ def jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, step: float
     return np.array(cols).T
 
 
+def _log_t_density(z2: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """log density of a unit Student-t with `tails` degrees of freedom (a column; inf: normal) at z, given z^2."""
+    finite = np.isfinite(tails)
+    nu = np.where(finite, tails, 1.0)
+    t = (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi) - (nu + 1) / 2 * np.log1p(z2 / nu))
+    return np.where(finite, t, -0.5 * np.log(2 * np.pi) - 0.5 * z2)
+
+
+def tailed_scatter(residuals: np.ndarray, share: np.ndarray, prior: float, weight: float) -> tuple[float, float]:
+    """The likeliest Student-t degrees of freedom (one of TAILS) and scale of log residuals.
+
+    share: each residual's share of a degree of freedom, 1 - its leverage (a residual the fit
+    absorbs tells nothing of the scatter); weight pseudo-rows at `prior` are pooled in. The scale
+    is the maximum likelihood's (a far residual counts less under heavy tails), each row's log
+    density weighted by its share; with no residuals, or all absorbed, it is the prior's normal."""
+    r2 = np.asarray(residuals, dtype=float) ** 2
+    k = np.asarray(share, dtype=float)
+    total = k.sum() + weight
+    normal = (r2.sum() + weight * prior**2) / total  # the normal's scale, in closed form
+    nu = TAILS[:-1, None]  # the finite ones; each scale solves F(s2) = 0 by Newton's method from the normal's:
+    s2 = np.full((len(nu), 1), normal)  # F = s2 total - sum w r^2 - weight prior^2, w = (nu+1) k s2 / (nu k s2 + r^2)
+    a, nk, c = (nu + 1) * k * r2, nu * k, 1 / ((nu + 1) * k)
+    for _ in range(_SCALE_STEPS):
+        q = a / (nk * s2 + r2)  # w r^2 / s2, and dF/ds2 = total - sum q^2 / ((nu+1) k)
+        sum_w_r2 = s2 * np.sum(q, axis=1, keepdims=True)
+        slope = total - np.sum(q * q * c, axis=1, keepdims=True)
+        em = (sum_w_r2 + weight * prior**2) / total
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = s2 - (s2 * total - sum_w_r2 - weight * prior**2) / slope
+        new = np.where((slope > 0) & (newton > 0) & np.isfinite(newton), newton, em)  # else EM's step
+        done = np.all(np.abs(new - s2) <= 1e-10 * s2)
+        s2 = new
+        if done:
+            break
+    s2 = np.vstack([s2, [[normal]]])
+    tails = TAILS[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_l = np.sum(k * (_log_t_density(r2 / (k * s2), tails) - 0.5 * np.log(s2)), axis=1)
+    # ties (no residuals, or all absorbed) go to the lightest tail: the normal
+    best = max(range(len(TAILS)), key=lambda i: (round(float(log_l[i]), 12), i))
+    return float(TAILS[best]), math.sqrt(float(s2[best, 0]))
+
+
 def scatter_and_covariance(g: np.ndarray, prior_j: np.ndarray, residuals: np.ndarray, row_metrics: Sequence[str],
                            metrics: Sequence[str], *, g_of_row: np.ndarray | None = None
                            ) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
-    """Each metric's scatter (its residuals over the rows the fit could not absorb, pooled with
-    SCATTER), the degrees of freedom behind it, and the parameters' covariance it implies.
+    """Each metric's scatter, the degrees of freedom of the Student t a new measurement follows
+    around a prediction, and the parameters' covariance the scatters imply.
+
+    The scatter is a Student-t scale with the likeliest of TAILS for tails (tailed_scatter): over
+    the metric's residuals, each counted as the share of a degree of freedom the fit left it (1 -
+    leverage), pooled with SCATTER_WEIGHT pseudo-rows at the scatter of all metrics' residuals
+    together (itself pooled with pseudo-rows at SCATTER). The t's degrees of freedom combine the
+    tails with the scale's own uncertainty: 1/dof = 1/tails + 1/(residual dof + pseudo-rows).
 
     g: the log predictions' Jacobian (rows x free parameters); prior_j: the prior terms'. With
     g_of_row, g holds distinct rows and row i's is g[g_of_row[i]]: rows that repeat a (pool,
@@ -143,13 +196,16 @@ def scatter_and_covariance(g: np.ndarray, prior_j: np.ndarray, residuals: np.nda
     info0 = g.T @ (g * count[:, None]) / SCATTER**2 + prior_j.T @ prior_j
     scaled = g / SCATTER
     hat = np.sum((scaled @ np.linalg.pinv(info0)) * scaled, axis=1)[g_of_row]  # each row's leverage
+    share = np.clip(1.0 - hat, 1e-3, 1.0)
+    residuals = np.asarray(residuals, dtype=float)
+    _, pooled = tailed_scatter(residuals, share, SCATTER, SCATTER_WEIGHT)
     scatter, scatter_dof = {}, {}
     weights = np.zeros(len(row_metrics))
     for m in metrics:
         rows = row_metrics == m
+        tails, scatter[m] = tailed_scatter(residuals[rows], share[rows], pooled, SCATTER_WEIGHT)
         dof = max(rows.sum() - hat[rows].sum(), 0.0) + SCATTER_WEIGHT
-        scatter[m] = math.sqrt((np.sum(residuals[rows] ** 2) + SCATTER_WEIGHT * SCATTER**2) / dof)
-        scatter_dof[m] = float(dof)
+        scatter_dof[m] = float(1.0 / (1.0 / tails + 1.0 / dof))
         weights[rows] = 1.0 / scatter[m] ** 2
     weight_of_g = np.bincount(g_of_row, weights, minlength=len(g))
     cov = np.linalg.pinv(g.T @ (g * weight_of_g[:, None]) + prior_j.T @ prior_j)

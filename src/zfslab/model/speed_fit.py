@@ -90,7 +90,7 @@ class SpeedFit(LogParameters):
     log_values: tuple[float, ...]
     covariance: tuple[tuple[float, ...], ...]
     scatter: dict[str, float]
-    scatter_dof: dict[str, float]  # degrees of freedom behind each scatter (residual rows + pseudo-rows)
+    scatter_dof: dict[str, float]  # the Student t of a new measurement: its tails and the scatter's own uncertainty
     fitted_metrics: tuple[str, ...]  # metrics some measurement pinned
     ashift: int
     recordsize: int
