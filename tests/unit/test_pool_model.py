@@ -11,6 +11,7 @@ from test_pool_read import POOLS, SERIES, captured, read_both
 from zfslab.model.pool_findings import RAIDZ1_LARGE_BYTES, findings
 from zfslab.model.pool_model import check_model, pool_layout
 from zfslab.model.pool_state import DiskFacts, PoolScan
+from zfslab.system.live_pool import disk_facts
 from zfslab.system.pool_read import raidz_attaches
 
 DAY_S = 86400
@@ -146,3 +147,34 @@ def test_features_left_disabled_unless_a_compatibility_set_says_so():
     kept = dataclasses.replace(old, pool_props=tuple((k, "openzfs-2.1-linux" if k == "compatibility" else v)
                                                      for k, v in props))
     assert codes(kept) == []
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_ashift_9_on_disks_of_4k_physical_sectors(series):
+    """tests/e2e/guest/capture_4k.sh: raidz1:3 with ashift 9 on scsi_debug disks of 512-byte logical and
+    4096-byte physical sectors (512e). The model sizes it to the byte; the finding is made from lsblk's
+    answer as `zfslab pool` asked it, and from ZFS's own note when lsblk gives nothing."""
+    kernel = [line.split() for line in captured(series, "ashift9", "disks.txt").splitlines()]
+    assert [(logical, physical) for _, _, logical, physical, _ in kernel] == [("512", "4096")] * 3
+    # one lsblk answer a leaf, in the order of zpool create, which zpool status keeps
+    answers = [disk_facts(line) for line in captured(series, "ashift9", "lsblk.json").splitlines()]
+    for state in read_both(series, "ashift9"):
+        check = check_model(state, version(series))
+        assert (check.layout, check.ashift, check.vdev_bytes) == ("raidz1:3", 9, 257949696), check
+        assert (check.size_diff_bytes, check.usable_diff_bytes) == (0, 0), check
+        leaves = state.vdevs[0].leaves
+        assert [leaf.native_sector_bytes for leaf in leaves] == [4096] * 3, state.source
+        disks = {leaf.name: next(iter(answer.values())) for leaf, answer in zip(leaves, answers, strict=True)}
+        assert {d.physical_sector_bytes for d in disks.values()} == {4096}
+        now = int(state.dataset_prop("creation")) + DAY_S
+        found = findings(state, disks, now)
+        # SSDs (scsi_debug says so) with autotrim on, lz4, young: the ashift is the one thing wrong
+        assert [f.code for f in found] == ["ashift-below-sector"], found
+        assert "ashift 9 (512 B) on disks with 4096-byte physical sectors" in found[0].text
+        assert codes(state) == ["ashift-below-sector"]  # without lsblk: ZFS's own note
+        # the rule itself: neither source says 4096, no finding
+        blind = dataclasses.replace(state, vdevs=(dataclasses.replace(state.vdevs[0], children=tuple(
+            dataclasses.replace(leaf, native_sector_bytes=None, note="") for leaf in leaves)),))
+        assert codes(blind) == []
+        assert "ashift-below-sector" in codes(blind, disks)
+
