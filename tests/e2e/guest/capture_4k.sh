@@ -11,8 +11,9 @@
 # own store (per_host_store=1: one shared store would give ZFS three copies of one label),
 # physblk_exp=3 (physical sector 512 << 3), lbpu=1 (they take UNMAP, as an SSD does: scsi_debug
 # reports itself solid-state, and autotrim=on is set so that the pool is right but for its ashift).
-# raidz1:3, ashift=9, lz4, 32 MiB of files; then every listing of capture_lib.sh and lsblk's
-# answer for each leaf as `zfslab pool` asks it (lsblk.json, one JSON document a line).
+# raidz1:3, ashift=9, lz4, a copy of /usr/share/doc and 16 MiB of random data; then every listing of
+# capture_lib.sh, lsblk's answer for each leaf as `zfslab pool` asks it (lsblk.json, one JSON
+# document a line, in the order of zpool create) and the kernel's sector sizes (disks.txt).
 set -eu
 . "$(dirname "$0")/capture_lib.sh"
 modprobe scsi_debug dev_size_mb=256 num_tgts=1 add_host=3 per_host_store=1 physblk_exp=3 lbpu=1
