@@ -369,3 +369,39 @@ def test_profile_disk_over_the_fleet_flags_the_throttled_disk(fleet, record_prop
     noise = [text for o, text in zip(found, outliers) if o not in throttled]
     if noise:
         print(f"unthrottled disks past the bar under TCG (not a failure): {noise}")
+
+
+FLEET_POOL = "fleetpool"  # short: the table's pool column is 12 wide
+
+
+def test_pool_hosts_reads_each_hosts_pool_into_one_table_and_writes_nothing(fleet, record_property):
+    """`zfslab pool --hosts` over ssh (docs/pool.md#many-hosts): raidz1:3 with lz4 on fleet-a, mirror:2
+    with compression off on fleet-b, each read by its host's own zfslab. One table of both, the
+    findings of each (fleet-b's compression-off note; none on fleet-a), exit 0, and nothing written
+    on either host (`zpool history -il` unchanged); the pools destroyed and the disks wiped after."""
+    t0 = time.monotonic()
+    made = {A: ("raidz1", DISKS[:3], "lz4"), B: ("mirror", DISKS[:2], "off")}
+    try:
+        for name, (kind, disks, compression) in made.items():
+            fleet.ssh(name, f"udevadm settle; zpool create -f -o ashift=12 -O compression={compression} "
+                            f"-O mountpoint=none {FLEET_POOL} {kind} {' '.join(disks)} && zpool sync {FLEET_POOL}")
+        history = {name: fleet.ssh(name, f"zpool history -il {FLEET_POOL}").stdout for name in made}
+        out = zfslab("pool", *fleet_args(fleet), FLEET_POOL)
+        assert out.returncode == 0, out.stderr[-3000:]
+        lines = out.stdout.splitlines()
+        assert lines[0].split() == ["host", "pool", "state", "layout", "model", "findings"], out.stdout
+        assert [line.split() for line in lines[1:3]] == [
+            [A, FLEET_POOL, "ONLINE", "raidz1:3", "agrees", "none"],
+            [B, FLEET_POOL, "ONLINE", "mirror:2", "agrees", "1", "note"]], out.stdout
+        text = " ".join(out.stdout.split())
+        assert f"{B} {FLEET_POOL}: - compression is off on {FLEET_POOL}" in text, out.stdout
+        assert f"{A} {FLEET_POOL}:" not in text and "no report from" not in text, out.stdout
+        assert {name: fleet.ssh(name, f"zpool history -il {FLEET_POOL}").stdout for name in made} == history
+    finally:
+        for name, (_, disks, _) in made.items():
+            fleet.ssh(name, f"zpool destroy -f {FLEET_POOL}; "
+                      + "; ".join(f"zpool labelclear -f {d}-part1; wipefs -aq {d}" for d in disks), check=False)
+    for name in (A, B):
+        no_pools(fleet, name)
+    record_property("seconds", round(time.monotonic() - t0))
+    print(f"pool --hosts over the fleet: {time.monotonic() - t0:.0f} s")

@@ -8,9 +8,10 @@ import dataclasses
 import pytest
 
 from test_pool_read import POOLS, SERIES, captured, read_both
-from zfslab.model.pool_findings import RAIDZ1_LARGE_BYTES, findings
+from zfslab.model.pool_findings import FULL_PERCENT, RAIDZ1_LARGE_BYTES, findings
 from zfslab.model.pool_model import check_model, pool_layout
 from zfslab.model.pool_state import DiskFacts, PoolScan
+from zfslab.system.live_pool import disk_facts
 from zfslab.system.pool_read import raidz_attaches
 
 DAY_S = 86400
@@ -146,3 +147,53 @@ def test_features_left_disabled_unless_a_compatibility_set_says_so():
     kept = dataclasses.replace(old, pool_props=tuple((k, "openzfs-2.1-linux" if k == "compatibility" else v)
                                                      for k, v in props))
     assert codes(kept) == []
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_ashift_9_on_disks_of_4k_physical_sectors(series):
+    """tests/e2e/guest/capture_4k.sh: raidz1:3 with ashift 9 on scsi_debug disks of 512-byte logical and
+    4096-byte physical sectors (512e). The model sizes it to the byte; the finding is made from lsblk's
+    answer as `zfslab pool` asked it, and from ZFS's own note when lsblk gives nothing."""
+    kernel = [line.split() for line in captured(series, "ashift9", "disks.txt").splitlines()]
+    assert [(logical, physical) for _, _, logical, physical, _ in kernel] == [("512", "4096")] * 3
+    # one lsblk answer a leaf, in the order of zpool create, which zpool status keeps
+    answers = [disk_facts(line) for line in captured(series, "ashift9", "lsblk.json").splitlines()]
+    for state in read_both(series, "ashift9"):
+        check = check_model(state, version(series))
+        assert (check.layout, check.ashift, check.vdev_bytes) == ("raidz1:3", 9, 257949696), check
+        assert (check.size_diff_bytes, check.usable_diff_bytes) == (0, 0), check
+        leaves = state.vdevs[0].leaves
+        assert [leaf.native_sector_bytes for leaf in leaves] == [4096] * 3, state.source
+        disks = {leaf.name: next(iter(answer.values())) for leaf, answer in zip(leaves, answers, strict=True)}
+        assert {d.physical_sector_bytes for d in disks.values()} == {4096}
+        now = int(state.dataset_prop("creation")) + DAY_S
+        found = findings(state, disks, now)
+        # SSDs (scsi_debug says so) with autotrim on, lz4, young: the ashift is the one thing wrong
+        assert [f.code for f in found] == ["ashift-below-sector"], found
+        assert "ashift 9 (512 B) on disks with 4096-byte physical sectors" in found[0].text
+        assert codes(state) == ["ashift-below-sector"]  # without lsblk: ZFS's own note
+        # the rule itself: neither source says 4096, no finding
+        blind = dataclasses.replace(state, vdevs=(dataclasses.replace(state.vdevs[0], children=tuple(
+            dataclasses.replace(leaf, native_sector_bytes=None, note="") for leaf in leaves)),))
+        assert codes(blind) == []
+        assert "ashift-below-sector" in codes(blind, disks)
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_a_pool_70_percent_full_of_compressed_files(series):
+    """tests/e2e/guest/capture_filled.sh: raidz1:3 of 512 MiB files, lz4, real files to CAP 70 %.
+    USED+AVAIL is the empty pool's, to the byte. `zfs list` shows it fuller than CAP does (the slop,
+    128 MiB at least, is in neither USED nor AVAIL but is free in ALLOC/SIZE): over 80 % there, while the
+    pool-full finding reads CAP, which is what the allocator sees, and stays silent (docs/pool.md#findings)."""
+    for state in read_both(series, "filled"):
+        check = check_model(state, version(series))
+        assert (check.layout, check.ashift, check.vdev_bytes) == ("raidz1:3", 12, 536870912), check
+        assert (check.size_diff_bytes, check.usable_diff_bytes) == (0, 0), check
+        cap_percent = 100 * state.alloc_bytes / state.size_bytes
+        assert 70 <= cap_percent < 72, cap_percent
+        assert 100 * state.used_bytes / state.usable_bytes > FULL_PERCENT
+        assert state.dataset_prop("compression") == "lz4"
+        assert int(state.dataset_prop("logicalused")) > 1.3 * state.used_bytes  # the text did compress
+        assert codes(state) == []
+        # the same pool at CAP 81 %: the finding is there
+        assert codes(dataclasses.replace(state, alloc_bytes=state.size_bytes * 81 // 100)) == ["pool-full"]

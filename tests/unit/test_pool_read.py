@@ -75,7 +75,8 @@ def test_each_captured_pool_reads_the_same_from_json_and_text(series):
             assert j.usable_bytes == t.usable_bytes, pool
         for prop in ("compression", "creation"):
             assert j.dataset_prop(prop) == t.dataset_prop(prop)
-        assert j.pool_prop("autotrim") == t.pool_prop("autotrim") == "off"
+        # autotrim is on only where capture_4k.sh set it (its disks are SSDs)
+        assert j.pool_prop("autotrim") == t.pool_prop("autotrim") == ("on" if pool == "ashift9" else "off")
 
 
 @pytest.mark.parametrize("series", SERIES)
@@ -157,3 +158,22 @@ def test_bad_numbers_in_text_are_one_line_errors():
         assert "SIZE" in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(InputError):
         vdev_ashifts("raidz2-0\tashift\t99\t-\n")
+
+
+def test_a_native_sector_zfs_shows_is_read_from_both_forms_and_checked():
+    """zpool status notes a leaf whose physical sector exceeds its vdev's ashift (the captured ashift9
+    pool: 512e disks); a value that is no sector size is a one-line error."""
+    j, t = read_both("zfs-2.4", "ashift9")
+    assert [leaf.native_sector_bytes for leaf in j.vdevs[0].leaves] == [4096] * 3
+    assert [leaf.native_sector_bytes for leaf in t.vdevs[0].leaves] == [4096] * 3
+    healthy, _ = read_both("zfs-2.4", "healthy")
+    assert {leaf.native_sector_bytes for leaf in healthy.vdevs[0].leaves} == {None}
+    c = lambda name: captured("zfs-2.4", "ashift9", name)  # noqa: E731
+    for bad in ('"physical_ashift":30', '"physical_ashift":"x"', '"physical_ashift":3'):
+        status = c("zpool_status_jP.json").replace('"physical_ashift":12', bad)
+        with pytest.raises(InputError):
+            read_json("ashift9", status, c("zpool_get_j.json"), c("zfs_get_j.json"), c("zpool_get_vdevs_Hp.txt"))
+    status = c("zpool_status_Pp.txt").replace("4096B native", "3000B native")
+    with pytest.raises(InputError, match="native sector 3000 B"):
+        read_text("ashift9", status, c("zpool_list_vHPp.txt"), c("zpool_get_Hp.txt"), c("zfs_get_Hp.txt"),
+                  c("zpool_get_vdevs_Hp.txt"))

@@ -70,7 +70,9 @@ def ashift_findings(state: PoolState, disks: dict[str, DiskFacts]) -> list[Findi
     for v in state.vdevs:
         if v.ashift is None or v.alloc_class in ("spare", "cache"):
             continue
+        # lsblk's physical sector, and ZFS's own where zpool status shows it (a file vdev, or no lsblk)
         sectors = [disks[leaf.name].physical_sector_bytes for leaf in v.leaves if leaf.name in disks]
+        sectors += [leaf.native_sector_bytes for leaf in v.leaves if leaf.native_sector_bytes is not None]
         if sectors and (1 << v.ashift) < max(sectors):
             found.append(Finding(
                 "ashift-below-sector", "warning",

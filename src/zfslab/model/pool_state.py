@@ -11,6 +11,7 @@ from zfslab.errors import InputError, shown
 
 POOL_CLASSES = ("normal", "special", "dedup", "log", "cache", "spare")
 LEAF_KINDS = ("disk", "file")
+NATIVE_SECTORS = tuple(1 << shift for shift in range(9, 17))  # ashift 9..16, as ZFS allows
 GROUP_KINDS = ("mirror", "raidz", "draid", "replacing", "spare")
 
 
@@ -48,6 +49,9 @@ class PoolVdev:
     expand_bytes: int | None = None  # zpool list -v EXPANDSZ
     ashift: int | None = None  # top-level vdevs, from the JSON form (or the pool's property)
     note: str = ""  # what zpool status prints after the counters ("(resilvering)", "was /dev/...")
+    # a leaf: its physical sector as ZFS found it, which zpool status shows only when it is larger than
+    # the vdev's ashift (JSON physical_ashift; text "block size: 512B configured, 4096B native")
+    native_sector_bytes: int | None = None
     children: tuple["PoolVdev", ...] = ()
 
     def __post_init__(self) -> None:
@@ -59,6 +63,9 @@ class PoolVdev:
                              f"({', '.join(LEAF_KINDS + GROUP_KINDS)})")
         if self.ashift is not None and not 9 <= self.ashift <= 16:
             raise InputError(f"vdev {shown(self.name, 60)}: ashift {self.ashift} is outside 9..16")
+        if self.native_sector_bytes is not None and self.native_sector_bytes not in NATIVE_SECTORS:
+            raise InputError(f"vdev {shown(self.name, 60)}: native sector {self.native_sector_bytes} B is not "
+                             "a power of two from 512 to 65536")
 
     @property
     def short_name(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import textwrap
 from datetime import datetime, timezone
 
 from zfslab.model.fleet_pool import FleetPools
@@ -44,7 +45,13 @@ def _vdev_rows(v: PoolVdev, depth: int) -> list[str]:
     errors = f"{v.read_errors}/{v.write_errors}/{v.checksum_errors}"
     size = _size(v.size_bytes if not v.is_leaf or depth == 0 and v.size_bytes else v.device_bytes)
     cls = v.alloc_class if depth == 0 else ""
-    rows = [f"{name:<34} {cls:<7} {v.state:<8} {errors:>9} {size:>8}  {v.note}".rstrip()]
+    row = f"{name:<34} {cls:<7} {v.state:<8} {errors:>9} {size:>8}"
+    if len(row) + 2 + len(v.note) <= 80:
+        rows = [f"{row}  {v.note}".rstrip()]
+    else:  # a note zpool status prints beside a leaf (a 512e disk's "block size: 512B configured, 4096B
+        # native") goes on the lines below it, so that no line is over 80 columns
+        pad = "  " * (depth + 2)
+        rows = [row, *textwrap.wrap(v.note, 80, initial_indent=pad, subsequent_indent=pad)]
     for c in v.children:
         rows += _vdev_rows(c, depth + 1)
     return rows

@@ -142,7 +142,19 @@ def _json_vdev(node: dict, alloc_class: str | None, ashifts: dict[str, int], top
         size_bytes=count("total_space") if pooled else None, alloc_bytes=count("alloc_space") if pooled else None,
         device_bytes=count("phys_space") if kind in ("disk", "file") and cls not in ("spare", "cache") else None,
         ashift=_by_name(name, ashifts) if top else None,
+        native_sector_bytes=_native_sector(name, node.get("physical_ashift")) if kind in ("disk", "file") else None,
         children=tuple(_json_vdev(c, cls, ashifts, False) for c in children.values()))
+
+
+def _native_sector(name: str, physical_ashift) -> int | None:
+    """A leaf's physical sector from zpool status -j's physical_ashift (there only when it exceeds the
+    vdev's ashift: vdev_stat's vs_physical_ashift)."""
+    if physical_ashift is None:
+        return None
+    shift = checked_count(physical_ashift, f"{name}: physical_ashift", limit=16)
+    if shift < 9:
+        raise _bad(f"zpool status -j: vdev {name}'s physical_ashift", physical_ashift)
+    return 1 << shift
 
 
 def _json_scan(pool: dict) -> PoolScan:
@@ -290,7 +302,15 @@ def _text_vdev(v: VdevStatus, cls: str, sizes: dict, props: tuple[dict, dict], t
                     size_bytes=size if top and cls not in ("spare", "cache") else None,
                     alloc_bytes=alloc if top and cls not in ("spare", "cache") else None, device_bytes=device,
                     expand_bytes=expand if top else None, ashift=_by_name(v.name, ashifts) if top else None,
-                    note=v.note, children=tuple(_text_vdev(c, cls, sizes, props, False) for c in v.children))
+                    note=v.note, native_sector_bytes=_text_native_sector(v.note) if kind in ("disk", "file") else None,
+                    children=tuple(_text_vdev(c, cls, sizes, props, False) for c in v.children))
+
+
+def _text_native_sector(note: str) -> int | None:
+    """The physical sector of zpool status's note on a leaf whose vdev's ashift is below it
+    ("block size: 512B configured, 4096B native", print_status_config() in zpool_main.c)."""
+    m = re.search(r"block size: [0-9]+B configured, ([0-9]+)B native", note)
+    return checked_count(m.group(1), "zpool status: a native block size", limit=65536) if m else None
 
 
 def _text_scan(status_text: str, scan) -> PoolScan:

@@ -1,8 +1,10 @@
 """`zfslab pool` on a real pool (docs/pool.md): the model against reality to the byte, the
 findings expected of the pools built, and nothing written (`zpool history` unchanged). Small: one
-raidz2:4 plus a single disk added by mistake, and raidz1:3 beside raidz1:4 of sparse files made
-with every feature but lz4 left disabled (`zpool create -d`, as an old pool is), both empty, read
-by one zfslab run in the 2.4 boot."""
+raidz2:4 plus a single disk added by mistake, raidz1:3 beside raidz1:4 of sparse files made
+with every feature but lz4 left disabled (`zpool create -d`, as an old pool is), and raidz1:3 with
+ashift 9 on three 512e disks of the kernel's scsi_debug module (512-byte logical, 4096-byte physical
+sectors, as tests/e2e/guest/capture_4k.sh makes them), all empty, read by one zfslab run in the 2.4
+boot."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ import sys
 
 import pytest
 
+from tests.e2e.inside.disk_digest import disk_digest
 from zfslab.model.layout_grammar import parse_layout
 
 POOL = "zfslab-e2e-pool"
 OLD_POOL = "zfslab-e2e-oldpool"
+ASHIFT9_POOL = "zfslab-e2e-ashift9"
 
 
 def deferred_free_bytes(pool: str) -> int:
@@ -28,6 +32,21 @@ def deferred_free_bytes(pool: str) -> int:
         return 0
     m = re.search(r"^\s*bytes = ([0-9.]+)([KMG]?)\s*$", sh("zdb", "-dddd", pool, obj.group(1)), re.M)
     return int(float(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2)]) if m else 0
+
+
+LABEL_BYTES = 256 << 10  # a vdev label (vdev_label_t): two at each end of a leaf, the last two at its size
+# rounded down to a label's size; each txg synced writes its uberblock into all four
+
+
+def label_digests(leaf: str) -> tuple[str, str]:
+    """The digests of a leaf's two front and two back labels: what any write through the pool changes.
+    (Not the whole disk: autotrim may yet trim space the pool's creation freed, which is ZFS's doing.)"""
+    fd = os.open(leaf, os.O_RDONLY)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END) // LABEL_BYTES * LABEL_BYTES
+    finally:
+        os.close(fd)
+    return disk_digest(leaf, 0, 2 * LABEL_BYTES), disk_digest(leaf, end - 2 * LABEL_BYTES, 2 * LABEL_BYTES)
 
 
 def sh(*argv: str) -> str:
@@ -67,13 +86,44 @@ def old_pool(filedir):
             os.unlink(f)
 
 
-def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool):
+@pytest.fixture
+def ashift9_pool():
+    """raidz1:3, ashift 9, on three scsi_debug disks of 256 MiB in RAM, each its own store (one shared
+    store would show ZFS one label three times), 4096-byte physical sectors, UNMAP as an SSD has (the
+    module reports solid state: autotrim on, so the ashift is the one thing wrong). Yields the pool
+    and the disks' by-id paths; the module is unloaded after."""
+    sh("modprobe", "scsi_debug", "dev_size_mb=256", "num_tgts=1", "add_host=3", "per_host_store=1", "physblk_exp=3",
+       "lbpu=1")
+    try:
+        sh("udevadm", "settle")
+        devices = [line.split()[0] for line in sh("lsblk", "-d", "-n", "-o", "PATH,MODEL").splitlines()
+                   if line.split()[1:] == ["scsi_debug"]]
+        assert len(devices) == 3, devices
+        links = [f"/dev/disk/by-id/{name}" for name in sorted(os.listdir("/dev/disk/by-id"))
+                 if name.startswith("scsi-3")]
+        by_id = [next(link for link in links if os.path.realpath(link) == dev) for dev in devices]
+        sh("zpool", "create", "-o", "ashift=9", "-o", "autotrim=on", "-O", "compression=lz4", "-O", "mountpoint=none",
+           ASHIFT9_POOL, "raidz1", *by_id)
+        try:
+            yield ASHIFT9_POOL, by_id
+        finally:
+            subprocess.run(["zpool", "destroy", "-f", ASHIFT9_POOL], capture_output=True)
+    finally:
+        subprocess.run(["udevadm", "settle"], capture_output=True)
+        subprocess.run(["rmmod", "scsi_debug"], capture_output=True)
+
+
+def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool, ashift9_pool):
     """One run of zfslab (a Python start costs seconds under TCG); the missing pool's error and the
     text output are unit tests (tests/unit/test_pool_cmd.py, test_pool_view.py)."""
-    history = {p: sh("zpool", "history", "-il", p) for p in (oops_pool, old_pool)}
-    p = zfslab_pool(oops_pool, old_pool, "--json")
+    ashift9, ashift9_disks = ashift9_pool
+    pools = (oops_pool, old_pool, ashift9)
+    sh("zpool", "sync", *pools)
+    history = {p: sh("zpool", "history", "-il", p) for p in pools}
+    digests = {d: label_digests(f"{d}-part1") for d in ashift9_disks}
+    p = zfslab_pool(*pools, "--json")
     assert p.returncode == 0, p.stderr
-    record, old = json.loads(p.stdout)["pools"]
+    record, old, low = json.loads(p.stdout)["pools"]
     model = record["model"]
     # zpool create reads a bare disk after raidz2's into the raidz2: zfslab puts it first
     assert model["layout"] == "disk+raidz2:4"
@@ -91,4 +141,9 @@ def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool):
     deferred = deferred_free_bytes(old_pool)
     assert deferred > 0 and abs(old["model"]["usable_bytes"]["difference"] + deferred) <= deferred // 100 + 512, \
         (old["model"], deferred)
-    assert {p: sh("zpool", "history", "-il", p) for p in (oops_pool, old_pool)} == history
+    # ashift 9 on 512e disks: the model to the byte, and the one finding (from lsblk and ZFS's own note)
+    assert low["model"]["layout"] == "raidz1:3" and low["model"]["agrees"] is True, low["model"]
+    assert [f["code"] for f in low["findings"]] == ["ashift-below-sector"], low["findings"]
+    assert "ashift 9 (512 B) on disks with 4096-byte physical sectors" in low["findings"][0]["text"]
+    assert {p: sh("zpool", "history", "-il", p) for p in pools} == history
+    assert {d: label_digests(f"{d}-part1") for d in ashift9_disks} == digests  # no txg synced
