@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from tests.e2e.guest import guest
 from tests.e2e.test_guest import _need_guest, start_guest_suites
 from zfslab import __version__
 from zfslab.model.inventory import Host
+from zfslab.store.fleet_state import state_path
 from zfslab.system.preflight import preflight
 from zfslab.system.transport import SshTransport
 
@@ -245,7 +247,12 @@ def test_a_detached_run_outlives_its_controller_and_a_host_rebooted_mid_run_resu
     try:
         deadline = time.monotonic() + 1800   # fleet-b's run under way: fio on its pool (ssh alone: a look
         # through zfslab costs a Python start in the guest, seconds under TCG, and missed every fio once)
-        while fleet.ssh(B, "zpool list -H zfslab-bench >/dev/null 2>&1 && pgrep -x fio", check=False).returncode != 0:
+        record = json.loads(Path(state_path(str(db), run)).read_text())
+        prefix = next(h["prefix"] for h in record["hosts"] if h["name"] == B)
+        look = (f"test -e {shlex.quote(prefix)}.exit && exit 7; "   # it ended first: say so, not wait 30 min
+                "zpool list -H zfslab-bench >/dev/null 2>&1 && pgrep -x fio")
+        while (seen := fleet.ssh(B, look, check=False).returncode) != 0:
+            assert seen != 7, "fleet-b's run ended before fio was seen running there"
             assert time.monotonic() < deadline, "fio never ran on fleet-b"
         fleet.kill(B)
         killed_at = time.monotonic() - t0

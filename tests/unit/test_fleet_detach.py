@@ -72,6 +72,17 @@ def _slow(fleet, seconds):
             f.write(str(seconds))
 
 
+def _hold(fleet, on: bool) -> None:
+    """Every fake bench waits before each test while its host's hold file exists (fake_zfslab.py):
+    what a test must see still running is held, not raced against the machine's load."""
+    for h in ("h1", "h2"):
+        path = os.path.join(fleet.bindir, f"hold-{h}")
+        if on:
+            open(path, "w").close()
+        elif os.path.exists(path):
+            os.unlink(path)
+
+
 def _ours(fleet):
     """Processes still running a fake host of this test (their environment names its folder)."""
     found = []
@@ -87,6 +98,7 @@ def _ours(fleet):
 
 def test_a_detached_run_outlives_its_controller_and_collect_twice_counts_each_test_once(fleet, tmp_path):
     _slow(fleet, 0.5)
+    _hold(fleet, True)
     t0 = time.monotonic()
     code, out, err = _controller(fleet, *_bench_args(tmp_path, "--detach"))
     assert code == 0, err
@@ -95,7 +107,8 @@ def test_a_detached_run_outlives_its_controller_and_collect_twice_counts_each_te
     assert "4 layouts on 2 of 2 hosts" in out and f"--status {run}" in out
     code, status = _status(fleet, tmp_path, run)   # a new controller: the runs go on without the first
     print(json.dumps(status))
-    assert status["layouts"] == 4 and status["running"] >= 1
+    assert status["layouts"] == 4 and status["running"] == 2
+    _hold(fleet, False)
     code, status = _wait_until(fleet, tmp_path, run, lambda s: s["running"] == 0)
     print(json.dumps(status))
     assert code == 0 and status["done"] == 4
@@ -113,8 +126,9 @@ def test_a_detached_run_outlives_its_controller_and_collect_twice_counts_each_te
 
 
 def _detach_here(monkeypatch, fleet, tmp_path, capsys, *, systemd: bool) -> str:
-    """A detached run started by this process, each test taking 3 s; its id."""
-    _slow(fleet, 3)
+    """A detached run started by this process, its benches held before their first test; its id."""
+    _slow(fleet, 0.5)
+    _hold(fleet, True)   # released by the caller: until then each bench has made its pool and waits
     monkeypatch.setattr("zfslab.system.fleet_detach.SYSTEMD_CHECK", ["true" if systemd else "false"])
     monkeypatch.setattr("zfslab.commands._fleet_bench.transport_from_args", lambda args: fleet)
     monkeypatch.setattr("zfslab.commands._fleet_detach.transport_from_args", lambda args: fleet)
@@ -136,8 +150,7 @@ def test_stop_ends_every_hosts_run_leaves_no_process_nor_pool_and_resume_finishe
     assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
     assert main(["bench", "--db", db, "--status", run]) == 4
     assert "ended without finishing (stopped)" in capsys.readouterr().out
-    os.unlink(os.path.join(fleet.bindir, "slow-h1"))
-    os.unlink(os.path.join(fleet.bindir, "slow-h2"))
+    _hold(fleet, False)
     assert main(_bench_args(tmp_path, "--resume")) == 0
     m = _rows(db, "SELECT layout, test, repeat, COUNT(*) FROM measurements GROUP BY layout, test, repeat")
     assert len(m) == 4 * 2 and all(n == 1 for *_, n in m)
@@ -226,7 +239,8 @@ def test_attach_follows_a_run_its_starter_left_pulls_as_it_goes_and_ctrl_c_leave
     """A controller that comes back: --attach from a new process shows each host's progress as it
     changes and fills --db while the hosts still run; Ctrl-C in it stops the following, not the run;
     attached again, it ends with the run, every (layout, test) once."""
-    _slow(fleet, 1.5)
+    _slow(fleet, 0.5)
+    _hold(fleet, True)   # every bench waits before its first test until the follower was interrupted
     code, out, err = _controller(fleet, *_bench_args(tmp_path, "--detach"))
     assert code == 0, err
     run = re.search(r"detached run (\S+):", out)[1]
@@ -236,19 +250,20 @@ def test_attach_follows_a_run_its_starter_left_pulls_as_it_goes_and_ctrl_c_leave
                               stderr=subprocess.PIPE, start_new_session=True)
     first = attach.stdout.readline()
     assert first == f"attached to run {run} on 2 hosts; Ctrl-C leaves it running\n"
-    assert "running" in attach.stdout.readline()   # a host's first line: it was looked at
+    assert attach.stdout.readline().endswith(" 0 of 2 layouts done, running\n")   # looked at, held
     attach.send_signal(signal.SIGINT)
     rest, err = attach.communicate(timeout=60)
     assert attach.returncode == 130, err
     assert err.startswith(f"zfslab: interrupted; run {run} goes on on its hosts") and f"--attach {run}" in err, err
     code, status = _status(fleet, tmp_path, run)
-    assert status["running"] >= 1, status   # the run went on without its follower
+    assert status["running"] == 2 and status["done"] == 0, status   # the run went on without its follower
+    _hold(fleet, False)
 
     code, out, err = _controller(fleet, "bench", "--db", db, "--attach", run, "--interval", "1")
     print(out)
     assert code == 0, err
     lines = out.splitlines()
-    assert re.fullmatch(r"  0:00:0[0-9] h1: [0-2] of 2 layouts done, running", lines[1]), lines
+    assert re.fullmatch(r"  [0-9]:[0-9]{2}:[0-9]{2} h1: [0-2] of 2 layouts done, (running|ended, exit 0)", lines[1]), lines
     assert any(re.fullmatch(r"  [0-9:]+ h[12]: 2 of 2 layouts done, ended, exit 0", x) for x in lines), lines
     assert f"run {run}: 4 of 4 layouts done on 2 hosts, 0 running" in out
     assert f"measurements of 4 runs from 2 hosts in {db}" in out
@@ -301,3 +316,22 @@ def test_the_probe_tells_a_run_cut_by_a_reboot_from_one_stopped(tmp_path):
         f.write(f"{os.getsid(0)} {boot}\n")   # this test's own session: alive, this boot
     answer = probe(prefix, str(tmp_path / "db.sqlite"), "h1")
     assert answer["alive"] and not answer["rebooted"]
+
+
+def test_the_probe_reads_a_database_caught_between_two_migrations_as_nothing_done(tmp_path):
+    """A bench creates its database one migration a transaction; a probe between them found runs
+    without their origin column and failed ('no such column: r.origin'), so --stop called the host
+    not reached (seen in this file's systemd test under load)."""
+    import sqlite3
+    from zfslab.store import schema
+    from zfslab.system.detached_probe import finished_layouts
+    db = str(tmp_path / "h1.sqlite")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
+    for number in range(1, 5):   # migration 5 gives runs their origin
+        for statement in schema.MIGRATIONS[number - 1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+    conn.close()
+    assert finished_layouts(db, "h1") == []

@@ -31,6 +31,8 @@ def finished_layouts(db: str, origin: str) -> list[str]:
     try:
         if not has_table(conn, "measurements"):
             return []
+        if "origin" not in {r[1] for r in conn.execute("PRAGMA table_info(runs)")}:
+            return []   # a bench still migrating a new database (one transaction a step): nothing of it finished
         rows = conn.execute("SELECT DISTINCT m.layout FROM runs r JOIN measurements m ON m.run_id = r.id "
                             "WHERE r.finished_at IS NOT NULL AND r.origin = ? ORDER BY m.layout", (origin,))
         return [r[0] for r in rows]

@@ -7,7 +7,8 @@ and measurements written through zfslab's store. FAKE_HOST names the host it pla
 the markers: dirty-HOST (its disks hold data), nodisk-HOST (its bench refuses the disks named, exit 2), die-HOST-LAYOUT (it dies mid-layout), die0-HOST-LAYOUT
 (it dies after the pool's create, before the first measurement), dieI-HOST-LAYOUT (it dies between
 the create and the pool's record: only the create's intent, recorded first, names the pool),
-slow-HOST (each test takes the seconds it holds). SIGTERM ends it as it ends the real bench: its
+slow-HOST (each test takes the seconds it holds), hold-HOST (each test waits while it exists: a test
+that must see the run still going holds it, then removes it). SIGTERM ends it as it ends the real bench: its
 pool removed, its run left unfinished, exit 130."""
 
 import argparse
@@ -116,6 +117,8 @@ for repeat in range(int(a.repeats)):
         if (a.layouts, test, repeat) in done:
             continue
         time.sleep(pause_s)
+        while os.path.exists(os.path.join(folder, f"hold-{host}")):
+            time.sleep(0.05)
         rate = 100.0 * data * (1.5 if read else 1.0)
         results.add(run_id, Measurement(a.layouts, test, repeat, 1.0, rate if read else None,
                                         None if read else rate, 0.0, 0.0, None, None, None, None, None,
