@@ -78,7 +78,7 @@ def test_the_vdevs_like_the_pools_come_first_and_each_gain_is_the_models(series)
         assert shapes["3xmirror:2"].commands[0].startswith(f"zpool add -f {state.name} mirror NEW1 NEW2 mirror")
         # then the raidz grown by the six: attach, one disk at a time, each expansion waited for
         attach = grown.options[1]
-        assert (attach.how, attach.layout_after, attach.survives) == ("zpool attach", "raidz2:12", 2)
+        assert (attach.how, attach.layout_after, attach.survives) == ("zpool attach", "raidz2:12+spare:1", 2)
         assert attach.commands == (f"zpool attach {state.name} raidz2-0 NEW1", f"zpool wait -t raidz_expand {state.name}")
         assert attach.cautions[0] == "then the same two for NEW2, NEW3, NEW4, NEW5, NEW6: a raidz vdev takes one disk at a time"
 
@@ -130,6 +130,7 @@ def test_each_add_to_the_special_pool_is_what_zfs_showed_but_the_metadata_writte
     added = next(o for o in growth(steps[0][0], check_model(steps[0][0], version(series)), 4, DISK_OSIZE,
                                    whole_disk=False).options if o.adds == "raidz2:4")
     assert added.commands == ("zpool add sgrow raidz2 NEW1 NEW2 NEW3 NEW4",) and added.like_the_pool
+    assert added.survives == 1   # raidz2 twice, but the special mirror of two survives one failure
     assert added.layout_after == "raidz2:4+raidz2:4+special=mirror:2+log=disk+cache:1"
 
 

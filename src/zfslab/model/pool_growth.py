@@ -1,6 +1,6 @@
 """What new disks could become in a pool that exists (docs/pool.md#growing-the-pool): each way
 `zpool add` or `zpool attach` can take them, the usable space of the empty pool after it (the model
-the pool was just checked against), the disks its weakest data vdev then survives, and what an
+the pool was just checked against), the disks its weakest vdev then survives, and what an
 expert would say against it. Pure: the caller has read the pool and checked the model on it."""
 
 from __future__ import annotations
@@ -168,6 +168,8 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         return pool.size_bytes, pool.usable_bytes
 
     weakest = min(g.parity for g in layout.groups)
+    # the pool survives what its weakest data, special or dedup vdev does (a log's loss loses no pool)
+    survives_now = min([weakest, *(c.group.parity for c in layout.classes if c.holds_pool_data)])
     consistent = replication_mismatch(layout) is None  # the pool has one replication level zpool add checks
     options: list[GrowthOption] = []
     before = capacity() if not why_none else None
@@ -198,11 +200,12 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         if old and sizes_unequal((new_osize, old)):
             cautions.append("the new disks differ in size from those there by more than 10 %: the vdevs fill "
                             "unevenly")
-        option = GrowthOption("zpool add", group.token, str(after_layout), min(weakest, group.parity),
+        option = GrowthOption("zpool add", group.token, str(after_layout), min(survives_now, group.parity),
                               (_add_command(state.name, group, force),), like, cautions=tuple(cautions))
         options.append(figured(option, (group,)))
     for extra in _class_candidates(count, weakest):
-        options.append(figured(_class_option(state, layout, extra, weakest, check.version), classes_new=(extra,)))
+        options.append(figured(_class_option(state, layout, extra, weakest, survives_now, check.version),
+                                      classes_new=(extra,)))
     attach = _attach(state, check, layout, data, count, new_osize, attached)
     if attach is not None:
         options.append(attach)
@@ -253,12 +256,12 @@ def _add_refused(current: VdevGroup, new: VdevGroup, version: str) -> bool:
     return rep(current) != rep(new)
 
 
-def _class_option(state: PoolState, layout: Layout, extra: ClassGroup, weakest: int,
+def _class_option(state: PoolState, layout: Layout, extra: ClassGroup, weakest: int, survives_now: int,
                   check_version: str) -> GrowthOption:
     """A special or log vdev of the new disks: what it does, its command and what to watch."""
     group = extra.group
     after = replace(layout, classes=layout.classes + (extra,))
-    survives = min(weakest, group.parity) if extra.holds_pool_data else weakest
+    survives = min(survives_now, group.parity) if extra.holds_pool_data else survives_now
     # zpool add checks the new vdev's replication against the pool's (check_replication(): special
     # vdevs take part, log vdevs do not), and finds no level to compare with when the pool's own
     # vdevs already differ (get_replication() returns none)
@@ -299,7 +302,7 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
     vdev, group = data[0], layout.groups[0]
     # one disk at a time: a raidz vdev takes the next attach once its expansion is done
     commands = (f"zpool attach {state.name} {vdev.name} NEW1", f"zpool wait -t raidz_expand {state.name}")
-    after = Layout((VdevGroup(VdevKind.RAIDZ, group.width + count, group.parity),))
+    after = replace(layout, groups=(VdevGroup(VdevKind.RAIDZ, group.width + count, group.parity),))
     option = GrowthOption("zpool attach", f"+{count} disk{'s' * (count > 1)} to {vdev.name}", str(after),
                           group.parity, commands, False, cautions=(
                               *([f"then the same two for {', '.join(_new(count)[1:])}: a raidz vdev takes one "
