@@ -113,7 +113,7 @@ def test_add_prints_each_way_with_its_commands_whole_at_80_columns(on_path, caps
     text = " ".join(" ".join(lines[start:]).split())   # the wrapped prose joined again
     ways = [line for line in lines[start:] if line.startswith("- ")]
     assert ways[0].startswith("- zpool add raidz2:6, like the pool: +")
-    assert "like the pool: +7.97 GB usable, 15.93 GB in all; survives 2 failed disks (pool raidz2:6+raidz2:6)" in text
+    assert "like the pool: +7.97 GB usable, 15.93 GB in all (SIZE 24.70 GB); survives 2 failed disks (pool raidz2:6+raidz2:6+spare:1)" in text
     assert "    zpool add healthy raidz2 NEW1 NEW2 NEW3 NEW4 NEW5 NEW6" in lines   # a command on one line
     assert ways[1].startswith("- zpool attach +6 disks to raidz2-0: +")
     assert all(len(line) <= 80 for line in lines[start:]), [line for line in lines[start:] if len(line) > 80]

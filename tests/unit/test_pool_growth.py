@@ -14,7 +14,7 @@ from test_pool_read import POOLS, SERIES, captured, read_both
 from zfslab.model.capacity import pool_capacity
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.pool_growth import growth, replacement
-from zfslab.model.pool_model import check_model
+from zfslab.model.pool_model import check_model, class_alloc_bytes
 from zfslab.system.pool_read import raidz_attaches
 
 GIB2 = 2 * 2**30  # the guest's disks
@@ -67,7 +67,7 @@ def test_the_vdevs_like_the_pools_come_first_and_each_gain_is_the_models(series)
         assert first.commands == (f"zpool add {state.name} raidz2 NEW1 NEW2 NEW3 NEW4 NEW5 NEW6",)
         osize = check.vdev_bytes
         for o in grown.options:
-            if o.how != "zpool add":
+            if o.how != "zpool add" or o.adds.startswith(("special=", "log=")):
                 continue
             after = pool_capacity(parse_layout(o.layout_after), osize, ashift=12, rules=version(series))
             now = pool_capacity(parse_layout("raidz2:6"), osize, ashift=12, rules=version(series))
@@ -78,7 +78,7 @@ def test_the_vdevs_like_the_pools_come_first_and_each_gain_is_the_models(series)
         assert shapes["3xmirror:2"].commands[0].startswith(f"zpool add -f {state.name} mirror NEW1 NEW2 mirror")
         # then the raidz grown by the six: attach, one disk at a time, each expansion waited for
         attach = grown.options[1]
-        assert (attach.how, attach.layout_after, attach.survives) == ("zpool attach", "raidz2:12", 2)
+        assert (attach.how, attach.layout_after, attach.survives) == ("zpool attach", "raidz2:12+spare:1", 2)
         assert attach.commands == (f"zpool attach {state.name} raidz2-0 NEW1", f"zpool wait -t raidz_expand {state.name}")
         assert attach.cautions[0] == "then the same two for NEW2, NEW3, NEW4, NEW5, NEW6: a raidz vdev takes one disk at a time"
 
@@ -94,11 +94,96 @@ def test_attach_is_offered_for_a_single_raidz_and_refused_for_smaller_disks():
     assert all(any("differ in size" in c for c in o.cautions) for o in adds)
 
 
-def test_a_pool_the_model_cannot_size_gives_its_options_without_figures():
-    state = read_both("zfs-2.4", "special")[0]   # special, log and cache vdevs
+def grown_in_guest(series, *steps):
+    """The captures of tests/e2e/guest/capture_grown.sh, one pair (JSON, text) per step."""
+    if not (POOLS / series / f"{steps[0]}").exists():
+        pytest.skip(f"no {steps[0]} in this capture")
+    pool = steps[0].split("_")[0]
+    return [read_both(series, pool, folder=step) for step in steps]
+
+
+DISK_OSIZE = 2_136_997_888   # what ZFS sees of each guest disk; the files capture_grown.sh adds are this size
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_each_add_to_the_special_pool_is_what_zfs_showed_but_the_metadata_written_since(series):
+    """capture_grown.sh: the special pool's shape (raidz2:4 + special mirror + log + cache), then a
+    raidz2:4 added, then a special mirror, then a log. Each step's SIZE is ZFS's to the byte; its
+    USED+AVAIL is ZFS's but for what the special vdevs came to hold meanwhile (the new vdev's own
+    metadata, added back to AVAIL by 2.3.7+ and 2.4.1+): with that, to the byte too."""
+    steps = grown_in_guest(series, "sgrow_before", "sgrow_added", "sgrow_special", "sgrow_log")
+    wanted = ("raidz2:4", "special=mirror:2", "log=disk")
+    for form in (0, 1):
+        for (before, after), adds, count in zip(zip(steps, steps[1:]), wanted, (4, 2, 1)):
+            before, after = before[form], after[form]
+            check = check_model(before, version(series))
+            assert check.agrees is True
+            assert check_model(after, version(series)).agrees is True
+            option = next(o for o in growth(before, check, count, DISK_OSIZE, whole_disk=False).options
+                          if o.adds == adds)
+            assert option.size_after_bytes == after.size_bytes, adds
+            written = class_alloc_bytes(after) - class_alloc_bytes(before)
+            assert 0 < written <= 64 * 1024, adds   # a few 4 KiB blocks of metadata, three copies each
+            assert option.usable_after_bytes + written == after.usable_bytes, adds
+            # the pool's vdevs already differ (special mirror beside raidz2): zpool add took each without -f
+            assert "-f" not in option.commands[0].split()
+    added = next(o for o in growth(steps[0][0], check_model(steps[0][0], version(series)), 4, DISK_OSIZE,
+                                   whole_disk=False).options if o.adds == "raidz2:4")
+    assert added.commands == ("zpool add sgrow raidz2 NEW1 NEW2 NEW3 NEW4",) and added.like_the_pool
+    assert added.survives == 1   # raidz2 twice, but the special mirror of two survives one failure
+    assert added.layout_after == "raidz2:4+raidz2:4+special=mirror:2+log=disk+cache:1"
+
+
+def test_special_and_log_options_say_what_they_give_and_risk():
+    state = read_both("zfs-2.4", "healthy")[0]   # raidz2:6 and a spare
     check = check_model(state, version("zfs-2.4"))
-    grown = growth(state, check, 4, GIB2)
-    assert grown.options and all(o.usable_after_bytes is None and "special" in o.reason for o in grown.options)
+    options = {o.adds: o for o in growth(state, check, 6, GIB2).options}
+    three = options["special=2xmirror:3"]   # as redundant as raidz2: zpool add takes it without -f
+    assert three.commands == ("zpool add healthy special mirror NEW1 NEW2 NEW3 mirror NEW4 NEW5 NEW6",)
+    assert three.survives == 2 and three.gain_bytes == 0 and three.size_after_bytes > state.size_bytes
+    assert any("special_small_blocks" in c for c in three.cautions)
+    two = options["special=3xmirror:2"]
+    assert two.commands[0].startswith("zpool add -f healthy special mirror NEW1 NEW2 mirror")
+    assert two.survives == 1 and any("loses the whole pool" in c for c in two.cautions)
+    log = options["log=3xmirror:2"]
+    assert log.gain_bytes == 0 and log.size_after_bytes == state.size_bytes and log.survives == 2
+    assert list(options).index("log=3xmirror:2") > list(options).index("raidz3:6")   # no room for data: last
+    assert not any(o.adds.startswith("log=") for o in growth(state, check, 3, GIB2).options)
+    assert {o.adds for o in growth(state, check, 1, GIB2).options} >= {"disk", "log=disk"}
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_a_second_attach_and_an_add_to_an_expanded_raidz_are_what_zfs_showed(series):
+    """capture_grown.sh: raidz1:3 after one attach, then a second attach, then a mirror added."""
+    if series == "zfs-2.3" and not (POOLS / series / "xgrow_before").exists():
+        pytest.skip("no xgrow in this capture")
+    steps = grown_in_guest(series, "xgrow_before", "xgrow_attached", "xgrow_added")
+    history = lambda step: raidz_attaches(captured(series, step, "zpool_history.txt"), "xgrow")  # noqa: E731
+    for form in (0, 1):
+        before, attached, added = (step[form] for step in steps)
+        check = check_model(before, version(series), expanded=True, attached=history("xgrow_before"))
+        attach = next(o for o in growth(before, check, 1, GIB2, attached=history("xgrow_before")).options
+                      if o.how == "zpool attach")
+        assert (attach.size_after_bytes, attach.usable_after_bytes) == (attached.size_bytes, attached.usable_bytes)
+        check = check_model(attached, version(series), expanded=True, attached=history("xgrow_attached"))
+        assert check.agrees is True
+        grown = growth(attached, check, 2, GIB2, attached=history("xgrow_attached"))
+        mirror = next(o for o in grown.options if o.adds == "mirror:2")
+        assert (mirror.size_after_bytes, mirror.usable_after_bytes) == (added.size_bytes, added.usable_bytes)
+        # raidz1 beside a mirror of 2 survives as many failures: zpool add took it without -f (2.2+)
+        assert mirror.commands == ("zpool add xgrow mirror NEW1 NEW2",)
+        # without the history the original width is unknown: no figures, and the reason says so
+        blind = growth(attached, check, 2, GIB2)
+        assert all(o.usable_after_bytes is None and "history" in o.reason for o in blind.options)
+
+
+def test_a_pool_the_model_cannot_size_gives_its_options_without_figures():
+    state = read_both("zfs-2.4", "degraded")[0]
+    mixed = dataclasses.replace(state, vdevs=(dataclasses.replace(state.vdevs[0], children=(
+        state.vdevs[0].children[0], dataclasses.replace(state.vdevs[0].children[1], device_bytes=4 * 10**9))),))
+    check = check_model(mixed, version("zfs-2.4"))
+    grown = growth(mixed, check, 2, GIB2)
+    assert grown.options and all(o.usable_after_bytes is None and "differ in size" in o.reason for o in grown.options)
 
 
 @pytest.mark.parametrize("series", SERIES)

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         found = findings(live.state, live.disks, now_s, live.ram_bytes, live.health)
         advice = footprint_advice(live.state, check.layout)
         risk = risk_now(live.state, check.vdev_bytes, live.disks, live.health)
-        grown = growth(live.state, check, *new) if new else None
+        grown = growth(live.state, check, *new, attached=live.attached) if new else None
         replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
             if args.replace_with else None
         if args.json:

@@ -1,20 +1,23 @@
 """What new disks could become in a pool that exists (docs/pool.md#growing-the-pool): each way
 `zpool add` or `zpool attach` can take them, the usable space of the empty pool after it (the model
-the pool was just checked against), the disks its weakest data vdev then survives, and what an
+the pool was just checked against), the disks its weakest vdev then survives, and what an
 expert would say against it. Pure: the caller has read the pool and checked the model on it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from zfslab.errors import ZfslabError
-from zfslab.model.capacity import linux_whole_disk_osize, pool_capacity, rules_for
+from zfslab.model.capacity import (Rules, linux_whole_disk_osize, pool_capacity, rules_for, slop_bytes,
+                                   vdev_capacity)
 from zfslab.model.expansion import EXPANSION_SINCE, expand, parse_release
-from zfslab.model.layouts import Layout, VdevGroup, VdevKind
+from zfslab.model.layouts import ClassGroup, Layout, VdevGroup, VdevKind
 from zfslab.model.pool_findings import sizes_unequal
-from zfslab.model.pool_model import ModelCheck, pool_layout
+from zfslab.model.pool_model import ModelCheck, class_alloc_bytes, pool_layout
 from zfslab.model.pool_state import PoolState
 from zfslab.model.reliability.params import RiskParams
+from zfslab.model.zpool_syntax import replication_mismatch
 
 MODELLED = (VdevKind.DISK, VdevKind.MIRROR, VdevKind.RAIDZ)
 
@@ -30,6 +33,7 @@ class GrowthOption:
     commands: tuple[str, ...]  # NEW1..NEWn stand for the new disks' paths
     like_the_pool: bool  # vdevs of the same kind, parity and width as those there
     usable_after_bytes: int | None = None  # USED+AVAIL of the pool, empty, after it
+    size_after_bytes: int | None = None  # zpool list SIZE after it
     gain_bytes: int | None = None
     cautions: tuple[str, ...] = ()
     reason: str = ""
@@ -87,9 +91,29 @@ def _sized(groups, key: int) -> tuple[VdevGroup, ...]:
     return tuple(VdevGroup(g.kind, g.width, g.parity, g.count, sizes=((g.width, key),)) for g in groups)
 
 
+def _sized_classes(classes, key: int) -> tuple[ClassGroup, ...]:
+    return tuple(ClassGroup(c.alloc_class, _sized((c.group,), key)[0]) for c in classes)
+
+
+def _class_candidates(count: int, weakest: int) -> list[ClassGroup]:
+    """Special vdevs of the new disks (mirrors as redundant as the data vdevs, and pairs), and a log:
+    a mirror of each pair, or the one disk."""
+    found: list[ClassGroup] = []
+    for width in dict.fromkeys((max(weakest + 1, 2), 2)):
+        if count >= width and count % width == 0:
+            found.append(ClassGroup("special", VdevGroup(VdevKind.MIRROR, width, width - 1, count // width)))
+    if count == 1:
+        found.append(ClassGroup("log", VdevGroup(VdevKind.DISK, 1)))
+    elif count % 2 == 0:
+        found.append(ClassGroup("log", VdevGroup(VdevKind.MIRROR, 2, 1, count // 2)))
+    return found
+
+
 def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
-           sector_bytes: int = 512) -> Growth:
-    """Every way to take `count` whole disks of `disk_bytes` each into the pool."""
+           sector_bytes: int = 512, whole_disk: bool = True, attached: Mapping[str, int] | None = None) -> Growth:
+    """Every way to take `count` disks of `disk_bytes` each into the pool (whole_disk=False: the bytes
+    ZFS will see, as of a file or partition; attached: disks zpool attach gave each raidz vdev before,
+    from zpool history, as check_model takes them)."""
     layout = pool_layout(state)
     if isinstance(layout, str):
         return Growth(count, disk_bytes, (), f"no growth figures: {layout}")
@@ -101,69 +125,176 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     if state.alloc_bytes * 10 > state.size_bytes:
         note += ("; data written before stays where it is (ZFS spreads new writes by free space, so the "
                  "new vdevs take most of them until the pool evens out)")
-    new_osize = linux_whole_disk_osize(disk_bytes, sector_bytes)
+    new_osize = linux_whole_disk_osize(disk_bytes, sector_bytes) if whole_disk else disk_bytes
     old = check.vdev_bytes
     why_none = ""
+    expanded = None  # the one raidz vdev, expanded: (its original layout, the disks attached to it)
     if check.model_usable_bytes is None:
         why_none = f"no capacity figures: {check.reason}"
-    elif layout.classes:
-        why_none = "no capacity figures: pools with special, dedup or log vdevs are not modelled here yet"
     elif state.expanded:
-        why_none = "no capacity figures: its raidz was expanded (old blocks keep the old ratio), not modelled here yet"
+        # check_model gave figures, so the pool is one raidz vdev whose attaches zpool history shows
+        added = (attached or {}).get(data[0].name, 0) if len(data) == 1 else 0
+        group = layout.groups[0]
+        if not added:
+            why_none = ("no capacity figures: its raidz was expanded, and zpool history does not show how many "
+                        "disks zpool attach gave it, so its original width is unknown")
+        elif layout.classes:
+            why_none = "no capacity figures: model/expansion.py models an expanded raidz without special or log vdevs"
+        else:
+            expanded = (Layout((VdevGroup(VdevKind.RAIDZ, group.width - added, group.parity),)), added)
     rules = None
     if not why_none:
         try:
             rules = rules_for(check.version)
         except ZfslabError as e:
             why_none = f"no capacity figures: {e}"
+    # what the special and dedup vdevs hold now, added back to AVAIL by 2.3.7+ and 2.4.1+ (as in check_model):
+    # the figures after count it as it is, though the new vdev's own metadata adds a few blocks there
+    held = class_alloc_bytes(state)
+    key_new = new_osize  # the sized layout's key: any size as written that maps to what ZFS sees
 
-    def usable(groups_old, groups_new) -> int:
-        # each vdev on its own disks: the old ones as ZFS sees them, the new whole disks partitioned
-        # as zpool makes them; a vdev added later is laid out as at creation (vdev_metaslab_set_size)
-        sizes = {old: old, disk_bytes: new_osize} if disk_bytes != old else {old: old}
-        key_new = disk_bytes if disk_bytes != old else old
-        after = Layout(_sized(groups_old, old) + _sized(groups_new, key_new))
-        return pool_capacity(after, sizes, ashift=check.ashift, rules=rules).usable_bytes
+    def capacity(groups_new=(), classes_new=()) -> tuple[int, int]:
+        """(SIZE, USED+AVAIL) of the empty pool with the new vdevs."""
+        if expanded is not None:
+            return _beside_expanded(*expanded, old, new_osize, check.ashift, rules, check.version.split("-")[0],
+                                    groups_new, classes_new, held)
+        # each vdev on its own disks: the old ones as ZFS sees them, the new disks partitioned as zpool
+        # makes them; a vdev added later is laid out as at creation (vdev_metaslab_set_size); the class
+        # vdevs stay (spares and cache devices change neither SIZE nor USED+AVAIL)
+        sizes = {old: old, key_new: new_osize}
+        after = Layout(_sized(layout.groups, old) + _sized(groups_new, key_new),
+                       classes=_sized_classes(layout.classes, old) + _sized_classes(classes_new, key_new))
+        pool = pool_capacity(after, sizes, ashift=check.ashift, rules=rules, class_alloc_bytes=held)
+        return pool.size_bytes, pool.usable_bytes
 
     weakest = min(g.parity for g in layout.groups)
+    # the pool survives what its weakest data, special or dedup vdev does (a log's loss loses no pool)
+    survives_now = min([weakest, *(c.group.parity for c in layout.classes if c.holds_pool_data)])
+    consistent = replication_mismatch(layout) is None  # the pool has one replication level zpool add checks
     options: list[GrowthOption] = []
-    before = usable(layout.groups, ()) if not why_none else None
+    before = capacity() if not why_none else None
+
+    def figured(option: GrowthOption, groups_new=(), classes_new=()) -> GrowthOption:
+        if why_none:
+            return replace(option, reason=why_none)
+        size, usable = capacity(groups_new, classes_new)
+        return replace(option, usable_after_bytes=usable, size_after_bytes=size, gain_bytes=usable - before[1])
+
     for group, like in _candidates(layout.groups, count):
-        after_layout = Layout(layout.groups + (group,))
+        after_layout = replace(layout, groups=layout.groups + (group,))
         cautions = []
         if group.parity < weakest:
             cautions.append(f"it survives {group.parity} failed disk{'s' * (group.parity != 1)} and the vdevs "
                             f"there {weakest}: losing it loses the whole pool")
-        # zpool add compares kind, parity and width with the vdevs there (get_replication() in
-        # cmd/zpool/zpool_vdev.c) and refuses any difference without -f
+        # zpool add compares kind, parity and width with the vdevs there (check_replication() in
+        # cmd/zpool/zpool_vdev.c) and refuses any difference without -f, unless the pool's own vdevs
+        # already differ: then it finds no level to compare with and takes anything
         shape_differs = any((g.kind, g.width, g.parity) != (group.kind, group.width, group.parity)
                             for g in layout.groups)
-        if shape_differs:
+        force = consistent and _add_refused(layout.groups[-1], group, check.version)
+        if force:
             cautions.append("its kind, parity or width differs from the vdevs there: zpool add refuses it without "
                             "-f (\"mismatched replication level\"), and the vdevs fill and wear unevenly")
+        elif shape_differs:
+            cautions.append("its kind, parity or width differs from the data vdevs there: they fill and wear unevenly")
         if old and sizes_unequal((new_osize, old)):
             cautions.append("the new disks differ in size from those there by more than 10 %: the vdevs fill "
                             "unevenly")
-        option = GrowthOption("zpool add", group.token, str(after_layout), min(weakest, group.parity),
-                              (_add_command(state.name, group, shape_differs),), like, cautions=tuple(cautions))
-        if why_none:
-            option = replace(option, reason=why_none)
-        else:
-            after = usable(layout.groups, (group,))
-            option = replace(option, usable_after_bytes=after, gain_bytes=after - before)
-        options.append(option)
-    attach = _attach(state, check, layout, data, count, new_osize)
+        option = GrowthOption("zpool add", group.token, str(after_layout), min(survives_now, group.parity),
+                              (_add_command(state.name, group, force),), like, cautions=tuple(cautions))
+        options.append(figured(option, (group,)))
+    for extra in _class_candidates(count, weakest):
+        options.append(figured(_class_option(state, layout, extra, weakest, survives_now, check.version),
+                                      classes_new=(extra,)))
+    attach = _attach(state, check, layout, data, count, new_osize, attached)
     if attach is not None:
         options.append(attach)
     # vdevs like those there first: the pool's balance of space, speed and safety, more of it; then
-    # the raidz grown (more space, the same parity over more disks); then the rest, safest first
-    options.sort(key=lambda o: (0 if o.like_the_pool else 1 if o.how == "zpool attach" else 2,
-                                -o.survives, -(o.gain_bytes or 0)))
+    # the raidz grown (more space, the same parity over more disks); then the rest, safest first;
+    # special and log vdevs last (they add no room for data)
+    options.sort(key=lambda o: (0 if o.like_the_pool else 1 if o.how == "zpool attach" else
+                                3 if o.adds.startswith(("special=", "log=")) else 2, -o.survives, -(o.gain_bytes or 0)))
     return Growth(count, disk_bytes, tuple(options), note)
 
 
+def _beside_expanded(original: Layout, added: int, old: int, new_osize: int, ashift: int, rules: Rules,
+                     release: str, groups_new, classes_new, held: int) -> tuple[int, int]:
+    """(SIZE, USED+AVAIL) of a pool of one expanded raidz vdev (model/expansion.py: the original width's
+    metaslab size and deflate ratio) and new vdevs beside it, each laid out as at creation; one slop
+    from the normal class's dspace, as capacity._pool takes it."""
+    step = expand(original, old, added, release=release, ashift=ashift).steps[-1]
+    size, normal, log = step.size_bytes, step.dspace_bytes, step.embedded_log_bytes
+    pooled = False
+    for alloc_class, g in [("normal", g) for g in groups_new] + [(c.alloc_class, c.group) for c in classes_new]:
+        if alloc_class == "log":   # spa_log_class: in neither SIZE nor dspace
+            continue
+        v = vdev_capacity(g, new_osize, ashift, rules, rules, alloc_class)
+        size += v.size_bytes * g.count
+        log += v.embedded_log_bytes * g.count
+        if alloc_class == "normal":
+            normal += v.dspace_bytes * g.count
+        else:
+            pooled = True
+    back = held if rules.class_alloc_in_dspace and pooled else 0
+    return size, max(normal - slop_bytes(normal, log, rules), 0) + back
+
+
+def _add_refused(current: VdevGroup, new: VdevGroup, version: str) -> bool:
+    """zpool add refuses `new` without -f beside a pool of one replication level (check_replication()
+    in cmd/zpool/zpool_vdev.c): a raidz and a mirror pass when the mirror survives as many failures
+    (is_raidz_mirror, 2.2+); otherwise kind, parity and width must match."""
+    def rep(g: VdevGroup) -> tuple[VdevKind, int, int]:
+        return g.kind, g.width, g.parity if g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) else 0
+    kinds = {current.kind, new.kind}
+    try:
+        since_22 = tuple(int(x) for x in version.split("-")[0].split(".")[:2]) >= (2, 2)
+    except ValueError:
+        since_22 = False
+    if since_22 and VdevKind.MIRROR in kinds and kinds & {VdevKind.RAIDZ, VdevKind.DRAID}:
+        raidz, mirror = (current, new) if new.kind is VdevKind.MIRROR else (new, current)
+        return raidz.parity != mirror.width - 1
+    return rep(current) != rep(new)
+
+
+def _class_option(state: PoolState, layout: Layout, extra: ClassGroup, weakest: int, survives_now: int,
+                  check_version: str) -> GrowthOption:
+    """A special or log vdev of the new disks: what it does, its command and what to watch."""
+    group = extra.group
+    after = replace(layout, classes=layout.classes + (extra,))
+    survives = min(survives_now, group.parity) if extra.holds_pool_data else survives_now
+    # zpool add checks the new vdev's replication against the pool's (check_replication(): special
+    # vdevs take part, log vdevs do not), and finds no level to compare with when the pool's own
+    # vdevs already differ (get_replication() returns none)
+    force = extra.holds_pool_data and replication_mismatch(layout) is None and \
+        _add_refused(layout.groups[-1], group, check_version)
+    disks = iter(_new(group.disks))
+    vdevs = " ".join(" ".join(filter(None, [group.spec, *(next(disks) for _ in range(group.width))]))
+                     for _ in range(group.count))
+    command = f"zpool add {'-f ' if force else ''}{state.name} {extra.alloc_class} {vdevs}"
+    cautions = []
+    if extra.alloc_class == "special":
+        if group.parity < weakest:
+            cautions.append(f"it survives {group.parity} failed disk{'s' * (group.parity != 1)} and the data vdevs "
+                            f"{weakest}: a special vdev holds the pool's metadata, so losing it loses the whole pool")
+        cautions += [
+            "it takes the metadata written from now on, and file blocks up to the datasets' special_small_blocks "
+            "(0 by default: none); what was written before stays on the data vdevs until rewritten",
+            "USED+AVAIL grows by what it comes to hold (2.3.7+ and 2.4.1+ add it back; before, what it holds "
+            "still counts in USED): the figure is the pool's with what the special vdevs hold now",
+            *(["zpool add refuses it without -f (\"mismatched replication level\"): its redundancy differs from the "
+               "data vdevs'"] if force else []),
+        ]
+    else:
+        cautions += [
+            "a log (SLOG) takes only synchronous writes (databases, NFS, VMs), and the pool's usable space does not "
+            "change; lost with a crash, it loses the last seconds of them",
+            "`zpool remove` can take a log vdev out again",
+        ]
+    return GrowthOption("zpool add", extra.token, str(after), survives, (command,), False, cautions=tuple(cautions))
+
+
 def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: int,
-            new_osize: int) -> GrowthOption | None:
+            new_osize: int, attached: Mapping[str, int] | None) -> GrowthOption | None:
     """RAIDZ expansion: the new disks attached one at a time to the pool's one raidz vdev (OpenZFS
     2.3+); None when the pool is not one raidz vdev."""
     if len(data) != 1 or data[0].kind != "raidz":
@@ -171,7 +302,7 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
     vdev, group = data[0], layout.groups[0]
     # one disk at a time: a raidz vdev takes the next attach once its expansion is done
     commands = (f"zpool attach {state.name} {vdev.name} NEW1", f"zpool wait -t raidz_expand {state.name}")
-    after = Layout((VdevGroup(VdevKind.RAIDZ, group.width + count, group.parity),))
+    after = replace(layout, groups=(VdevGroup(VdevKind.RAIDZ, group.width + count, group.parity),))
     option = GrowthOption("zpool attach", f"+{count} disk{'s' * (count > 1)} to {vdev.name}", str(after),
                           group.parity, commands, False, cautions=(
                               *([f"then the same two for {', '.join(_new(count)[1:])}: a raidz vdev takes one "
@@ -186,11 +317,14 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
     old = check.vdev_bytes
     if old is not None and new_osize < old:
         return replace(option, reason="the new disks are smaller than the vdev's: zpool attach refuses them")
-    if state.expanded:
-        return replace(option, reason="the vdev was expanded before; zfslab models the first expansion only")
+    # an expanded vdev: expansion.py from its original width, with the disks attached before
+    before = (attached or {}).get(vdev.name, 0) if state.expanded else 0
+    if state.expanded and not before:
+        return replace(option, reason="no capacity figures: the vdev was expanded, and zpool history does not "
+                                    "show how many disks zpool attach gave it, so its original width is unknown")
     if layout.classes:
-        return replace(option, reason="no capacity figures: pools with special, dedup or log vdevs are not "
-                                    "modelled here yet")
+        return replace(option, reason="no capacity figures: model/expansion.py models a pool of one raidz vdev "
+                                    "alone, not beside special, dedup or log vdevs")
     if check.model_usable_bytes is None or old is None or check.ashift is None:
         return replace(option, reason=f"no capacity figures: {check.reason}")
     if old and sizes_unequal((new_osize, old)):  # larger: smaller ones were refused above
@@ -198,11 +332,12 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
             "each new disk gives only what the smallest child does; the rest waits until every disk is as "
             "large (autoexpand)",))
     try:
-        steps = expand(Layout((group,)), old, count, release=release, ashift=check.ashift).steps
+        original = Layout((VdevGroup(VdevKind.RAIDZ, group.width - before, group.parity),))
+        steps = expand(original, old, before + count, release=release, ashift=check.ashift).steps
     except ZfslabError as e:
         return replace(option, reason=str(e))
-    return replace(option, usable_after_bytes=steps[-1].usable_bytes,
-                 gain_bytes=steps[-1].usable_bytes - steps[0].usable_bytes)
+    return replace(option, usable_after_bytes=steps[-1].usable_bytes, size_after_bytes=steps[-1].size_bytes,
+                   gain_bytes=steps[-1].usable_bytes - steps[before].usable_bytes)
 
 
 def _duration(hours: float) -> str:

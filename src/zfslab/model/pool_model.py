@@ -83,6 +83,11 @@ def pool_layout(state: PoolState) -> Layout | str:
                   len(state.of_class("cache")))
 
 
+def class_alloc_bytes(state: PoolState) -> int:
+    """What the special and dedup vdevs hold (their ALLOC), which 2.3.7+ and 2.4.1+ add back to AVAIL."""
+    return sum(v.alloc_bytes or 0 for v in state.vdevs if v.alloc_class in ("special", "dedup"))
+
+
 def _modelled_leaves(state: PoolState) -> list[PoolVdev]:
     return [leaf for v in state.vdevs if v.alloc_class not in ("spare", "cache") for leaf in v.leaves]
 
@@ -115,9 +120,8 @@ def check_model(state: PoolState, version: str, *, expanded: bool = False,
         return _expanded(state, version, layout, ashift, vdev_bytes, attached or {})
     try:
         rules = rules_for(version)
-        # what special and dedup vdevs hold is added back to AVAIL (2.3.7+, 2.4.1+): their ALLOC
-        special = sum(v.alloc_bytes or 0 for v in state.vdevs if v.alloc_class in ("special", "dedup"))
-        model = pool_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, class_alloc_bytes=special)
+        model = pool_capacity(layout, vdev_bytes, ashift=ashift, rules=rules,
+                              class_alloc_bytes=class_alloc_bytes(state))
     except ZfslabError as e:
         return without(f"zfslab cannot compute it: {e}", vdev_bytes)
     reason = ""

@@ -112,6 +112,7 @@ def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None
         out.append(("- no way zfslab models", 2))
     for o in grown.options:
         figures = (f"+{format_bytes(o.gain_bytes)} usable, {format_bytes(o.usable_after_bytes)} in all"
+                   + (f" (SIZE {format_bytes(o.size_after_bytes)})" if o.size_after_bytes is not None else "")
                    if o.gain_bytes is not None else o.reason)
         like = ", like the pool" if o.like_the_pool else ""
         out.append((f"- {o.how} {o.adds}{like}: {figures}; survives {o.survives} failed "
@@ -127,6 +128,7 @@ def growth_record(grown: Growth) -> dict:
     return {"count": grown.count, "disk_bytes": grown.disk_bytes, "note": grown.note,
             "options": [{"how": o.how, "adds": o.adds, "layout_after": o.layout_after, "survives": o.survives,
                          "like_the_pool": o.like_the_pool, "usable_after_bytes": o.usable_after_bytes,
+                         "size_after_bytes": o.size_after_bytes,
                          "gain_bytes": o.gain_bytes, "commands": list(o.commands), "cautions": list(o.cautions),
                          "reason": o.reason, "resilver_hours": o.resilver_hours} for o in grown.options]}
 
