@@ -181,10 +181,10 @@ def test_capacity_says_the_special_used_default_is_predicted(run_cli):
 # tests/data/special-create/: USED+AVAIL right after `zpool create` on the 2.3.9 and 2.4.4 modules
 # (tests/e2e/guest/capture_special_create.sh), each pool's layout in layouts.txt, sizes exact (files)
 CREATED = Path(__file__).parents[1] / "data" / "special-create"
-# the one pool of the captures the rule misses on both versions: a raidz1:3 with four special mirrors, 9 copies
-# fewer than the rule (110 against 119; its 4th special mirror and the MOS's third dnode block, not
-# isolated)
-KERNEL_MISSES = {"k4a12": 9, "k4a13": 9}
+# the one layout of the captures the rule misses on both versions (captured twice, at ashift 12 and 13):
+# a raidz1:3 with four special mirrors, 6 copies fewer than the rule right after create (110 against 116),
+# though its count a sync later is the rule's plus the usual (not isolated; docs/capacity.md#the-kernels-count)
+KERNEL_MISSES = {"k4a12": 6, "k4a13": 6, "k4b12": 6, "k4b13": 6}
 
 
 def _created_rows(version: str):
@@ -212,4 +212,20 @@ def test_a_fresh_pool_with_a_special_vdev_is_exact_against_the_kernel_at_ashift_
         ours = pool_capacity(lay, sizes, ashift=ashift, rules=version, class_vdev_bytes=sizes).usable_bytes
         if ours != real:
             misses[name] = (ours - real) // (1 << ashift)
-    assert counted == 51 and misses == KERNEL_MISSES
+    assert counted == 59 and misses == KERNEL_MISSES
+
+
+@pytest.mark.parametrize("text, copies", [
+    ("raidz1:3@64GiB+special=3xmirror:2@16GiB", 104),
+    ("raidz1:3@64GiB+special=5xmirror:2@16GiB", 122),     # k5: 2 special vdevs without blocks
+    ("2xraidz1:3@64GiB+special=4xmirror:2@16GiB", 116),   # r4d2
+    ("3xraidz1:3@64GiB+special=4xmirror:2@16GiB", 116),   # r4d3
+])
+def test_the_mos_copies_reach_three_special_vdevs_and_the_others_add_their_zap_alone(text, copies):
+    """One allocator puts a block's first copy on the special class's rotor and its two ditto copies on
+    the next two groups, and the rotor stays put while an empty pool is made (metaslab.c in 2.4.4), so
+    a fourth and fifth special mirror take no block, no space map: they add 6 copies (their vdev ZAP),
+    not 9 as the second and third do (tests/data/special-create/*-rotor.txt, top_alloc)."""
+    from zfslab.model.empty_pool_metadata import kernel_create_copies
+    assert kernel_create_copies(parse_layout(text), 12) == copies
+    assert kernel_create_copies(parse_layout(text), 13) == copies - 3

@@ -44,11 +44,35 @@ TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block cop
 # syncs the ZPL's creation in txgs of its own. Each further top-level vdev of a class adds its
 # metaslab array and the space maps the class's allocations touch; the spares' and the cache
 # devices' config lists are one block each, however many devices they hold; and a vdev tree of
-# five top-level data and special vdevs or more takes the MOS past its second dnode block (32
-# objects a block: each top-level vdev is two objects, each leaf one).
+# five top-level data and special vdevs or more takes the MOS past its third dnode block (32
+# objects a block: each top-level vdev is two objects, each leaf one): objects 96 and up need a
+# fourth block, which the meta-dnode's three block pointers cannot hold, so it also grows an L1
+# block (dnode_new_blkid(), module/zfs/dnode.c:2111-2115 in 2.4.4; the MOS gets no preset levels,
+# dmu_objset.c:1108), 2 blocks, 6 copies.
+#
+# Only special vdevs that take a block count as "further": with one allocator a block's first copy
+# goes to the class's rotor and its ditto copies to the next groups of the ring
+# (metaslab_alloc_dva_range(), metaslab.c:5420-5427), and the rotor is the last special vdev
+# activated (metaslab_group_activate(), metaslab.c:1148-1161) and moves on only after
+# metaslab_aliquot (2 MiB) of first copies (metaslab_class_rotate(), metaslab.c:639-697), far more
+# than an empty pool writes. So the MOS's three copies land on the last special vdev and the next
+# two, and a fourth or fifth special vdev holds nothing (no space map, no unflushed-txg object:
+# metaslab_sync() makes them for a metaslab that allocated, metaslab.c:4309,
+# metaslab_update_ondisk_flush_data(), metaslab.c:6338-6347). One allocator is what a host with
+# fewer than 8 CPUs has (spa_alloc_count = min(spa_num_allocators 4, ncpus / spa_cpus_per_allocator
+# 4), at least 1: spa_misc.c:813); with more, each allocator's rotor starts on another group
+# (metaslab.c:1158) and each takes a metaslab of its own, so more of the class holds blocks.
+# A special vdev left without blocks still adds 6 copies (measured: raidz1:3 with 5 special mirrors,
+# and 4 beside 2 and 3 data vdevs; zdb shows each special top-level vdev's ZAP at 2 blocks, 3
+# copies each, written or not, where a data vdev's ZAP is embedded in its block pointer). The
+# raidz1:3 with 4 special mirrors holds 6 fewer than this right after create (110, not 116) on both
+# versions at ashift 12 and 13, yet its count a sync later is the rule's plus the usual 10 (2.4)
+# or 7 (2.3), as its neighbours' are: not isolated; its MOS is one or two objects from object 96.
 KERNEL_ASHIFTS = (12, 13)
 KERNEL_BASE_COPIES = 86           # one special top-level vdev, the data vdevs, the MOS and the root ZPL
-KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev (3 blocks, 3 copies)
+KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev that takes blocks (3 blocks, 3 copies)
+KERNEL_SPECIAL_TOPS_WRITTEN = 3   # spa_max_replication: the MOS's copies reach this many special vdevs
+KERNEL_PER_IDLE_SPECIAL_TOP_COPIES = 6  # a special top-level vdev beyond those: no blocks, its ZAP's 2
 KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES = 6   # a log or dedup top-level vdev (2 blocks, 3 copies)
 KERNEL_AUX_LIST_COPIES = 3        # hot spares, and cache devices: each list is 1 block, 3 copies
 KERNEL_WIDE_TREE_TOPS = 5         # data and special top-level vdevs from which the MOS has a dnode block more
@@ -83,7 +107,9 @@ def kernel_create_copies(layout: Layout, ashift: int = 12) -> int:
             for kind in ("special", "log", "dedup")}
     data_tops = sum(g.count for g in layout.groups)
     wide = data_tops + tops["special"] >= KERNEL_WIDE_TREE_TOPS
-    return (KERNEL_BASE_COPIES + KERNEL_PER_SPECIAL_TOP_COPIES * (tops["special"] - 1)
+    written = min(tops["special"], KERNEL_SPECIAL_TOPS_WRITTEN)   # one allocator; see above
+    return (KERNEL_BASE_COPIES + KERNEL_PER_SPECIAL_TOP_COPIES * (written - 1)
+            + KERNEL_PER_IDLE_SPECIAL_TOP_COPIES * (tops["special"] - written)
             + KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES * (tops["log"] + tops["dedup"])
             + KERNEL_AUX_LIST_COPIES * ((layout.hot_spares > 0) + (layout.cache_devices > 0))
             + KERNEL_WIDE_TREE_COPIES * wide - KERNEL_ASHIFT_13_LESS * (ashift == 13))
