@@ -43,12 +43,13 @@ TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block cop
 # ZPL above (by 9 to 23 copies): the kernel's create also logs the command to the pool's history and
 # syncs the ZPL's creation in txgs of its own. Each further top-level vdev of a class adds its
 # metaslab array and the space maps the class's allocations touch; the spares' and the cache
-# devices' config lists are one block each, however many devices they hold; and a vdev tree of
-# five top-level data and special vdevs or more takes the MOS past its third dnode block (32
-# objects a block: each top-level vdev is two objects, each leaf one): objects 96 and up need a
-# fourth block, which the meta-dnode's three block pointers cannot hold, so it also grows an L1
-# block (dnode_new_blkid(), module/zfs/dnode.c:2111-2115 in 2.4.4; the MOS gets no preset levels,
-# dmu_objset.c:1108), 2 blocks, 6 copies.
+# devices' config lists are one block each, however many devices they hold; and a MOS of 69
+# objects or more when create returns (txg 4 synced, the next syncing) has passed object 96 (ids 1,
+# then 32 on), which needs a fourth dnode block of 32; the meta-dnode's three block pointers cannot
+# hold it, so it also grows an L1 block (dnode_new_blkid(), module/zfs/dnode.c:2111-2115 in 2.4.4;
+# the MOS gets no preset levels, dmu_objset.c:1108): 2 blocks, 6 copies. The raidz1:3 with four
+# special mirrors has 68 then: its object 96 is the next txg's log space map, and a sync later it
+# holds those 6 copies too.
 #
 # Only special vdevs that take a block count as "further": with one allocator a block's first copy
 # goes to the class's rotor and its ditto copies to the next groups of the ring
@@ -64,10 +65,7 @@ TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block cop
 # (metaslab.c:1158) and each takes a metaslab of its own, so more of the class holds blocks.
 # A special vdev left without blocks still adds 6 copies (measured: raidz1:3 with 5 special mirrors,
 # and 4 beside 2 and 3 data vdevs; zdb shows each special top-level vdev's ZAP at 2 blocks, 3
-# copies each, written or not, where a data vdev's ZAP is embedded in its block pointer). The
-# raidz1:3 with 4 special mirrors holds 6 fewer than this right after create (110, not 116) on both
-# versions at ashift 12 and 13, yet its count a sync later is the rule's plus the usual 10 (2.4)
-# or 7 (2.3), as its neighbours' are: not isolated; its MOS is one or two objects from object 96.
+# copies each, written or not, where a data vdev's ZAP is embedded in its block pointer).
 KERNEL_ASHIFTS = (12, 13)
 KERNEL_BASE_COPIES = 86           # one special top-level vdev, the data vdevs, the MOS and the root ZPL
 KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev that takes blocks (3 blocks, 3 copies)
@@ -75,8 +73,16 @@ KERNEL_SPECIAL_TOPS_WRITTEN = 3   # spa_max_replication: the MOS's copies reach 
 KERNEL_PER_IDLE_SPECIAL_TOP_COPIES = 6  # a special top-level vdev beyond those: no blocks, its ZAP's 2
 KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES = 6   # a log or dedup top-level vdev (2 blocks, 3 copies)
 KERNEL_AUX_LIST_COPIES = 3        # hot spares, and cache devices: each list is 1 block, 3 copies
-KERNEL_WIDE_TREE_TOPS = 5         # data and special top-level vdevs from which the MOS has a dnode block more
-KERNEL_WIDE_TREE_COPIES = 6
+# the MOS's objects when create returns (object 0 included), counted from zdb -dddd of 4 to 7 top-level
+# vdevs (tests/data/special-create/zdb-2.4.4-rotor.txt; zdb, run later, has 2 more: the log space maps of
+# the next two txgs): the pool's own, and for each top-level vdev its ZAP, its metaslab array and a ZAP
+# per leaf, and for each special vdev written to its space map
+KERNEL_MOS_FIXED_OBJECTS = 44
+KERNEL_MOS_OBJECTS_PER_TOP = 2
+KERNEL_MOS_OBJECTS_PER_LEAF = 1
+KERNEL_MOS_OBJECTS_PER_WRITTEN_SPECIAL = 1
+KERNEL_MOS_WIDE_OBJECTS = 69      # objects from which the ids reach 96 (id 1, then 32 on): a 4th dnode block
+KERNEL_WIDE_TREE_COPIES = 6       # that block and the meta-dnode's new L1, 3 copies each
 KERNEL_ASHIFT_13_LESS = 3         # at 8 KiB sectors one block fewer (3 copies) in every pool measured
 def copy_bytes(ashift: int) -> int:
     """Bytes one copy of a MOS block allocates at this ashift."""
@@ -105,9 +111,12 @@ def kernel_create_copies(layout: Layout, ashift: int = 12) -> int:
     """Block copies on the special class right after the kernel's `zpool create` (ashift 12 or 13)."""
     tops = {kind: sum(c.group.count for c in layout.classes if c.alloc_class == kind)
             for kind in ("special", "log", "dedup")}
-    data_tops = sum(g.count for g in layout.groups)
-    wide = data_tops + tops["special"] >= KERNEL_WIDE_TREE_TOPS
     written = min(tops["special"], KERNEL_SPECIAL_TOPS_WRITTEN)   # one allocator; see above
+    groups = [*layout.groups, *(c.group for c in layout.classes)]
+    mos_objects = (KERNEL_MOS_FIXED_OBJECTS + KERNEL_MOS_OBJECTS_PER_WRITTEN_SPECIAL * written
+                   + sum(g.count * (KERNEL_MOS_OBJECTS_PER_TOP + KERNEL_MOS_OBJECTS_PER_LEAF * g.width)
+                         for g in groups))
+    wide = mos_objects >= KERNEL_MOS_WIDE_OBJECTS
     return (KERNEL_BASE_COPIES + KERNEL_PER_SPECIAL_TOP_COPIES * (written - 1)
             + KERNEL_PER_IDLE_SPECIAL_TOP_COPIES * (tops["special"] - written)
             + KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES * (tops["log"] + tops["dedup"])
