@@ -44,12 +44,13 @@ TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block cop
 # syncs the ZPL's creation in txgs of its own. Each further top-level vdev of a class adds its
 # metaslab array and the space maps the class's allocations touch; the spares' and the cache
 # devices' config lists are one block each, however many devices they hold; and a MOS of 69
-# objects or more when create returns (txg 4 synced, the next syncing) has passed object 96 (ids 1,
-# then 32 on), which needs a fourth dnode block of 32; the meta-dnode's three block pointers cannot
+# objects or more as zdb lists them a few txgs later (two log space maps more) has, when create
+# returns (txg 4 synced, the next syncing), reached object 96 (ids 0, 1, then 32 on), which needs a
+# fourth dnode block of 32; the meta-dnode's three block pointers cannot
 # hold it, so it also grows an L1 block (dnode_new_blkid(), module/zfs/dnode.c:2111-2115 in 2.4.4;
 # the MOS gets no preset levels, dmu_objset.c:1108): 2 blocks, 6 copies. The raidz1:3 with four
-# special mirrors has 68 then: its object 96 is the next txg's log space map, and a sync later it
-# holds those 6 copies too.
+# special mirrors has 68 (highest id 95 at create): its object 96 is the next txg's log space map,
+# and a sync later it holds those 6 copies too.
 #
 # Only special vdevs that take a block count as "further": with one allocator a block's first copy
 # goes to the class's rotor and its ditto copies to the next groups of the ring

@@ -9,7 +9,7 @@
 # "alloc2" set (not in the default) needs two vCPUs (guest.py --cpus 2 ...): it sets
 # spa_cpus_per_allocator=1, so pools made after have two allocators, as on a host of 8 to 11 CPUs.
 set -u
-SETS=${SETS:-first tree rotor}
+SETS=${SETS:-first tree rotor objects}
 zfs version | head -1
 F=/var/tmp/zp; mkdir -p $F
 mkf() { truncate -s "$2" "$F/$1"; echo "$F/$1"; }
@@ -85,6 +85,13 @@ probe k4b$a $a 64G 16G raidz1 D D D special mirror S S special mirror S S specia
 probe k5a$a $a 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S special mirror S S special mirror S S
 probe r4d2a$a $a 64G 16G raidz1 D D D raidz1 D D D special mirror S S special mirror S S special mirror S S special mirror S S
 probe r4d3a$a $a 64G 16G raidz1 D D D raidz1 D D D raidz1 D D D special mirror S S special mirror S S special mirror S S special mirror S S
+done
+;; esac
+case " $SETS " in *" objects "*)
+# the fourth set: the MOS's object count, not the number of top-level vdevs, adds the 4th dnode block
+for a in 12 13; do
+probe o12s3a$a $a 64G 16G raidz2 D D D D D D D D D D D D special mirror S S special mirror S S special mirror S S
+probe o4m1a$a $a 64G 16G mirror D D mirror D D mirror D D mirror D D special mirror S S
 done
 ;; esac
 case " $SETS " in *" alloc2 "*)
