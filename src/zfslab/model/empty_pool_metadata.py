@@ -71,18 +71,19 @@ KERNEL_ASHIFTS = (12, 13)
 KERNEL_BASE_COPIES = 86           # one special top-level vdev, the data vdevs, the MOS and the root ZPL
 KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev that takes blocks (3 blocks, 3 copies)
 KERNEL_SPECIAL_TOPS_WRITTEN = 3   # spa_max_replication: the MOS's copies reach this many special vdevs
-KERNEL_PER_IDLE_SPECIAL_TOP_COPIES = 6  # a special top-level vdev beyond those: no blocks, its ZAP's 2
+KERNEL_PER_IDLE_SPECIAL_TOP_COPIES = 6  # a special top-level vdev beyond those: no blocks but its ZAP's 2
 KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES = 6   # a log or dedup top-level vdev (2 blocks, 3 copies)
 KERNEL_AUX_LIST_COPIES = 3        # hot spares, and cache devices: each list is 1 block, 3 copies
-# the MOS's objects when create returns (object 0 included), counted from zdb -dddd of 4 to 7 top-level
-# vdevs (tests/data/special-create/zdb-2.4.4-rotor.txt; zdb, run later, has 2 more: the log space maps of
-# the next two txgs): the pool's own, and for each top-level vdev its ZAP, its metaslab array and a ZAP
-# per leaf, and for each special vdev written to its space map
+# the MOS's objects as zdb -dddd lists them a few txgs after create (object 0 included, and the log
+# space maps of the two txgs after create's), fitted to 4 to 7 top-level vdevs
+# (tests/data/special-create/zdb-*-rotor.txt, zdb in *-tree.txt): the pool's own, and for each
+# top-level vdev its ZAP, its metaslab array and a ZAP per leaf, and for each special vdev written to
+# its space map
 KERNEL_MOS_FIXED_OBJECTS = 44
 KERNEL_MOS_OBJECTS_PER_TOP = 2
 KERNEL_MOS_OBJECTS_PER_LEAF = 1
 KERNEL_MOS_OBJECTS_PER_WRITTEN_SPECIAL = 1
-KERNEL_MOS_WIDE_OBJECTS = 69      # objects from which the ids reach 96 (id 1, then 32 on): a 4th dnode block
+KERNEL_MOS_WIDE_OBJECTS = 69      # from here the ids at create (2 fewer) reach 96: a 4th dnode block
 KERNEL_WIDE_TREE_COPIES = 6       # that block and the meta-dnode's new L1, 3 copies each
 KERNEL_ASHIFT_13_LESS = 3         # at 8 KiB sectors one block fewer (3 copies) in every pool measured
 def copy_bytes(ashift: int) -> int:
