@@ -43,16 +43,48 @@ TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block cop
 # ZPL above (by 9 to 23 copies): the kernel's create also logs the command to the pool's history and
 # syncs the ZPL's creation in txgs of its own. Each further top-level vdev of a class adds its
 # metaslab array and the space maps the class's allocations touch; the spares' and the cache
-# devices' config lists are one block each, however many devices they hold; and a vdev tree of
-# five top-level data and special vdevs or more takes the MOS past its second dnode block (32
-# objects a block: each top-level vdev is two objects, each leaf one).
+# devices' config lists are one block each, however many devices they hold; and a MOS of 69
+# objects or more as zdb lists them a few txgs later (two log space maps more) has, when create
+# returns (txg 4 synced, the next syncing), reached object 96 (ids 0, 1, then 32 on), which needs a
+# fourth dnode block of 32; the meta-dnode's three block pointers cannot
+# hold it, so it also grows an L1 block (dnode_new_blkid(), module/zfs/dnode.c:2111-2115 in 2.4.4;
+# the MOS gets no preset levels, dmu_objset.c:1108): 2 blocks, 6 copies. The raidz1:3 with four
+# special mirrors has 68 (highest id 95 at create): its object 96 is the next txg's log space map,
+# and a sync later it holds those 6 copies too.
+#
+# Only special vdevs that take a block count as "further": with one allocator a block's first copy
+# goes to the class's rotor and its ditto copies to the next groups of the ring
+# (metaslab_alloc_dva_range(), metaslab.c:5420-5427), and the rotor is the last special vdev
+# activated (metaslab_group_activate(), metaslab.c:1148-1161) and moves on only after
+# metaslab_aliquot (2 MiB) of first copies (metaslab_class_rotate(), metaslab.c:639-697), far more
+# than an empty pool writes. So the MOS's three copies land on the last special vdev and the next
+# two, and a fourth or fifth special vdev holds nothing (no space map, no unflushed-txg object:
+# metaslab_sync() makes them for a metaslab that allocated, metaslab.c:4309,
+# metaslab_update_ondisk_flush_data(), metaslab.c:6338-6347). One allocator is what a host with
+# fewer than 8 CPUs has (spa_alloc_count = min(spa_num_allocators 4, ncpus / spa_cpus_per_allocator
+# 4), at least 1: spa_misc.c:813); with more, each allocator's rotor starts on another group
+# (metaslab.c:1158) and each takes a metaslab of its own, so more of the class holds blocks.
+# A special vdev left without blocks still adds 6 copies (measured: raidz1:3 with 5 special mirrors,
+# and 4 beside 2 and 3 data vdevs; zdb shows each special top-level vdev's ZAP at 2 blocks, 3
+# copies each, written or not, where a data vdev's ZAP is embedded in its block pointer).
 KERNEL_ASHIFTS = (12, 13)
 KERNEL_BASE_COPIES = 86           # one special top-level vdev, the data vdevs, the MOS and the root ZPL
-KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev (3 blocks, 3 copies)
+KERNEL_PER_SPECIAL_TOP_COPIES = 9  # a further special top-level vdev that takes blocks (3 blocks, 3 copies)
+KERNEL_SPECIAL_TOPS_WRITTEN = 3   # spa_max_replication: the MOS's copies reach this many special vdevs
+KERNEL_PER_IDLE_SPECIAL_TOP_COPIES = 6  # a special top-level vdev beyond those: no blocks but its ZAP's 2
 KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES = 6   # a log or dedup top-level vdev (2 blocks, 3 copies)
 KERNEL_AUX_LIST_COPIES = 3        # hot spares, and cache devices: each list is 1 block, 3 copies
-KERNEL_WIDE_TREE_TOPS = 5         # data and special top-level vdevs from which the MOS has a dnode block more
-KERNEL_WIDE_TREE_COPIES = 6
+# the MOS's objects as zdb -dddd lists them a few txgs after create (object 0 included, and the log
+# space maps of the two txgs after create's), fitted to 4 to 7 top-level vdevs
+# (tests/data/special-create/zdb-*-rotor.txt, zdb in *-tree.txt): the pool's own, and for each
+# top-level vdev its ZAP, its metaslab array and a ZAP per leaf, and for each special vdev written to
+# its space map
+KERNEL_MOS_FIXED_OBJECTS = 44
+KERNEL_MOS_OBJECTS_PER_TOP = 2
+KERNEL_MOS_OBJECTS_PER_LEAF = 1
+KERNEL_MOS_OBJECTS_PER_WRITTEN_SPECIAL = 1
+KERNEL_MOS_WIDE_OBJECTS = 69      # from here the ids at create (2 fewer) reach 96: a 4th dnode block
+KERNEL_WIDE_TREE_COPIES = 6       # that block and the meta-dnode's new L1, 3 copies each
 KERNEL_ASHIFT_13_LESS = 3         # at 8 KiB sectors one block fewer (3 copies) in every pool measured
 def copy_bytes(ashift: int) -> int:
     """Bytes one copy of a MOS block allocates at this ashift."""
@@ -81,9 +113,14 @@ def kernel_create_copies(layout: Layout, ashift: int = 12) -> int:
     """Block copies on the special class right after the kernel's `zpool create` (ashift 12 or 13)."""
     tops = {kind: sum(c.group.count for c in layout.classes if c.alloc_class == kind)
             for kind in ("special", "log", "dedup")}
-    data_tops = sum(g.count for g in layout.groups)
-    wide = data_tops + tops["special"] >= KERNEL_WIDE_TREE_TOPS
-    return (KERNEL_BASE_COPIES + KERNEL_PER_SPECIAL_TOP_COPIES * (tops["special"] - 1)
+    written = min(tops["special"], KERNEL_SPECIAL_TOPS_WRITTEN)   # one allocator; see above
+    groups = [*layout.groups, *(c.group for c in layout.classes)]
+    mos_objects = (KERNEL_MOS_FIXED_OBJECTS + KERNEL_MOS_OBJECTS_PER_WRITTEN_SPECIAL * written
+                   + sum(g.count * (KERNEL_MOS_OBJECTS_PER_TOP + KERNEL_MOS_OBJECTS_PER_LEAF * g.width)
+                         for g in groups))
+    wide = mos_objects >= KERNEL_MOS_WIDE_OBJECTS
+    return (KERNEL_BASE_COPIES + KERNEL_PER_SPECIAL_TOP_COPIES * (written - 1)
+            + KERNEL_PER_IDLE_SPECIAL_TOP_COPIES * (tops["special"] - written)
             + KERNEL_PER_LOG_OR_DEDUP_TOP_COPIES * (tops["log"] + tops["dedup"])
             + KERNEL_AUX_LIST_COPIES * ((layout.hot_spares > 0) + (layout.cache_devices > 0))
             + KERNEL_WIDE_TREE_COPIES * wide - KERNEL_ASHIFT_13_LESS * (ashift == 13))

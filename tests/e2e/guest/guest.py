@@ -359,11 +359,16 @@ def main() -> int:
             print(f"guest {series}: {image} (OpenZFS {versions(image)[f'zfs-{series}']}) ready in {time.monotonic() - t0:.0f} s",
                   file=sys.stderr)
         return 0
-    if len(sys.argv) != 3:
-        print("usage: guest.py SERIES 'SHELL PAYLOAD' | guest.py --build SERIES...", file=sys.stderr)
+    args = sys.argv[1:]
+    cpus = None
+    if len(args) == 4 and args[0] == "--cpus":     # more vCPUs: e.g. more allocators per pool
+        cpus, args = int(args[1]), args[2:]
+    if len(args) != 2:
+        print("usage: guest.py [--cpus N] SERIES 'SHELL PAYLOAD' | guest.py --build SERIES...", file=sys.stderr)
         return 2
-    image = ensure_image(sys.argv[1])
-    r = boot(image, sys.argv[2], series=sys.argv[1], disks=[Disk(f"ZFSLAB{i:04d}", 2 * GIB) for i in range(8)])
+    image = ensure_image(args[0])
+    r = start(image, args[1], series=args[0], disks=[Disk(f"ZFSLAB{i:04d}", 2 * GIB) for i in range(8)],
+              cpus=cpus).wait()
     print(r.log)
     print(f"rc={r.returncode} in {r.seconds:.0f} s; files the payload left under /mnt/host: {r.share}", file=sys.stderr)
     return r.returncode
