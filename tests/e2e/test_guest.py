@@ -79,8 +79,9 @@ python3 -m pytest -p no:cacheprovider -q -rA --rootdir=/mnt/repo -c /mnt/repo/py
         share = tmp_path / "share-retry"
         result = boot(share)
     except guest.GuestBootStalled as stalled:
-        # a boot stuck before its payload under a loaded host (docs/test-guest.md#kernel-crashes):
-        # once more on a fresh boot, and said; a second stall fails
+        # a boot stuck before its payload under a loaded host, or hung in it (GuestHung: blocked
+        # tasks, then silence; docs/test-guest.md#kernel-crashes): once more on a fresh boot, and
+        # said; a second stall fails
         guest.note(f"guest {series}: {str(stalled).splitlines()[0]}; booting once more")
         share = tmp_path / "share-retry"
         result = boot(share)

@@ -208,3 +208,24 @@ def test_a_boot_threads_note_stays_out_of_the_running_tests_output(capfd, monkey
     monkeypatch.setattr(guest, "ECHO", True)
     guest.note("by hand")
     assert capfd.readouterr().err == "by hand\n"
+
+
+def test_a_payload_that_hangs_after_a_hung_task_report_is_killed_and_said(tmp_path):
+    """The payload started, the console has the kernel's hung-task report, and nothing is written
+    any more: killed after hung_s, not at the boot's timeout (80 min in CI)."""
+    running = _running(tmp_path, "echo started > run.log; echo 'INFO: task txg_sync:3275 blocked for more than "
+                                 "120 seconds.' > console.log; exec tail -f /dev/null")
+    with pytest.raises(guest.GuestHung, match="hung in its payload"):
+        running.wait(payload_within_s=30, hung_s=0.5)
+    assert running.process.returncode is not None
+
+
+def test_a_payload_still_writing_is_not_taken_as_hung_by_an_old_report(tmp_path, monkeypatch):
+    """The same report, but the payload goes on writing (a stall that passed): waited for, through
+    many looks (every 0.05 s here) each of which finds it written within hung_s."""
+    monkeypatch.setattr(guest, "WATCH_S", 0.05)
+    running = _running(tmp_path, "echo 'INFO: task fio:1 blocked for more than 120 seconds.' > console.log; "
+                                 "for i in 1 2 3 4 5 6 7 8 9 10; do echo . >> run.log; sleep 0.2; done; "
+                                 "echo rc=0 > run.rc")
+    result = running.wait(payload_within_s=30, hung_s=1.0)
+    assert result.returncode == 0 and result.log.count(".") == 10

@@ -51,6 +51,12 @@ class GuestBootStalled(GuestError):
     """The boot never reached the payload in the time allowed (a guest stuck under a loaded host)."""
 
 
+class GuestHung(GuestBootStalled):
+    """The payload stopped making progress while the kernel reported tasks blocked: a guest whose
+    I/O stalled for good under TCG (a 2.4 drill boot of a CI-like run, 2026-11-29: txg_sync and fio
+    blocked, nothing written for half an hour, qemu idle). Booted once more, as a stalled boot is."""
+
+
 class GuestKernelCrash(GuestError):
     """The guest's kernel oopsed (the kernel line says oops=panic, so the guest stops at once
     instead of hanging its payload until the timeout)."""
@@ -62,6 +68,12 @@ class GuestKernelCrash(GuestError):
 
 # What the kernel prints when it dies: an oops, a BUG, or an OpenZFS VERIFY/PANIC.
 CRASH_MARKS = ("general protection fault", "BUG:", "Oops:", "Kernel panic", "PANIC at ")
+# The kernel's hung-task report; with no new output from the payload or the console for HUNG_S,
+# the guest is taken as hung. A slow test under a loaded host writes to run.log well within it
+# (a dot per test), and a passing stall rarely lasts beyond the report's 120 s.
+HUNG_MARK = "blocked for more than"
+HUNG_S = 600.0
+WATCH_S = 5.0   # how often wait() looks at the share for a stalled boot or a hung payload
 
 
 def _bookworm_version(package: str) -> str:
@@ -233,29 +245,45 @@ class RunningGuest:
         """ci-init redirects the payload's output to run.log as it starts it: the boot is over."""
         return (self.share / "run.log").exists()
 
-    def wait(self, timeout_s: float | None = None, *, payload_within_s: float | None = None) -> GuestResult:
+    def hung(self, quiet_s: float) -> bool:
+        """The payload started, the console holds the kernel's hung-task report, and neither the
+        payload's output nor the console has changed for quiet_s."""
+        files = [self.share / "run.log", self.share / "console.log"]
+        if not self.payload_started() or HUNG_MARK not in self.console():
+            return False
+        last = max(f.stat().st_mtime for f in files if f.exists())
+        return time.time() - last > quiet_s
+
+    def wait(self, timeout_s: float | None = None, *, payload_within_s: float | None = None,
+             hung_s: float = HUNG_S) -> GuestResult:
         """The payload's exit code and output once the guest powers off; killed after the timeout
         (from the boot, or timeout_s from now), which then counts as no exit code. payload_within_s:
         a boot that has not started the payload that long after it began is killed and raises
-        GuestBootStalled, so that a guest stuck in its boot costs minutes, not the whole timeout."""
+        GuestBootStalled, so that a guest stuck in its boot costs minutes, not the whole timeout;
+        one whose kernel reported blocked tasks and that then wrote nothing for hung_s is killed
+        and raises GuestHung, for the same reason."""
         left = self.timeout_s - (time.monotonic() - self.t0) if timeout_s is None else timeout_s
         deadline = time.monotonic() + max(left, 0)
-        stalled = False
+        stalled = hung = False
         try:
             while True:
                 try:  # the poll reads a file the guest writes; the wait itself is the process's
-                    self.process.wait(timeout=max(min(deadline - time.monotonic(), 5.0), 0))
+                    self.process.wait(timeout=max(min(deadline - time.monotonic(), WATCH_S), 0))
                     break
                 except subprocess.TimeoutExpired:
                     over = time.monotonic() >= deadline
                     stalled = not over and payload_within_s is not None and not self.payload_started() \
                         and time.monotonic() - self.t0 > payload_within_s
-                    if over or stalled:
+                    hung = not over and not stalled and self.hung(hung_s)
+                    if over or stalled or hung:
                         self.process.kill()
                         self.process.wait()
                         break
         finally:
             self._done()
+        if hung:
+            raise GuestHung(f"the guest hung in its payload: the kernel reported blocked tasks and nothing was "
+                            f"written for {hung_s:.0f} s; console tail:\n{self.console()[-3000:]}")
         if stalled:
             raise GuestBootStalled(f"the guest had not started its payload {payload_within_s:.0f} s after "
                                    f"its boot began; console tail:\n{self.console()[-3000:]}")
