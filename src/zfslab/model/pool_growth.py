@@ -118,30 +118,10 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     if isinstance(layout, str):
         return Growth(count, disk_bytes, (), f"no growth figures: {layout}")
     data = state.of_class("normal")
-    raidz = any(g.kind is VdevKind.RAIDZ for g in layout.groups)
-    note = ("every `zpool add` on this pool is for good: `zpool remove` takes a top-level vdev out only "
-            "when no raidz vdev is there" if raidz else
-            "`zpool remove` can take an added mirror or plain-disk vdev out again (its data moved to the others)")
-    if state.alloc_bytes * 10 > state.size_bytes:
-        note += ("; data written before stays where it is (ZFS spreads new writes by free space, so the "
-                 "new vdevs take most of them until the pool evens out)")
+    note = _note(state, layout)
     new_osize = linux_whole_disk_osize(disk_bytes, sector_bytes) if whole_disk else disk_bytes
     old = check.vdev_bytes
-    why_none = ""
-    expanded = None  # the one raidz vdev, expanded: (its original layout, the disks attached to it)
-    if check.model_usable_bytes is None:
-        why_none = f"no capacity figures: {check.reason}"
-    elif state.expanded:
-        # check_model gave figures, so the pool is one raidz vdev whose attaches zpool history shows
-        added = (attached or {}).get(data[0].name, 0) if len(data) == 1 else 0
-        group = layout.groups[0]
-        if not added:
-            why_none = ("no capacity figures: its raidz was expanded, and zpool history does not show how many "
-                        "disks zpool attach gave it, so its original width is unknown")
-        elif layout.classes:
-            why_none = "no capacity figures: model/expansion.py models an expanded raidz without special or log vdevs"
-        else:
-            expanded = (Layout((VdevGroup(VdevKind.RAIDZ, group.width - added, group.parity),)), added)
+    expanded, why_none = _expanded(state, check, layout, attached)
     rules = None
     if not why_none:
         try:
@@ -181,27 +161,8 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         return replace(option, usable_after_bytes=usable, size_after_bytes=size, gain_bytes=usable - before[1])
 
     for group, like in _candidates(layout.groups, count):
-        after_layout = replace(layout, groups=layout.groups + (group,))
-        cautions = []
-        if group.parity < weakest:
-            cautions.append(f"it survives {group.parity} failed disk{'s' * (group.parity != 1)} and the vdevs "
-                            f"there {weakest}: losing it loses the whole pool")
-        # zpool add compares kind, parity and width with the vdevs there (check_replication() in
-        # cmd/zpool/zpool_vdev.c) and refuses any difference without -f, unless the pool's own vdevs
-        # already differ: then it finds no level to compare with and takes anything
-        shape_differs = any((g.kind, g.width, g.parity) != (group.kind, group.width, group.parity)
-                            for g in layout.groups)
-        force = consistent and _add_refused(layout.groups[-1], group, check.version)
-        if force:
-            cautions.append("its kind, parity or width differs from the vdevs there: zpool add refuses it without "
-                            "-f (\"mismatched replication level\"), and the vdevs fill and wear unevenly")
-        elif shape_differs:
-            cautions.append("its kind, parity or width differs from the data vdevs there: they fill and wear unevenly")
-        if old and sizes_unequal((new_osize, old)):
-            cautions.append("the new disks differ in size from those there by more than 10 %: the vdevs fill "
-                            "unevenly")
-        option = GrowthOption("zpool add", group.token, str(after_layout), min(survives_now, group.parity),
-                              (_add_command(state.name, group, force),), like, cautions=tuple(cautions))
+        unequal = bool(old) and sizes_unequal((new_osize, old))
+        option = _add_option(state, layout, group, like, survives_now, consistent, unequal, check.version)
         options.append(figured(option, (group,)))
     for extra in _class_candidates(count, weakest):
         options.append(figured(_class_option(state, layout, extra, weakest, survives_now, check.version),
@@ -215,6 +176,65 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     options.sort(key=lambda o: (0 if o.like_the_pool else 1 if o.how == "zpool attach" else
                                 3 if o.adds.startswith(("special=", "log=")) else 2, -o.survives, -(o.gain_bytes or 0)))
     return Growth(count, disk_bytes, tuple(options), note)
+
+
+def _note(state: PoolState, layout: Layout) -> str:
+    """What holds for every option: whether an add is for good, and where old data stays."""
+    raidz = any(g.kind is VdevKind.RAIDZ for g in layout.groups)
+    note = ("every `zpool add` on this pool is for good: `zpool remove` takes a top-level vdev out only "
+            "when no raidz vdev is there" if raidz else
+            "`zpool remove` can take an added mirror or plain-disk vdev out again (its data moved to the others)")
+    if state.alloc_bytes * 10 > state.size_bytes:
+        note += ("; data written before stays where it is (ZFS spreads new writes by free space, so the "
+                 "new vdevs take most of them until the pool evens out)")
+    return note
+
+
+def _expanded(state: PoolState, check: ModelCheck, layout: Layout,
+              attached: Mapping[str, int] | None) -> tuple[tuple[Layout, int] | None, str]:
+    """(the one raidz vdev, expanded: its original layout and the disks attached to it, or None;
+    why there are no capacity figures, or "")."""
+    if check.model_usable_bytes is None:
+        return None, f"no capacity figures: {check.reason}"
+    if not state.expanded:
+        return None, ""
+    # check_model gave figures, so the pool is one raidz vdev whose attaches zpool history shows
+    data = state.of_class("normal")
+    added = (attached or {}).get(data[0].name, 0) if len(data) == 1 else 0
+    group = layout.groups[0]
+    if not added:
+        return None, ("no capacity figures: its raidz was expanded, and zpool history does not show how many "
+                      "disks zpool attach gave it, so its original width is unknown")
+    if layout.classes:
+        return None, "no capacity figures: model/expansion.py models an expanded raidz without special or log vdevs"
+    return (Layout((VdevGroup(VdevKind.RAIDZ, group.width - added, group.parity),)), added), ""
+
+
+def _add_option(state: PoolState, layout: Layout, group: VdevGroup, like: bool, survives_now: int,
+                consistent: bool, unequal_sizes: bool, version: str) -> GrowthOption:
+    """`zpool add` of `group`, its command and cautions, without figures yet."""
+    weakest = min(g.parity for g in layout.groups)
+    cautions = []
+    if group.parity < weakest:
+        cautions.append(f"it survives {group.parity} failed disk{'s' * (group.parity != 1)} and the vdevs "
+                        f"there {weakest}: losing it loses the whole pool")
+    # zpool add compares kind, parity and width with the vdevs there (check_replication() in
+    # cmd/zpool/zpool_vdev.c) and refuses any difference without -f, unless the pool's own vdevs
+    # already differ: then it finds no level to compare with and takes anything
+    shape_differs = any((g.kind, g.width, g.parity) != (group.kind, group.width, group.parity)
+                        for g in layout.groups)
+    force = consistent and _add_refused(layout.groups[-1], group, version)
+    if force:
+        cautions.append("its kind, parity or width differs from the vdevs there: zpool add refuses it without "
+                        "-f (\"mismatched replication level\"), and the vdevs fill and wear unevenly")
+    elif shape_differs:
+        cautions.append("its kind, parity or width differs from the data vdevs there: they fill and wear unevenly")
+    if unequal_sizes:
+        cautions.append("the new disks differ in size from those there by more than 10 %: the vdevs fill "
+                        "unevenly")
+    after_layout = replace(layout, groups=layout.groups + (group,))
+    return GrowthOption("zpool add", group.token, str(after_layout), min(survives_now, group.parity),
+                        (_add_command(state.name, group, force),), like, cautions=tuple(cautions))
 
 
 def _beside_expanded(original: Layout, added: int, old: int, new_osize: int, ashift: int, rules: Rules,
