@@ -33,15 +33,9 @@ from zfslab.model.performance import layout_shape, streaming_mb_s
 from zfslab.model.speed_fit import METRICS, Measurement, fit_speed, fits_leaving_out, predict_intervals
 from zfslab.model.validation import measurements, parse_dataset
 
+from speed_model_check import HOSTS  # noqa: E402 - the benchmark's own folder is on sys.path: run as a script
+
 ROOT = Path(__file__).resolve().parent.parent
-HOSTS = {  # as benchmarks/speed_model_check.py
-    "hdd": dict(disk_write_mb_s=150, disk_read_mb_s=180, disk_rewrite_mb_s=60, host_write_mb_s=900,
-                host_read_mb_s=1500, reads_in_flight=3, rewrite_parallel=0.25, vdev_pipeline_mb_s=800,
-                child_io_us=4, parity_us_per_mb=200),
-    "ssd": dict(disk_write_mb_s=450, disk_read_mb_s=520, disk_rewrite_mb_s=230, host_write_mb_s=1700,
-                host_read_mb_s=2100, reads_in_flight=6, rewrite_parallel=0.3, vdev_pipeline_mb_s=1200,
-                child_io_us=2, parity_us_per_mb=250),
-}
 
 
 def scored(interval, y: float) -> tuple[bool, float, float]:
@@ -62,17 +56,22 @@ def show(name: str, rows: dict[str, list[tuple[bool, float, float]]], driver: bo
         print(f"  {'':7s}width as a driver: " + "; ".join(parts))
 
 
-def calomel() -> None:
-    with open(ROOT / "tests/data/calomel-hdd-24x4tb.csv", newline="") as f:
-        rows = parse_dataset(list(csv.DictReader(f)), calibration="auto")
+def held_out(rows) -> dict[str, list[tuple[bool, float, float]]]:
+    """Each row the table does not mark for the fit, scored against the fit on the rows it marks."""
     fit = fit_speed(measurements([r for r in rows if r.fit_row]), ashift=9)
-    design = {m: [] for m in METRICS}
+    scores = {m: [] for m in METRICS}
     for r in rows:
         if not r.fit_row:
             p = predict_intervals(fit, r.layout)
             for m, y in r.measured.items():
-                design[m].append(scored(p[m], y))
-    show("design", design, driver=True)
+                scores[m].append(scored(p[m], y))
+    return scores
+
+
+def calomel() -> None:
+    with open(ROOT / "tests/data/calomel-hdd-24x4tb.csv", newline="") as f:
+        rows = parse_dataset(list(csv.DictReader(f)), calibration="auto")
+    show("design", held_out(rows), driver=True)
     table = measurements(rows)
     everything = fit_speed(table, ashift=9)
     left_out, first = [], 0
@@ -87,14 +86,7 @@ def calomel() -> None:
     show("loo", loo, driver=True)
     with open(ROOT / "tests/data/calomel-calibrated.csv", newline="") as f:
         rows2 = parse_dataset(list(csv.DictReader(f)))
-    fit2 = fit_speed(measurements([r for r in rows2 if r.fit_row]), ashift=9)
-    own = {m: [] for m in METRICS}
-    for r in rows2:
-        if not r.fit_row:
-            p = predict_intervals(fit2, r.layout)
-            for m, y in r.measured.items():
-                own[m].append(scored(p[m], y))
-    show("csv2", own)
+    show("csv2", held_out(rows2))
 
 
 def synthetic(seeds: int) -> None:

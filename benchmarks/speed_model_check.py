@@ -24,6 +24,15 @@ from zfslab.model.speed_fit import METRICS, Measurement, fit_speed, predict_inte
 from zfslab.model.validation import leave_one_out, measurements, parse_dataset, validate
 
 ROOT = Path(__file__).resolve().parent.parent
+# the two hosts the model-made tables are drawn from (benchmarks/interval_check.py uses them too)
+HOSTS = {
+    "hdd": dict(disk_write_mb_s=150, disk_read_mb_s=180, disk_rewrite_mb_s=60, host_write_mb_s=900,
+                host_read_mb_s=1500, reads_in_flight=3, rewrite_parallel=0.25, vdev_pipeline_mb_s=800,
+                child_io_us=4, parity_us_per_mb=200),
+    "ssd": dict(disk_write_mb_s=450, disk_read_mb_s=520, disk_rewrite_mb_s=230, host_write_mb_s=1700,
+                host_read_mb_s=2100, reads_in_flight=6, rewrite_parallel=0.3, vdev_pipeline_mb_s=1200,
+                child_io_us=2, parity_us_per_mb=250),
+}
 VARIANTS = {
     "adopted": {},
     "reads in series (Q = 1, the old model)": {"reads_in_flight": 1.0},
@@ -67,15 +76,7 @@ def coverage(seeds: int = 40, sigma: float = 0.08) -> None:
     with open(ROOT / "tests/data/calomel-hdd-24x4tb.csv", newline="") as f:
         layouts = [r.layout for r in parse_dataset(list(csv.DictReader(f)), calibration="auto")]
     picks = {p.index for p in calibration_design(layouts)}
-    hosts = {
-        "hdd": dict(disk_write_mb_s=150, disk_read_mb_s=180, disk_rewrite_mb_s=60, host_write_mb_s=900,
-                    host_read_mb_s=1500, reads_in_flight=3, rewrite_parallel=0.25, vdev_pipeline_mb_s=800,
-                    child_io_us=4, parity_us_per_mb=200),
-        "ssd": dict(disk_write_mb_s=450, disk_read_mb_s=520, disk_rewrite_mb_s=230, host_write_mb_s=1700,
-                    host_read_mb_s=2100, reads_in_flight=6, rewrite_parallel=0.3, vdev_pipeline_mb_s=1200,
-                    child_io_us=2, parity_us_per_mb=250),
-    }
-    for name, truth in hosts.items():
+    for name, truth in HOSTS.items():
         clean = [streaming_mb_s(layout_shape(layout, 128 * 1024, 9), **truth) for layout in layouts]
         inside = {m: [] for m in METRICS}
         widths = {m: [] for m in METRICS}
