@@ -90,6 +90,17 @@ def test_a_flagged_survivor_of_a_degraded_mirror_is_its_factor_times_the_exposur
     # the rebuild's days fall in the first 60: x16 (one rate for the year would have been x3.5)
     assert flagged.p_loss[0] / plain.p_loss[0] == pytest.approx(16, rel=0.05)
     assert risk_lines(flagged)[-1].startswith("- what lowers it most: replacing the disk SMART flags")
+    disk = "scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0000"
+    assert risk_lines(flagged)[1:] == [   # as docs/pool.md#risk-now shows them
+        "risk of losing the pool (HDD failure rates by the disks' ages and resilver rates, docs/pool.md#risk-now): "
+        "1 in 790 within 1 year, 1 in 770 within 5 years",
+        f"- mirror-0: by age: 2.0 y → AFR 4.8 % (1 y ahead), 3.0 % (5 y ahead); {disk} has pending sectors: ×16 for "
+        "60 days, its age's rate after (docs/reliability.md#flagged-disks)",
+        "- with 1 disk out now; once replaced and resilvered: 1 in 69,000 within 1 year, 1 in 28,000 within 5 years",
+        "- if the 1 disk SMART flags fails now: 1 in 1.0 within 1 year, 1 in 1.0 within 5 years",
+        f"- what lowers it most: replacing the disk SMART flags, {disk}, with a new one: 1 in 5,800 within 1 year, "
+        "1 in 5,300 within 5 years"]
+    assert risk_lines(plain)[1].endswith("1 in 13,000 within 1 year, 1 in 9,400 within 5 years")
 
 
 def test_a_healthy_vdev_stepping_through_a_band_edge_keeps_the_loss_term_of_its_one_rate():
