@@ -256,3 +256,24 @@ def test_the_risk_by_the_disks_ages_names_each_rate_in_text_and_json(on_path, ca
     # one disk's age over time, cubed (raidz2): by hand, 0.72 y at 1.4 % and 0.28 y at 3.0 % the year ahead
     assert rate["afr"]["1"] == pytest.approx(0.021222, rel=1e-4) and rate["afr"]["5"] == pytest.approx(0.033144, rel=1e-4)
     print(out)   # with -s: the example output docs/pool.md#risk-now shows
+
+
+def test_disks_smart_flags_raise_the_risk_at_80_columns_and_replacing_them_is_in_the_json(on_path, capsys,
+                                                                                            monkeypatch):
+    """Every disk answers with the captured failing report (offline uncorrectable sectors among its
+    counters): each one's rate ×39 for 60 days, ×10 after (docs/reliability.md#flagged-disks)."""
+    on_path(smart=DATA.parent.parent.parent / "smartctl" / "ata-failing-hdd.json")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["pool", "healthy"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    text = " ".join(" ".join(lines).split())
+    assert "6 disks have offline uncorrectable sectors: ×39 for 60 days, ×10 after" in text
+    assert "- what lowers it most: replacing the 6 disks SMART flags with new ones: 1 in" in text
+    assert main(["pool", "healthy", "--json"]) == 0
+    risk = json.loads(capsys.readouterr().out)["pools"][0]["risk"]
+    assert risk["rates"][0]["flagged"][0] == {"disk": risk["flagged_replaced"]["disks"][0],
+                                              "counter": "offline uncorrectable sectors", "factor": 39.0,
+                                              "days": 60, "after_factor": 10.0}
+    assert len(risk["flagged_replaced"]["disks"]) == 6
+    assert risk["flagged_replaced"]["p_loss"]["1"] < risk["p_loss"]["1"]

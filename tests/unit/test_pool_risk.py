@@ -45,14 +45,92 @@ def test_a_degraded_mirror_starts_one_failure_in_and_its_repair_is_the_plans_fig
     assert risk.p_loss[0] > params.failure_rate_per_hour * 24
 
 
-def test_a_disk_smart_flags_is_the_exposure_if_it_fails_now():
+def test_a_disk_smart_flags_raises_the_risk_by_what_its_factor_implies_and_replacing_it_comes_first():
+    """Pending sectors: x16 for 60 days, then back (Pinheiro et al.'s probational count). A raidz2 of 6 is
+    lost by 3 failures: the loss term is the mean over the 20 sets of 3 disks of their rates' product, and
+    the flagged disk is in 10 of them: (3 + 3 x 16) / 6 = 8.5 times the term for 60 days of the 365."""
     state = read_both("zfs-2.4", "healthy")[0]   # raidz2:6 and a spare
-    leaf = state.vdevs[0].leaves[0].name
-    failing = {leaf: DiskHealth(leaf, passed=False, pending=8)}
+    leaf = state.vdevs[0].leaves[0]
+    failing = {leaf.name: DiskHealth(leaf.name, passed=False, pending=8)}
     risk, _ = _risk(state, failing)
     plain, _ = _risk(state)
-    assert risk.disks_flagged == 1 and risk.p_loss == plain.p_loss and not plain.p_loss_flagged_out
-    assert all(out > 2 * now for out, now in zip(risk.p_loss_flagged_out, risk.p_loss))
+    term = (6 - 3 + 3 * 16) / 6
+    assert risk.p_loss[0] / plain.p_loss[0] == pytest.approx((60 * term + 305) / 365, rel=0.01)
+    assert risk.p_loss[1] / plain.p_loss[1] == pytest.approx((60 * term + 5 * 365 - 60) / (5 * 365), rel=0.01)
+    assert risk.disks_flagged == 1 and not plain.p_loss_flagged_out
+    assert all(out > now for out, now in zip(risk.p_loss_flagged_out, risk.p_loss))   # if it fails now
+    # a new disk in its place: the class rate again (no age is known here), so the plain figure
+    assert risk.flagged_raised == (leaf.short_name,)
+    assert risk.p_loss_flagged_replaced == pytest.approx(plain.p_loss, rel=1e-6)
+    assert risk_lines(risk)[-1].startswith(f"- what lowers it most: replacing the disk SMART flags, {leaf.short_name}, "
+                                           "with a new one: 1 in")
+    assert f"{leaf.short_name} has pending sectors: ×16 for 60 days, its age's rate after" in risk_lines(risk)[2]
+
+
+def _degraded(serving_hours, **flags):
+    """The captured degraded mirror, its serving side of that many power-on hours (and SMART flags)."""
+    state = read_both("zfs-2.4", "degraded")[0]   # mirror:2, one side offline
+    serving = next(c.name for c in state.vdevs[0].children if c.state == "ONLINE")
+    gone = next(c.name for c in state.vdevs[0].children if c.state != "ONLINE")
+    return _risk(state, {serving: DiskHealth(serving, power_on_hours=serving_hours, model="A", **flags),
+                         gone: DiskHealth(gone, power_on_hours=serving_hours, model="B")})[0]
+
+
+def test_a_degraded_vdev_runs_its_rebuild_at_the_rate_its_disk_has_now_not_the_years_mean():
+    """With one side out, the year ahead is mostly the days until it is back: the survivor failing in
+    them. A survivor of 0.2 y fails at 3 % now (1.7 % from 0.25 y): the chain stepping through the bands
+    gives it its rate now, so its figure is that much above a survivor of 0.3 y (at 1.7 % throughout);
+    one rate for the year (its mean, 1.76 %) gave 1.06 times."""
+    young, settled = _degraded(int(0.2 * 8760)), _degraded(int(0.3 * 8760))
+    assert young.p_loss[0] / settled.p_loss[0] == pytest.approx(_lam(0.030) / _lam(0.017), rel=0.03)
+
+
+def test_a_flagged_survivor_of_a_degraded_mirror_is_its_factor_times_the_exposure_and_replacing_it_first():
+    flagged, plain = _degraded(2 * 8760, pending=3), _degraded(2 * 8760)
+    # the rebuild's days fall in the first 60: x16 (one rate for the year would have been x3.5)
+    assert flagged.p_loss[0] / plain.p_loss[0] == pytest.approx(16, rel=0.05)
+    assert risk_lines(flagged)[-1].startswith("- what lowers it most: replacing the disk SMART flags")
+    disk = "scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0000"
+    assert risk_lines(flagged)[1:] == [   # as docs/pool.md#risk-now shows them
+        "risk of losing the pool (HDD failure rates by the disks' ages and resilver rates, docs/pool.md#risk-now): "
+        "1 in 790 within 1 year, 1 in 770 within 5 years",
+        f"- mirror-0: by age: 2.0 y → AFR 4.8 % (1 y ahead), 3.0 % (5 y ahead); {disk} has pending sectors: ×16 for "
+        "60 days, its age's rate after (docs/reliability.md#flagged-disks)",
+        "- with 1 disk out now; once replaced and resilvered: 1 in 69,000 within 1 year, 1 in 28,000 within 5 years",
+        "- if the 1 disk SMART flags fails now: 1 in 1.0 within 1 year, 1 in 1.0 within 5 years",
+        f"- what lowers it most: replacing the disk SMART flags, {disk}, with a new one: 1 in 5,800 within 1 year, "
+        "1 in 5,300 within 5 years"]
+    assert risk_lines(plain)[1].endswith("1 in 13,000 within 1 year, 1 in 9,400 within 5 years")
+
+
+def test_a_healthy_vdev_stepping_through_a_band_edge_keeps_the_loss_term_of_its_one_rate():
+    """Disks of 3.9 y cross from 1.4 % to 3 % a year at 4 y: the chain run stretch by stretch, five years
+    ahead, lands within 1 % of the one rate vdev_rate_ahead gives (built to carry the same loss term):
+    the steps matter where the time of the exposure matters (a degraded vdev, a flagged disk)."""
+    state = read_both("zfs-2.4", "healthy")[0]
+    risk, check = _risk(state, _aged(state, [int(3.9 * 8760)] * 7, [f"m{i}" for i in range(7)]))
+    fill = state.alloc_bytes / state.size_bytes
+    one_rate = [markov_risk(pool_layout(state), params_for_class("hdd", check.vdev_bytes, years=(y,), fill=fill,
+                                                                 afr=afr), usable_bytes=state.usable_bytes).p_loss[0]
+                for y, afr in zip(risk.years, risk.rates[0].afr_per_year)]
+    assert risk.p_loss == pytest.approx(one_rate, rel=0.01)
+    assert risk.p_loss[1] > 5 * risk.p_loss[0] * 1.2   # the five years climb into the 3 % band
+
+
+def test_solid_state_and_unsourced_flags_keep_their_rate_and_say_so():
+    state = read_both("zfs-2.4", "healthy")[0]
+    leaf = state.vdevs[0].leaves[0]
+    only_187 = {leaf.name: DiskHealth(leaf.name, reported_uncorrect=4)}
+    risk, _ = _risk(state, only_187)
+    assert risk.p_loss == _risk(state)[0].p_loss and not risk.flagged_raised
+    assert risk.notes[-1] == (f"disk {leaf.short_name}: SMART flags it (overall assessment or reported uncorrectable "
+                              "errors); its rate is not raised (no field study gives one for these)")
+    ssds = {lf.name: DiskFacts(lf.name, 2 << 30, 4096, False) for v in state.vdevs for lf in v.leaves}
+    nvme = {leaf.name: DiskHealth(leaf.name, media_errors=3, critical_warning=4, pending=2)}
+    risk, _ = _risk(state, nvme, ssds)
+    assert risk.p_loss == _risk(state, None, ssds)[0].p_loss and not risk.flagged_raised
+    assert risk.notes[-1].endswith("its rate is not raised (no field study gives a solid-state disk's rate after "
+                                   "such counters)")
 
 
 def test_a_vdev_with_more_out_than_it_survives_is_lost_and_no_figures_without_a_model():
@@ -124,14 +202,16 @@ def test_a_batch_of_equal_disks_raises_the_risk_over_mixed_models_by_the_frailty
     assert _risk(state, two)[0].rates[0].batch_disks == 0
 
 
-def _brute_rate(hours, q, horizon_h):
+def _brute_rate(hours, q, horizon_h, flags=None):
     """The chain's rate by another path: every set of q disks' product of rates, hour by hour over the
-    horizon (the table read band by band), then the q-th root."""
+    horizon (the table read band by band; a flagged disk's (factor, after) from the first 60 days on),
+    then the q-th root."""
     bands = [(0, 0.030), (0.25, 0.017), (1, 0.014), (4, 0.030), (7, 0.0425)]
-    def rate(h):
-        return _lam([afr for start, afr in bands if h >= start * 8760][-1])
+    flags = flags or [(1, 1)] * len(hours)
+    def rate(i, t):
+        return _lam([afr for start, afr in bands if hours[i] + t >= start * 8760][-1]) * flags[i][t >= 1440]
     sets = list(itertools.combinations(range(len(hours)), q))
-    total = sum(sum(math.prod(rate(hours[i] + t + 0.5) for i in s) for s in sets) / len(sets)
+    total = sum(sum(math.prod(rate(i, t + 0.5) for i in s) for s in sets) / len(sets)
                 for t in range(int(horizon_h)))
     return (total / horizon_h) ** (1 / q)
 
@@ -146,8 +226,13 @@ def test_captured_smart_reports_give_each_disk_its_age_and_the_chain_the_rate_of
     assert (rate.disks_aged, rate.batch_disks) == (6, 3)   # 3 of each model: 3 > 2, one batch can lose it
     assert rate.mean_age_years == pytest.approx((33_412 + 28_712) / 2 / 8760)
     hours = [33_412, 28_712] * 3
-    assert -math.log1p(-rate.afr_per_year[0]) / 8760 == pytest.approx(_brute_rate(hours, 3, 8760), rel=1e-9)
-    assert "raidz2-0: by age: 3.5 y → AFR 2.4 % (1 y ahead), 3.4 % (5 y ahead); one batch: 3 × " in risk_lines(risk)[2]
+    # the 8TB disk's report has offline uncorrectable sectors: x39 for 60 days, x10 after (Pinheiro et al.)
+    flags = [(39, 10), (1, 1)] * 3
+    assert -math.log1p(-rate.afr_per_year[0]) / 8760 == pytest.approx(_brute_rate(hours, 3, 8760, flags), rel=1e-9)
+    assert risk_lines(risk)[2].startswith("- raidz2-0: by age: 3.5 y → AFR 14.2 % (1 y ahead), 15.5 % (5 y ahead); "
+                                          "one batch: 3 × ")
+    assert risk_lines(risk)[2].endswith("; 3 disks have offline uncorrectable sectors: ×39 for 60 days, ×10 after "
+                                        "(docs/reliability.md#flagged-disks)")
     assert not risk.notes
 
 

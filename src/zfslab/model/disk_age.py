@@ -21,6 +21,42 @@ BATCH_HOURS_APART = 720
 BATCH_FRAILTY_VARIANCE = (1 - 1 / 2.4) / 2
 
 
+# A spinning disk its SMART counters flag fails faster for a while: Pinheiro, Weber, Barroso (FAST 2007)
+# measured, after the first such event, how much more likely a disk was to fail within 60 days than
+# disks without it, and over their whole observation (docs/reliability.md#flagged-disks).
+FLAGGED_HOURS = 60 * 24
+
+
+@dataclass(frozen=True, slots=True)
+class SmartSignal:
+    """A SMART counter above zero and what it does to the disk's rate: × `factor` for the first
+    FLAGGED_HOURS, × `after_factor` from then (1: back to its age's rate)."""
+
+    counter: str  # as the text names it
+    factor: float
+    after_factor: float
+    source: str
+
+
+# keyed by the DiskHealth field; a disk with several takes the one of the largest factor (the paper
+# gives each alone, and they come together: multiplying them would count one failing disk twice)
+SMART_SIGNALS = {
+    "offline_uncorrectable": SmartSignal(
+        "offline uncorrectable sectors", 39.0, 10.0,
+        "Pinheiro et al.: after the first scan error 39x as likely to fail within 60 days; disks with scan "
+        "errors 10x as likely to fail over the study (ATA 198 is the drive's own offline scan's count: "
+        "zfslab's reading of their scan errors)"),
+    "pending": SmartSignal(
+        "pending sectors", 16.0, 1.0,
+        "Pinheiro et al.: after the first probational count 16x as likely to fail within 60 days; no "
+        "longer-term factor given, so back to the age's rate"),
+    "reallocated": SmartSignal(
+        "reallocated sectors", 14.0, 3.0,
+        "Pinheiro et al.: after the first reallocation 14x as likely to fail within 60 days; disks with "
+        "reallocations fail 3-6x as often over the study (the low end taken)"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class AgeBand:
     """From `from_years` of power-on time until the next band, a disk fails at `afr_per_year`."""
@@ -78,28 +114,73 @@ def _symmetric_mean(rates: list[float], q: int) -> float:
     return e[q] / math.comb(len(rates), q)
 
 
-def vdev_rate_ahead(disks: list[tuple[float | None, float]], horizon_hours: float, failures: int,
-                    bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> float:
-    """The one rate per hour a vdev's constant-rate chain takes over the next `horizon_hours`, for disks
-    given as (age in hours, or None for a disk of the constant rate beside it), `failures` = the failures
-    that lose the vdev from where it is.
+@dataclass(frozen=True, slots=True)
+class DiskHazard:
+    """One disk's failure rate ahead: its age's band (without an age, `rate_per_hour` throughout),
+    times `factor` for the first `factor_hours` ahead and `after_factor` from then: a disk its SMART
+    counters flag (SMART_SIGNALS, docs/reliability.md#flagged-disks)."""
 
-    While repairs are far faster than failures, the vdev is lost at a rate proportional to the sum over
-    every set of `failures` disks of the product of their rates (docs/reliability.md#disk-age). The rate
-    returned gives the chain that same sum, integrated over the horizon: its `failures`-th root. So it is
-    the disks' mean for a single disk, the geometric mean for a mirror's two, and across an age band's
-    edge a disk's later, higher rate weighs more than in a plain mean over time."""
+    age_hours: float | None
+    rate_per_hour: float = 0.0  # the rate of a disk without an age
+    factor: float = 1.0
+    factor_hours: float = 0.0
+    after_factor: float = 1.0
+
+    def cuts(self, horizon_hours: float, bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> set[float]:
+        """The times ahead, within the horizon, where this disk's rate steps."""
+        steps = {self.factor_hours} if self.factor != self.after_factor else set()
+        if self.age_hours is not None:
+            steps |= {b.from_years * HOURS_PER_YEAR - self.age_hours for b in bands}
+        return {t for t in steps if 0 < t < horizon_hours}
+
+    def rate_at(self, hours_ahead: float, bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> float:
+        base = self.rate_per_hour if self.age_hours is None else _band_rate(self.age_hours + hours_ahead, bands)
+        return base * (self.factor if hours_ahead < self.factor_hours else self.after_factor)
+
+
+def vdev_rate_steps(disks: list[DiskHazard | tuple[float | None, float]], horizon_hours: float, failures: int,
+                    bands: tuple[AgeBand, ...] = HDD_AGE_BANDS, *, cuts: tuple[float, ...] = ()) -> list[
+                        tuple[float, float, float]]:
+    """The vdev's rate per hour stretch by stretch over the next `horizon_hours`: (from, to, rate)
+    with every disk's rate constant within each (split where any disk's rate steps, and at `cuts`).
+
+    While repairs are far faster than failures, the vdev is lost at a rate proportional to the sum
+    over every set of `failures` disks (those that lose it from where it is) of the product of their
+    rates (docs/reliability.md#disk-age). Each stretch's rate gives the chain that same sum: the
+    `failures`-th root of its mean over the sets. So it is the disks' mean for a single disk, the
+    geometric mean for a mirror's two, and a disk SMART flags weighs in every set it is in."""
+    hazards = [d if isinstance(d, DiskHazard) else DiskHazard(*d) for d in disks]
+    edges = rate_edges(hazards, horizon_hours, cuts, bands)
+    return [(t0, t1, loss_term_rate(hazards, failures, (t0 + t1) / 2, bands)) for t0, t1 in zip(edges, edges[1:])]
+
+
+def rate_edges(hazards: list[DiskHazard], horizon_hours: float, cuts: tuple[float, ...] = (),
+               bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> list[float]:
+    """0, the horizon, and every time between where a disk's rate steps or the caller cuts, in order."""
+    edges = {0.0, horizon_hours} | {t for t in cuts if 0 < t < horizon_hours}
+    for h in hazards:
+        edges |= h.cuts(horizon_hours, bands)
+    return sorted(edges)
+
+
+def loss_term_rate(hazards: list[DiskHazard], failures: int, hours_ahead: float,
+                   bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> float:
+    """The one rate that gives `failures` failures among these disks, at that time, the loss term of
+    their own rates: the `failures`-th root of the mean over the sets of that many disks of their product."""
+    q = min(max(failures, 1), len(hazards))
+    return _symmetric_mean([h.rate_at(hours_ahead, bands) for h in hazards], q) ** (1 / q)
+
+
+def vdev_rate_ahead(disks: list[DiskHazard | tuple[float | None, float]], horizon_hours: float, failures: int,
+                    bands: tuple[AgeBand, ...] = HDD_AGE_BANDS) -> float:
+    """The one rate per hour that gives a constant-rate chain the loss term of vdev_rate_steps over
+    the whole horizon (disks given as DiskHazard, or (age in hours or None, the rate without an age)):
+    the `failures`-th root of the steps' mean of rate^failures. Across an age band's edge a disk's
+    later, higher rate weighs more than in a plain mean over time. It is the figure shown for a vdev;
+    the chain itself steps through vdev_rate_steps (docs/reliability.md#disk-age)."""
     q = min(max(failures, 1), len(disks))
-    cuts = {0.0, horizon_hours}
-    for age, _ in disks:
-        if age is not None:
-            cuts |= {t for b in bands if 0 < (t := b.from_years * HOURS_PER_YEAR - age) < horizon_hours}
-    edges = sorted(cuts)
-    total = 0.0
-    for t0, t1 in zip(edges, edges[1:]):
-        rates = [_band_rate(age + (t0 + t1) / 2, bands) if age is not None else rate for age, rate in disks]
-        total += (t1 - t0) * _symmetric_mean(rates, q)
-    return (total / horizon_hours) ** (1 / q)
+    steps = vdev_rate_steps(disks, horizon_hours, failures, bands)
+    return (sum((t1 - t0) * rate ** q for t0, t1, rate in steps) / horizon_hours) ** (1 / q)
 
 
 def afr_of_rate(rate_per_hour: float) -> float:

@@ -4,14 +4,18 @@ special and dedup vdev is its Markov chain (the one plan and risk use), started 
 and disk class; each vdev's failure rate from its disks' ages (SMART power-on hours on the bathtub
 curve, model/disk_age.py) where SMART gives them, and raised for disks of one batch; then the same
 pool with every disk out replaced, with every disk SMART flags as failing gone as well, and with its
-oldest disk replaced. Pure: the caller has read the pool, its disks and their counters."""
+oldest disk replaced, and with the disks whose SMART counters raise their rate replaced. The
+chains step through time (the age bands, a flagged disk's first 60 days), each stretch with its own
+rate, carrying the state distribution across. Pure: the caller has read the pool, its disks and their counters."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, HOURS_PER_YEAR, DiskAge, afr_of_rate, disk_age,
-                                   largest_batch, vdev_rate_ahead)
+from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, FLAGGED_HOURS, HOURS_PER_YEAR, SMART_SIGNALS, DiskAge,
+                                   DiskHazard, SmartSignal, afr_of_rate, disk_age, largest_batch, loss_term_rate,
+                                   rate_edges, vdev_rate_ahead)
 from zfslab.model.layouts import Layout, VdevGroup
 from zfslab.model.pool_model import _group, failures_survived, pool_layout
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
@@ -38,6 +42,7 @@ class VdevRate:
     batch_model: str = ""
     # a batch: the factors on the survivors' rate in each state with failures, from where the vdev is
     batch_factors: tuple[float, ...] = ()
+    flagged: tuple[tuple[str, SmartSignal], ...] = ()  # disks whose SMART counters raise their rate, and by what
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,8 @@ class RiskNow:
     oldest_disk: str = ""  # the oldest disk in service, when replacing it lowers the risk
     oldest_age_years: float | None = None
     p_loss_oldest_replaced: tuple[float, ...] = ()
+    flagged_raised: tuple[str, ...] = ()  # disks whose rate their SMART counters raise (disk_age.SMART_SIGNALS)
+    p_loss_flagged_replaced: tuple[float, ...] = ()  # those disks replaced by new ones
 
 
 def _out(vdev: PoolVdev) -> int:
@@ -105,8 +112,9 @@ def _class_note(cls: str, afr: float, health: dict[str, DiskHealth]) -> str:
 
 @dataclass(frozen=True)
 class _Chains:
-    """One pool's vdev chains and its disks' ages: P(loss) with some disks out, and the rate each
-    vdev's chain takes when the disks' ages are known (by_age)."""
+    """One pool's vdev chains and its disks' rates: P(loss) with some disks out. With the disks' ages
+    known (by_age) or a disk its SMART counters flag (`signals`), each vdev's chain steps through the
+    horizon stretch by stretch (piecewise); else it keeps the class's one rate."""
 
     layout: Layout
     members: tuple[tuple[VdevGroup, PoolVdev, RiskParams], ...]
@@ -114,10 +122,30 @@ class _Chains:
     hours: tuple[float, ...]
     class_rate: float
     by_age: bool
+    signals: dict[str, SmartSignal]
+
+    @property
+    def piecewise(self) -> bool:
+        return self.by_age or bool(self.signals)
+
+    def hazard(self, leaf: PoolVdev, new: frozenset[str]) -> DiskHazard:
+        """A disk's rate ahead: a new one from age 0; its age's band (the class rate without an age),
+        raised for its SMART counters' signal (docs/reliability.md#flagged-disks)."""
+        if leaf.name in new:
+            return self.new_disk()
+        signal = self.signals.get(leaf.name)
+        age = self.ages[leaf.name].hours if self.by_age else None
+        if signal is None:
+            return DiskHazard(age, self.class_rate)
+        return DiskHazard(age, self.class_rate, signal.factor, FLAGGED_HOURS, signal.after_factor)
+
+    def new_disk(self) -> DiskHazard:
+        return DiskHazard(0.0 if self.by_age else None, self.class_rate)
 
     def vdev_rate(self, v: PoolVdev, serving: tuple[PoolVdev, ...], new: frozenset[str], start: int) -> VdevRate:
         """The rate the vdev's chain takes over each horizon, from the disks serving in it (a disk in `new`
-        replaced by a new one; without an age, the class rate), and its batch.
+        replaced by a new one; without an age, the class rate), and its batch: the figure shown, while the
+        chain steps through the stretches (_vdev_p).
 
         Neither the disks' plain mean nor the worst disk: a vdev is lost when p + 1 - start of them fail
         before the repairs, so its loss term is a product of that many disks' rates, summed over the sets
@@ -125,28 +153,56 @@ class _Chains:
         for disks of mixed ages (Maclaurin's inequality) and understates it across an age band's edge
         (Jensen's); the worst disk's rate overstates it by (worst/mean)^(p+1)."""
         serving = serving or v.leaves   # a vdev lost already: its figure is 1, the rate only says what it was
-        ages = self.ages
-        disks = [(0.0, self.class_rate) if leaf.name in new else (ages[leaf.name].hours, self.class_rate)
-                 for leaf in serving]
-        aged = [ages[leaf.name] for leaf in serving if leaf.name not in new and ages[leaf.name].hours is not None]
+        disks = [self.hazard(leaf, new) for leaf in serving]
+        aged = [self.ages[leaf.name] for leaf in serving
+                if self.by_age and leaf.name not in new and self.ages[leaf.name].hours is not None]
         q = failures_survived(v) + 1 - start
         per_horizon = tuple(afr_of_rate(vdev_rate_ahead(disks, h, q)) for h in self.hours)
         batch = largest_batch(tuple(aged))
-        big = len(batch) > failures_survived(v) - start  # enough of one batch to lose the vdev together
+        big = bool(batch) and len(batch) > failures_survived(v) - start  # enough of one batch to lose it together
+        flagged = tuple((leaf.short_name, self.signals[leaf.name]) for leaf in serving
+                        if leaf.name in self.signals and leaf.name not in new)
         return VdevRate(v.short_name, per_horizon, len(serving), len(aged),
                         sum(a.age_years for a in aged) / len(aged) if aged else None,
                         len(batch) if big else 0, batch[0].model if big else "",
                         tuple(1 + k * BATCH_FRAILTY_VARIANCE for k in range(max(start, 1), failures_survived(v) + 1))
-                        if big else ())
+                        if big else (), flagged)
 
-    def _vdev_p(self, group: VdevGroup, p: RiskParams, rate: VdevRate | None, start: int) -> list[float]:
-        ps = []
-        for i, h in enumerate(self.hours):
-            vp = p.with_(afr=rate.afr_per_year[i]) if rate else p
-            chain, _ = vdev_chain(group, self.layout, vp,
-                                  frailty_variance=BATCH_FRAILTY_VARIANCE if rate and rate.batch_disks else 0.0)
-            ps += markov.loss_probabilities(chain, [h], start=start)
-        return ps
+    def _chain(self, group: VdevGroup, p: RiskParams, rate_per_hour: float | None, batch: bool) -> markov.Chain:
+        vp = p if rate_per_hour is None else p.with_(afr=afr_of_rate(rate_per_hour))
+        return vdev_chain(group, self.layout, vp, frailty_variance=BATCH_FRAILTY_VARIANCE if batch else 0.0)[0]
+
+    def _vdev_p(self, group: VdevGroup, p: RiskParams, v: PoolVdev, serving: tuple[PoolVdev, ...],
+                new: frozenset[str], rate: VdevRate | None, start: int) -> list[float]:
+        """P(the vdev is lost) within each horizon: its chain run stretch by stretch, each with that
+        stretch's rate (the loss-term rule, disk_age.loss_term_rate), the state carried across.
+
+        A vdev with `start` disks out takes two rates: in the states with that many failures or more, its
+        survivors' (p + 1 - start more failures lose it); in the states below, reached once repairs are
+        done, every disk's with those out replaced by new ones (p + 1 failures lose it). One rate for
+        both would carry a flagged survivor's rate into the repaired vdev's every disk."""
+        batch = bool(rate and rate.batch_disks)
+        if rate is not None:
+            q = failures_survived(v) + 1 - start
+            survivors = [self.hazard(leaf, new) for leaf in serving or v.leaves]
+            whole = survivors + [self.new_disk()] * start   # a new disk for each out
+            edges = rate_edges(whole, max(self.hours), self.hours)
+            stretches = []
+            for t0, t1 in zip(edges, edges[1:]):
+                r = loss_term_rate(survivors, q, (t0 + t1) / 2)
+                chain = self._chain(group, p, r, batch)
+                if start and chain.size == failures_survived(v) + 1:   # a birth-death chain: state k = k out
+                    chain = _up_scaled(chain, start, loss_term_rate(whole, q + start, (t0 + t1) / 2) / r)
+                stretches.append((chain, t1 - t0))
+            ends = markov.piecewise_loss_probabilities(stretches, start=start)
+            if ends is not None:
+                at = dict(zip(edges[1:], ends))
+                return [at[h] for h in self.hours]
+        # no stretch to step through (the class's one rate), or a chain too large to carry whole
+        # (over 16 states): one rate per horizon, the loss term's (vdev_rate_ahead)
+        return [markov.loss_probabilities(self._chain(group, p, rate and -math.log1p(-rate.afr_per_year[i])
+                                                       / HOURS_PER_YEAR, batch), [h], start=start)[0]
+                for i, h in enumerate(self.hours)]
 
     def pool_p(self, extra_out, serving, new: frozenset[str] = frozenset()) -> tuple[tuple[float, ...],
                                                                                        tuple[VdevRate, ...]]:
@@ -154,12 +210,21 @@ class _Chains:
         per_vdev, rates = [], []
         for group, v, p in self.members:
             start = extra_out(v)
-            rate = self.vdev_rate(v, serving(v), new, start) if self.by_age else None
+            rate = self.vdev_rate(v, serving(v), new, start) if self.piecewise else None
             rates.append(rate)
             lost = start > failures_survived(v)   # more out than it survives: lost already
-            per_vdev.append([1.0] * len(self.hours) if lost else self._vdev_p(group, p, rate, start))
+            per_vdev.append([1.0] * len(self.hours) if lost else
+                            self._vdev_p(group, p, v, serving(v), new, rate, start))
         return (tuple(markov.pool_loss_probability([(ps[i], 1) for ps in per_vdev]) for i in range(len(self.hours))),
                 tuple(r for r in rates if r))
+
+
+def _up_scaled(chain: markov.Chain, below: int, factor: float) -> markov.Chain:
+    """The chain with the failure rates out of its states below `below` multiplied by `factor`."""
+    rates = [list(row) for row in chain.rates]
+    for k in range(min(below, chain.size - 1)):
+        rates[k][k + 1] *= factor
+    return markov.Chain(tuple(map(tuple, rates)), chain.loss, chain.labels)
 
 
 def _members(state: PoolState, params: RiskParams) -> list[tuple[VdevGroup, PoolVdev, RiskParams]] | str:
@@ -193,8 +258,11 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
     # the table where any disk's age is known (a disk without one keeps the class rate, and is named);
     # none known: the class rate for every disk, replacements too, as before ages were read
     by_age = cls == "hdd" and any(a.hours is not None for a in ages.values())
+    # a spinning disk's SMART counters raise its rate (the field study is of spinning disks)
+    signals = {leaf.name: sig for _, v, _ in members for c in v.children or (v,) if c.state == "ONLINE"
+               for leaf in c.leaves if cls == "hdd" and (sig := smart_signal(health.get(leaf.name)))}
     chains = _Chains(layout, tuple(members), ages, tuple(y * HOURS_PER_YEAR for y in years),
-                     params.failure_rate_per_hour, by_age)
+                     params.failure_rate_per_hour, by_age, signals)
 
     def in_service(v: PoolVdev) -> tuple[PoolVdev, ...]:
         return _serving(v, {})
@@ -208,7 +276,13 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
         if flagged else ()
     notes = tuple(f"disk {a.name}: {a.note}; the class rate is used for it" for a in ages.values() if a.note) \
         if by_age else (_class_note(cls, params.afr, health),)
-    oldest = _oldest(members, ages) if by_age else None
+    notes += tuple(_unraised_note(leaf, health[leaf.name], cls) for _, v, _ in members
+                   for leaf in _flagged_leaves(v, health) if leaf.name not in signals)
+    raised = frozenset(signals)
+    raised_p = chains.pool_p(_out, in_service, raised)[0] if raised else ()
+    if any(after > (1 - OLDEST_MIN_GAIN) * before for after, before in zip(raised_p, now)):
+        raised_p = ()
+    oldest = _oldest(members, ages, raised) if by_age else None
     oldest_p: tuple[float, ...] = ()
     if oldest is not None:
         oldest_p = chains.pool_p(_out, in_service, frozenset({oldest.name}))[0]
@@ -216,11 +290,35 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
             oldest, oldest_p = None, ()  # a new disk's first months would raise a horizon, or it gains little
     return RiskNow(years, cls, now, repaired, flagged_out, out, flagged, by_age=by_age, class_afr_per_year=params.afr,
                    rates=rates, notes=notes, oldest_disk=oldest.short_name if oldest else "",
-                   oldest_age_years=ages[oldest.name].age_years if oldest else None, p_loss_oldest_replaced=oldest_p)
+                   oldest_age_years=ages[oldest.name].age_years if oldest else None, p_loss_oldest_replaced=oldest_p,
+                   flagged_raised=tuple(leaf.short_name for _, v, _ in members for leaf in v.leaves
+                                        if leaf.name in raised),
+                   p_loss_flagged_replaced=raised_p)
 
 
-def _oldest(members, ages: dict[str, DiskAge]) -> PoolVdev | None:
-    """The disk in service with the most power-on hours (the one whose replacement lowers the rate most)."""
+def smart_signal(health: DiskHealth | None) -> SmartSignal | None:
+    """The signal of the largest factor among the disk's SMART counters above zero (disk_age.SMART_SIGNALS)."""
+    found = [sig for counter, sig in SMART_SIGNALS.items() if health is not None and getattr(health, counter)]
+    return max(found, key=lambda sig: sig.factor, default=None)
+
+
+def _flagged_leaves(vdev: PoolVdev, health: dict[str, DiskHealth]) -> list[PoolVdev]:
+    return [leaf for c in vdev.children or (vdev,) if c.state == "ONLINE" for leaf in c.leaves
+            if leaf.name in health and health[leaf.name].failing]
+
+
+def _unraised_note(leaf: PoolVdev, health: DiskHealth, cls: str) -> str:
+    """Why a disk SMART flags keeps its rate: no field study gives one for what flags it."""
+    if cls != "hdd":
+        return (f"disk {leaf.short_name}: SMART flags it; its rate is not raised (no field study gives "
+                "a solid-state disk's rate after such counters)")
+    return (f"disk {leaf.short_name}: SMART flags it (overall assessment or reported uncorrectable errors); "
+            "its rate is not raised (no field study gives one for these)")
+
+
+def _oldest(members, ages: dict[str, DiskAge], raised: frozenset[str]) -> PoolVdev | None:
+    """The disk in service with the most power-on hours (the one whose replacement lowers the rate most),
+    of those SMART does not flag (replacing those is an option of its own)."""
     serving = [leaf for _, v, _ in members for c in v.children or (v,) if c.state == "ONLINE" for leaf in c.leaves
-               if ages[leaf.name].hours is not None]
+               if ages[leaf.name].hours is not None and leaf.name not in raised]
     return max(serving, key=lambda leaf: ages[leaf.name].hours, default=None)

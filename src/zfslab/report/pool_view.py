@@ -10,7 +10,7 @@ from zfslab.model.fleet_pool import FleetPools
 from zfslab.model.pool_findings import Finding, record_text
 from zfslab.model.pool_growth import Growth
 from zfslab.model.pool_model import ModelCheck, failures_survived
-from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART
+from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART, FLAGGED_HOURS
 from zfslab.model.pool_risk import RiskNow, VdevRate
 from zfslab.model.pool_state import PoolState, PoolVdev
 from zfslab.model.units import format_bytes, odds
@@ -223,6 +223,13 @@ def rate_text(risk: RiskNow, rate: VdevRate) -> str:
         raised = ", ".join(f"×{factor:.2f}" for factor in rate.batch_factors)
         basis += (f"; one batch: {rate.batch_disks} × {rate.batch_model} within {BATCH_HOURS_APART:,} power-on "
                   f"hours, so while failures are unrepaired the others fail faster ({raised})")
+    for signal in dict.fromkeys(sig for _, sig in rate.flagged):   # one clause per signal, in order
+        disks = [disk for disk, sig in rate.flagged if sig == signal]
+        who = f"{disks[0]} has" if len(disks) == 1 else f"{len(disks)} disks have"
+        then = f"×{signal.after_factor:g} after" if signal.after_factor != 1 else "its age's rate after"
+        basis += f"; {who} {signal.counter}: ×{signal.factor:g} for {FLAGGED_HOURS // 24} days, {then}"
+    if rate.flagged:
+        basis += " (docs/reliability.md#flagged-disks)"
     return f"{rate.vdev}: {basis}"
 
 
@@ -240,12 +247,23 @@ def risk_lines(risk: RiskNow) -> list[str]:
                      f"resilvered: {_within(risk, risk.p_loss_repaired)}")
     if risk.p_loss_flagged_out:
         lines.append(f"- if the {risk.disks_flagged} disk{'s' * (risk.disks_flagged != 1)} SMART flags "
-                     f"fail{'s' * (risk.disks_flagged == 1)} now: {_within(risk, risk.p_loss_flagged_out)}; "
-                     "replacing first lowers it to the figure above")
-    if risk.p_loss_oldest_replaced:
-        lines.append(f"- what lowers it most: replacing the oldest disk, {risk.oldest_disk} "
-                     f"({risk.oldest_age_years:.1f} y), with a new one: {_within(risk, risk.p_loss_oldest_replaced)}")
+                     f"fail{'s' * (risk.disks_flagged == 1)} now: {_within(risk, risk.p_loss_flagged_out)}")
+    lines += [f"- {head}: {text}" for head, text in zip(("what lowers it most", "next"), _replacements(risk))]
     return lines
+
+
+def _replacements(risk: RiskNow) -> list[str]:
+    """The disk replacements that lower the risk, the one that lowers the year ahead most first."""
+    options = []
+    if risk.p_loss_flagged_replaced:
+        n = len(risk.flagged_raised)
+        which = f"the disk SMART flags, {risk.flagged_raised[0]}," if n == 1 else f"the {n} disks SMART flags"
+        one = "a new one" if n == 1 else "new ones"
+        options.append((risk.p_loss_flagged_replaced, f"replacing {which} with {one}"))
+    if risk.p_loss_oldest_replaced:
+        options.append((risk.p_loss_oldest_replaced, f"replacing the oldest disk, {risk.oldest_disk} "
+                                                     f"({risk.oldest_age_years:.1f} y), with a new one"))
+    return [f"{text}: {_within(risk, p)}" for p, text in sorted(options)]
 
 
 def risk_record(risk: RiskNow) -> dict:
@@ -259,7 +277,12 @@ def risk_record(risk: RiskNow) -> dict:
                        "mean_age_years": r.mean_age_years,
                        "batch": {"disks": r.batch_disks, "model": r.batch_model, "rate_factors": list(r.batch_factors),
                                  "frailty_variance": BATCH_FRAILTY_VARIANCE} if r.batch_disks else None,
+                       "flagged": [{"disk": d, "counter": sig.counter, "factor": sig.factor,
+                                    "days": FLAGGED_HOURS // 24, "after_factor": sig.after_factor}
+                                   for d, sig in r.flagged],
                        "text": rate_text(risk, r)} for r in risk.rates],
             "notes": list(risk.notes),
             "oldest_replaced": {"disk": risk.oldest_disk, "age_years": risk.oldest_age_years,
-                                "p_loss": by_year(risk.p_loss_oldest_replaced)} if risk.p_loss_oldest_replaced else None}
+                                "p_loss": by_year(risk.p_loss_oldest_replaced)} if risk.p_loss_oldest_replaced else None,
+            "flagged_replaced": {"disks": list(risk.flagged_raised), "p_loss": by_year(risk.p_loss_flagged_replaced)}
+            if risk.p_loss_flagged_replaced else None}

@@ -318,6 +318,12 @@ def _quasi_stationary(chain: Chain, hours: float) -> float:
 
 def _exp_entry_mp(step: Matrix, theta: float, squarings: int, target: int, start: int = 0) -> float:
     """The same computation with enough decimal digits to absorb the doubling of each squaring."""
+    return min(_exp_mp(step, theta, squarings)[start][target], 1.0)
+
+
+def _exp_mp(step: Matrix, theta: float, squarings: int) -> Matrix:
+    """exp(theta (P - I)) computed in mpmath, each entry rounded to a float at the end (each keeps
+    its relative precision: the caller only multiplies and adds non-negative numbers after)."""
     import mpmath  # deliberate lazy loading: a rare path, and 40 ms of every plan's start (issue 33)
     with mpmath.workdps(20 + int(squarings * 0.302) + 5):
         p = mpmath.matrix(step)
@@ -330,7 +336,53 @@ def _exp_entry_mp(step: Matrix, theta: float, squarings: int, target: int, start
         total *= mpmath.exp(-t)
         for _ in range(squarings):
             total = total * total
-        return float(min(total[start, target], 1))
+        return [[float(total[i, j]) for j in range(len(step))] for i in range(len(step))]
+
+
+def exponential(chain: Chain, hours: float) -> Exponential | None:
+    """exp(Q hours) of a chain of up to PLAIN_STATES transient states, whole (every start state's
+    row and the loss column), for a caller that carries a state distribution from one stretch of
+    time to the next; None for a chain loss_probabilities takes another path for (numpy, or the
+    quasi-stationary law), where no such matrix is formed."""
+    m = chain.size
+    out = [sum(row) + a for row, a in zip(chain.rates, chain.loss)]
+    big = max(out, default=0.0)
+    if hours <= 0 or big == 0.0:
+        return Exponential([[float(i == j) for j in range(m)] for i in range(m)], [0.0] * m, 1.0)
+    theta = big * hours
+    squarings = max(0, math.ceil(math.log2(theta / 0.5))) if theta > 0.5 else 0
+    if m > PLAIN_STATES or (squarings > MAX_DOUBLE_SQUARINGS and (m + 1) ** 3 * squarings > MP_WORK_LIMIT):
+        return None
+    if squarings > MAX_DOUBLE_SQUARINGS:
+        full = _exp_mp(_full_step(chain, big, out), theta, squarings)
+        return Exponential([row[:m] for row in full[:m]], [row[m] for row in full[:m]], full[m][m])
+    return _plain_exponential(chain, big, out, theta, squarings)
+
+
+def piecewise_loss_probabilities(segments: Sequence[tuple[Chain, float]], *, start: int = 0) -> list[float] | None:
+    """P(loss) by the end of each of `segments` run one after the other, each a chain (the same
+    states, its own rates) for so many hours: the rates that step through time (a disk's age band,
+    a flagged disk's first 60 days) as constant stretches. The state distribution at the end of one
+    stretch is the start of the next: d <- d E, loss <- loss + d f (all terms non-negative, so tiny
+    figures keep their precision). None when a chain is past exponential()'s reach."""
+    if not segments:
+        return []
+    m = segments[0][0].size
+    if not 0 <= start < m:
+        raise ValueError(f"start state {start} is not one of the chain's {m} transient states")
+    dist = [float(i == start) for i in range(m)]
+    lost = 0.0
+    answers = []
+    for chain, hours in segments:
+        if chain.size != m:
+            raise ValueError(f"a segment's chain has {chain.size} states, the first's {m}")
+        e = exponential(chain, hours)
+        if e is None:
+            return None
+        lost = lost * e.g + sum(map(mul, dist, e.f))
+        dist = [sum(d * row[j] for d, row in zip(dist, e.e)) for j in range(m)]
+        answers.append(min(lost, 1.0))
+    return answers
 
 
 def pool_loss_probability(per_vdev: list[tuple[float, int]]) -> float:
