@@ -8,7 +8,7 @@ oldest disk replaced. Pure: the caller has read the pool, its disks and their co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, HOURS_PER_YEAR, DiskAge, afr_of_rate, disk_age,
                                    largest_batch, vdev_rate_ahead)
@@ -114,6 +114,7 @@ class _Chains:
     hours: tuple[float, ...]
     class_rate: float
     by_age: bool
+    spareless: frozenset[str] = frozenset()  # vdevs of disks larger than the hot spares: none stands in
 
     def vdev_rate(self, v: PoolVdev, serving: tuple[PoolVdev, ...], new: frozenset[str], start: int) -> VdevRate:
         """The rate the vdev's chain takes over each horizon, from the disks serving in it (a disk in `new`
@@ -139,11 +140,12 @@ class _Chains:
                         tuple(1 + k * BATCH_FRAILTY_VARIANCE for k in range(max(start, 1), failures_survived(v) + 1))
                         if big else ())
 
-    def _vdev_p(self, group: VdevGroup, p: RiskParams, rate: VdevRate | None, start: int) -> list[float]:
+    def _vdev_p(self, group: VdevGroup, p: RiskParams, rate: VdevRate | None, start: int,
+                layout: Layout) -> list[float]:
         ps = []
         for i, h in enumerate(self.hours):
             vp = p.with_(afr=rate.afr_per_year[i]) if rate else p
-            chain, _ = vdev_chain(group, self.layout, vp,
+            chain, _ = vdev_chain(group, layout, vp,
                                   frailty_variance=BATCH_FRAILTY_VARIANCE if rate and rate.batch_disks else 0.0)
             ps += markov.loss_probabilities(chain, [h], start=start)
         return ps
@@ -157,7 +159,9 @@ class _Chains:
             rate = self.vdev_rate(v, serving(v), new, start) if self.by_age else None
             rates.append(rate)
             lost = start > failures_survived(v)   # more out than it survives: lost already
-            per_vdev.append([1.0] * len(self.hours) if lost else self._vdev_p(group, p, rate, start))
+            # zpool replace takes a spare no smaller than the disk: a smaller one is no spare for this vdev
+            layout = replace(self.layout, hot_spares=0, spare_bytes=0) if v.name in self.spareless else self.layout
+            per_vdev.append([1.0] * len(self.hours) if lost else self._vdev_p(group, p, rate, start, layout))
         return (tuple(markov.pool_loss_probability([(ps[i], 1) for ps in per_vdev]) for i in range(len(self.hours))),
                 tuple(r for r in rates if r))
 
@@ -224,3 +228,41 @@ def _oldest(members, ages: dict[str, DiskAge]) -> PoolVdev | None:
     serving = [leaf for _, v, _ in members for c in v.children or (v,) if c.state == "ONLINE" for leaf in c.leaves
                if ages[leaf.name].hours is not None]
     return max(serving, key=lambda leaf: ages[leaf.name].hours, default=None)
+
+
+def risk_after(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFacts], health: dict[str, DiskHealth],
+               *, new_leaves: frozenset[str], new_bytes: int, fill: float, fill_now: float, out_now: bool = True,
+               years: tuple[float, ...] = YEARS) -> tuple[float, ...] | str:
+    """P(losing the pool) within each of `years` once it is `state` (a growth option's pool: new vdevs,
+    disks attached or replaced), by risk_now's chains: each disk keeps its age from SMART, a disk in
+    `new_leaves` is new (age 0); a vdev all of new disks resilvers `new_bytes` each, the others the
+    pool's size now (a raidz given a larger disk grows only to its smallest), and a hot spare smaller
+    than a vdev's disks does not stand in for them; a vdev with a new disk resilvers the pool's `fill`
+    after, one without keeps `fill_now` (what is written stays where it is); out_now: the disks out now stay out (an add), else every vdev is whole (all replaced). A reason instead when the engine has none (docs/pool.md#growing-the-pool)."""
+    layout = pool_layout(state)
+    if isinstance(layout, str):
+        return layout
+    if vdev_bytes is None:
+        return "the disks' size as ZFS sees them was not shown, or differs between them"
+    cls = disk_class(disks)
+    params = params_for_class(cls, vdev_bytes, years=years, fill=min(max(fill, 1e-6), 1.0))
+    members = _members(state, params)
+    if isinstance(members, str):
+        return members
+    def sized(v: PoolVdev, p: RiskParams) -> RiskParams:
+        if not any(leaf.name in new_leaves for leaf in v.leaves):
+            return p.with_(fill=min(max(fill_now, 1e-6), 1.0))
+        return p.with_(disk_bytes=new_bytes) if all(leaf.name in new_leaves for leaf in v.leaves) else p
+    members = [(g, v, sized(v, p)) for g, v, p in members]
+    old = [leaf for _, v, _ in members for leaf in v.leaves if leaf.name not in new_leaves]
+    ages = _ages(old, health)
+    by_age = cls == "hdd" and any(a.hours is not None for a in ages.values())
+    # a spare whose size zpool does not show is taken as the pool's disks (as risk_now takes every spare)
+    spare_bytes = min((leaf.device_bytes or vdev_bytes for v in state.of_class("spare") for leaf in v.leaves),
+                      default=0)
+    spareless = frozenset(v.name for _, v, p in members if p.disk_bytes > spare_bytes)
+    chains = _Chains(layout, tuple(members), ages, tuple(y * HOURS_PER_YEAR for y in years),
+                     params.failure_rate_per_hour, by_age, spareless)
+    if out_now:
+        return chains.pool_p(_out, lambda v: _serving(v, {}), new_leaves)[0]
+    return chains.pool_p(lambda v: 0, lambda v: v.leaves, new_leaves)[0]
