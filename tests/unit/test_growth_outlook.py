@@ -114,3 +114,17 @@ def test_replacing_the_data_disks_of_a_special_pool_gives_its_risk():
     # the special mirror of two keeps its disks, its size and what it holds, and its one-failure margin
     # dominates the pool's risk before and after (new 4 TB disks in it, half full, would raise it by 8 %)
     assert after.p_loss == pytest.approx(now, rel=1e-3) and not after.risk_reason
+
+
+def test_a_pool_no_option_can_bring_into_budget_is_told_so_not_recommended():
+    """The oops pool (raidz2:4 and a plain disk added by mistake) survives no failure whatever is
+    added: no option meets home data's budget, and the line says so instead of 'recommended'."""
+    from zfslab.report.pool_view import growth_lines
+    state, check, grown, look, by = _grown("oops", 4, 12 * 10**12)
+    assert not look.recommendation.within_budget
+    assert all(x.left_out and "no redundancy" in x.left_out for o, x in zip(grown.options, look.options)
+               if not o.adds.startswith(("special=", "log=")))
+    text = " ".join(line for line, _ in growth_lines(grown, 80, look))
+    assert "no option meets the budget by plan's rule" in text and "recommended, by" not in text
+    healthy = _grown("healthy", 6, GIB2)
+    assert "recommended, by plan's rule" in " ".join(line for line, _ in growth_lines(healthy[2], 80, healthy[3]))

@@ -157,8 +157,10 @@ def growth_lines(grown: Growth, width: int | None, outlook: Outlook | None = Non
     rec = outlook.recommendation if outlook is not None else None
     if rec is not None and len(rec.shortlist) + len(rec.over_budget) > 1:
         pick = grown.options[outlook.recommended]
-        out.append((f"recommended, by plan's rule (docs/recommend.md; {workload_text(rec.goal)}, --data "
-                    f"{rec.goal.data}): {pick.how} {pick.adds}. {rec.reason}", 2))
+        rule = f"plan's rule (docs/recommend.md; {workload_text(rec.goal)}, --data {rec.goal.data})"
+        lead = (f"recommended, by {rule}: {pick.how} {pick.adds}." if rec.within_budget else
+                f"no option meets the budget by {rule}; the closest: {pick.how} {pick.adds}.")
+        out.append((f"{lead} {rec.reason}", 2))
     return out
 
 
