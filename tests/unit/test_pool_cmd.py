@@ -161,6 +161,43 @@ def test_replace_with_prints_the_grown_pool_its_commands_and_json_and_refuses_a_
     assert not log.exists()   # refused before zpool ran
 
 
+def test_add_gives_each_way_its_risk_and_speed_and_recommends_one_by_plans_rule(on_path, capsys, monkeypatch):
+    on_path()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["pool", "healthy", "--add", "4x12TB"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line == "with 4 new disks of 12.00 TB:")
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    text = " ".join(" ".join(lines[start:]).split())
+    ways = [line for line in lines[start:] if line.startswith("- ")]
+    risks = [line for line in lines[start:] if line.startswith("    risk of losing the pool: ")]
+    assert len(risks) == len(ways) == 6
+    assert "within 1 year, 1 in" in text and "within 5 years; predicted write" in text
+    assert "speed: plan's model has no term for special or log vdevs" in text
+    assert ways[-1].startswith("- zpool add special=") and ways[-2].startswith("- zpool add log=")
+    rec = next(line for line in lines[start:] if line.startswith("recommended, by plan's rule"))
+    assert text.index("recommended, by plan's rule") > text.index("note: every `zpool add`")
+    # home data takes one failure: the raidz1:4 beside the raidz2, whose risk is within the budget
+    assert "--data home): zpool add raidz1:4." in text and ways[0].startswith("- zpool add raidz1:4:")
+    assert rec
+    # business data asks for two: then neither the raidz1:4 nor the mirrors
+    assert main(["pool", "healthy", "--add", "4x12TB", "--data", "business", "--json"]) == 0
+    grown = json.loads(capsys.readouterr().out)["pools"][0]["growth"]
+    first = grown["options"][0]
+    assert first["recommended"] and first["adds"] == "raidz2:4" and grown["recommendation"]["option"] == "raidz2:4"
+    assert grown["recommendation"]["data"] == "business" and grown["recommendation"]["min_failures"] == 2
+    by = {o["adds"]: o for o in grown["options"]}
+    assert by["raidz1:4"]["left_out"][0] == "survives 1 failure, 2 asked"   # and its P(loss) over the budget
+    assert by["raidz1:4"]["p_loss"]["5"] > 100 * by["raidz2:4"]["p_loss"]["5"]
+    assert by["2xmirror:2"]["speed"]["rand_read_iops_qd8"] > by["raidz2:4"]["speed"]["rand_read_iops_qd8"]
+    assert by["raidz2:4"]["speed_vs_now"]["write_mb_s"] == pytest.approx(
+        by["raidz2:4"]["speed"]["write_mb_s"] / grown["speed_now"]["write_mb_s"])
+    assert by["log=2xmirror:2"]["speed"] is None and grown["speed_disk_type"] == "hdd"
+    assert main(["pool", "healthy", "--add", "4x12TB", "--data", "bogus"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bogus" in err[0] and "business" in err[0]
+
+
 def _fleet_path(tmp_path, monkeypatch, *, answer: str | None = None):
     """The stand-in tools on PATH, and a `zfslab` there that runs this zfslab (LocalTransport runs
     each host's argv here, as ssh would run it there); `answer`: a zfslab that prints this instead."""

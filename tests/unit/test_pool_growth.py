@@ -11,7 +11,7 @@ import pytest
 
 from test_pool_model import version
 from test_pool_read import POOLS, SERIES, captured, read_both
-from zfslab.model.capacity import pool_capacity
+from zfslab.model.capacity import linux_whole_disk_osize, pool_capacity
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.pool_growth import growth, replacement
 from zfslab.model.pool_model import check_model, class_alloc_bytes
@@ -210,16 +210,37 @@ def test_replacing_every_disk_with_a_larger_one_is_what_zfs_showed_after_autoexp
         assert option.resilver_hours == pytest.approx(alloc / 85.25e6 / 3600)
 
 
-def test_replacing_with_smaller_disks_or_on_a_pool_the_model_does_not_size_gives_no_figures():
+def test_replacing_with_smaller_disks_gives_no_figures():
     state = read_both("zfs-2.4", "files")[0]
     check = check_model(state, version("zfs-2.4"))
     (small,) = replacement(state, check, 10**9, streaming_mb_s=170.5).options
     assert small.usable_after_bytes is None and "smaller" in small.reason
     (large,) = replacement(state, check, 4 * 10**12, streaming_mb_s=170.5).options
     assert large.gain_bytes > 0 and large.commands[0] == "zpool set autoexpand=on files"
-    special = read_both("zfs-2.4", "special")[0]
-    (none,) = replacement(special, check_model(special, version("zfs-2.4")), 4 * 10**12, streaming_mb_s=500).options
-    assert none.usable_after_bytes is None and none.reason
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_replacing_the_data_disks_of_a_pool_with_class_vdevs_is_a_fresh_pool_but_the_data_vdevs_metaslabs(series):
+    """The special pool (raidz2:4 + special mirror + log + cache): its data disks replaced by 4 TB ones,
+    the class vdevs keep theirs. Derived apart: the same pool built fresh with @sizes (`zfslab capacity
+    raidz2:4@4TB+special=mirror:2@OLD+log=disk@OLD`), plus what the grown raidz2:4's creation-sized
+    metaslabs give over a fresh one's (the data-only pool grown, less it fresh). Before, no figures."""
+    state = read_both(series, "special")[0]
+    check = check_model(state, version(series))
+    assert check.agrees is True
+    grown = replacement(state, check, 4 * 10**12, streaming_mb_s=500)
+    (option,) = grown.options
+    old, new = check.vdev_bytes, linux_whole_disk_osize(4 * 10**12, 512)
+    fresh = pool_capacity(parse_layout(f"raidz2:4@{new}+special=mirror:2@{old}+log=disk@{old}"), {new: new, old: old},
+                          ashift=12, rules=version(series), class_alloc_bytes=class_alloc_bytes(state))
+    data_grown = pool_capacity(parse_layout("raidz2:4"), new, ashift=12, rules=version(series), grown_from_bytes=old)
+    data_fresh = pool_capacity(parse_layout("raidz2:4"), new, ashift=12, rules=version(series))
+    assert data_grown.size_bytes != data_fresh.size_bytes   # the metaslab size matters here
+    assert option.size_after_bytes == fresh.size_bytes + data_grown.size_bytes - data_fresh.size_bytes
+    # slop is at its 128 GiB cap in both: the usable difference is the data vdevs' alone
+    assert option.usable_after_bytes == fresh.usable_bytes + data_grown.usable_bytes - data_fresh.usable_bytes
+    assert option.gain_bytes == option.usable_after_bytes - check.model_usable_bytes
+    assert "keep their disks" in grown.note and option.layout_after == check.layout
 
 
 def test_a_vdev_grown_from_its_own_size_is_a_new_pool_and_larger_disks_add_metaslabs_of_the_old_size():

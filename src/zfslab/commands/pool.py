@@ -7,11 +7,13 @@ import argparse
 import sys
 import time
 
-from zfslab.commands._common import console, disk_size_arg, parse_disk_set
+from zfslab.commands._common import choice_arg, console, disk_size_arg, parse_disk_set
 from zfslab.commands._hosts import add_host_options, hosts_from_args
 from zfslab.errors import Interrupted, UsageError
 from zfslab.model.pool_findings import findings
+from zfslab.model.growth_outlook import outlook
 from zfslab.model.pool_growth import growth, replacement
+from zfslab.model.recommend import Goal
 from zfslab.model.reliability.params import DISK_CLASSES
 from zfslab.model.pool_model import check_model
 from zfslab.model.pool_state import disk_class
@@ -38,6 +40,12 @@ def add_parser(sub) -> None:
     p.add_argument("--replace-with", metavar="SIZE", type=disk_size_arg,
                    help="a larger disk size, e.g. 16TB: the pool after every data disk is replaced by one of "
                         "it (autoexpand), the time of the resilvers, and the commands (nothing is run)")
+    from zfslab.model.recommend import DATA_LEVELS, DEFAULT_DATA, WORKLOADS
+    p.add_argument("--data", choices=tuple(DATA_LEVELS), type=choice_arg(DATA_LEVELS), default=DEFAULT_DATA,
+                   help="how important the data is, as for plan: the risk budget --add's and --replace-with's "
+                        f"options are ranked by (default {DEFAULT_DATA}; docs/recommend.md)")
+    p.add_argument("--workload", choices=tuple(WORKLOADS), type=choice_arg(WORKLOADS), default=None,
+                   help="which predicted speed figures count, as for plan (default: the data's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_host_options(p)
     p.set_defaults(func=run)
@@ -48,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if hosts is not None:
         return _fleet(args, hosts)
     new = parse_disk_set(args.add) if args.add is not None else None  # bad input fails before any zpool runs
+    # plan's goal, but P(damage) is not weighed: the pool's risk engine gives the loss of the pool only
+    goal = Goal(data=args.data, workload=args.workload, max_damage=1.0)
     runner = Runner()
     names = pool_names(runner)
     wanted = args.pools or names
@@ -62,11 +72,14 @@ def run(args: argparse.Namespace) -> int:
         grown = growth(live.state, check, *new, attached=live.attached) if new else None
         replaced = replacement(live.state, check, args.replace_with, streaming_mb_s=_streaming_mb_s(live.disks)) \
             if args.replace_with else None
+        # each option's risk, speed and rank (model/growth_outlook.py): the pool's own disks and ages
+        looks = {id(g): outlook(live.state, check.vdev_bytes, g, live.disks, live.health, goal=goal,
+                                ashift=check.ashift) for g in (grown, replaced) if g is not None}
         if args.json:
             records.append(pool_record(live.state, check, found) | {"footprint_advice": advice or None}
                            | {"risk": risk_record(risk)}
-                           | ({"growth": growth_record(grown)} if grown else {})
-                           | ({"replacement": growth_record(replaced)} if replaced else {}))
+                           | ({"growth": growth_record(grown, looks[id(grown)])} if grown else {})
+                           | ({"replacement": growth_record(replaced, looks[id(replaced)])} if replaced else {}))
             continue
         if i:
             out.print()
@@ -76,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         for line in finding_lines(check, found) + advice_lines + risk_lines(risk):  # prose: wrapped to the terminal
             print_wrapped(out, line)
         for answer in (grown, replaced):
-            for line, indent in growth_lines(answer, text_width(out, None)) if answer else ():
+            for line, indent in growth_lines(answer, text_width(out, None), looks[id(answer)]) if answer else ():
                 if indent is None:  # a command, whole
                     out.print(line, markup=False, soft_wrap=True)
                 else:

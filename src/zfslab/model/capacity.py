@@ -341,9 +341,13 @@ def pool_capacity(
     class_alloc_bytes: deflated bytes on the special and dedup vdevs, which 2.3.7+ and 2.4.1+ add to AVAIL;
     None: what an empty pool holds there, its own metadata (empty_pool_metadata.py).
     grown_from_bytes: the data vdevs were created on disks showing that many bytes to ZFS, and every
-    disk was replaced by one showing vdev_bytes (vdev_capacity's created_vdev_bytes)."""
-    if grown_from_bytes is not None and (isinstance(vdev_bytes, Mapping) or layout.sized or layout.classes):
-        raise LayoutError(f"{layout}: disks grown in place are modelled for one disk size and data vdevs only")
+    data disk was replaced by one showing vdev_bytes (vdev_capacity's created_vdev_bytes); class vdevs
+    then must name their size, looked up in class_vdev_bytes, as they keep their disks."""
+    # the data vdevs grow; special, dedup and log vdevs keep their disks, so they must name their size
+    if grown_from_bytes is not None and (isinstance(vdev_bytes, Mapping) or layout.sized
+                                         or any(not c.group.sizes for c in layout.classes)):
+        raise LayoutError(f"{layout}: disks grown in place are modelled for one data disk size, beside class "
+                          "vdevs that name their own (special=mirror:2@SIZE)")
     if isinstance(vdev_bytes, Mapping) or layout.sized:
         return _sized_capacity(layout, vdev_bytes, ashift=ashift, rules=rules, created_with=created_with,
                                class_vdev_bytes=class_vdev_bytes, class_alloc_bytes=class_alloc_bytes)

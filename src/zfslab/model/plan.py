@@ -110,6 +110,7 @@ class PlanRow:
     # width pads every block to whole rows (docs/capacity.md#allocation); () for other layouts
     small_blocks: tuple[tuple[int, float], ...] = ()
     disks_price: float | None = None  # --disk-price: what the disks it uses cost (any currency); None: not asked
+    force_command: str = "zpool create"  # what needs_force's -f is for (pool --add ranks `zpool add`s)
 
     @property
     def price_per_usable_tb(self) -> float | None:

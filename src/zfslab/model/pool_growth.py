@@ -38,6 +38,7 @@ class GrowthOption:
     cautions: tuple[str, ...] = ()
     reason: str = ""
     resilver_hours: float | None = None  # zpool replace: the resilvers one after another, in all
+    added: tuple[tuple[str, VdevGroup], ...] = ()  # zpool add: (allocation class, the vdevs) it adds
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class Growth:
     disk_bytes: int  # each new disk as the user gave it
     options: tuple[GrowthOption, ...]
     note: str  # what holds for every option (a raidz pool's add is for good), or why there are none
+    new_vdev_bytes: int | None = None  # each new disk as ZFS will see it (partitioned, or as given)
 
 
 def _new(n: int) -> list[str]:
@@ -155,6 +157,8 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     before = capacity() if not why_none else None
 
     def figured(option: GrowthOption, groups_new=(), classes_new=()) -> GrowthOption:
+        option = replace(option, added=tuple(("normal", g) for g in groups_new)
+                         + tuple((c.alloc_class, c.group) for c in classes_new))
         if why_none:
             return replace(option, reason=why_none)
         size, usable = capacity(groups_new, classes_new)
@@ -175,7 +179,7 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     # special and log vdevs last (they add no room for data)
     options.sort(key=lambda o: (0 if o.like_the_pool else 1 if o.how == "zpool attach" else
                                 3 if o.adds.startswith(("special=", "log=")) else 2, -o.survives, -(o.gain_bytes or 0)))
-    return Growth(count, disk_bytes, tuple(options), note)
+    return Growth(count, disk_bytes, tuple(options), note, new_osize)
 
 
 def _note(state: PoolState, layout: Layout) -> str:
@@ -399,20 +403,26 @@ def replacement(state: PoolState, check: ModelCheck, disk_bytes: int, *, streami
         why = f"no capacity figures: {check.reason}"
     elif not check.agrees:
         why = "no capacity figures: the model does not agree with this pool as it is"
-    elif layout.classes:
-        why = "no capacity figures: pools with special, dedup or log vdevs are not modelled here yet"
     elif state.expanded:
         why = "no capacity figures: its raidz was expanded (old blocks keep the old ratio), not modelled here yet"
     elif new_osize < old:
         why = "the new disks are smaller than those there: zpool replace refuses them"
     if why:
-        return Growth(len(leaves), disk_bytes, (replace(option, reason=why),), "")
+        return Growth(len(leaves), disk_bytes, (replace(option, reason=why),), "", new_osize)
+    # the data vdevs grow from `old`; special, dedup and log vdevs keep their disks and their size
+    grown = replace(layout, classes=_sized_classes(layout.classes, old))
     try:
         rules = rules_for(check.version)
-        after = pool_capacity(layout, new_osize, ashift=check.ashift, rules=rules, grown_from_bytes=old).usable_bytes
+        after = pool_capacity(grown, new_osize, ashift=check.ashift, rules=rules, grown_from_bytes=old,
+                              class_vdev_bytes={old: old}, class_alloc_bytes=class_alloc_bytes(state))
     except ZfslabError as e:
-        return Growth(len(leaves), disk_bytes, (replace(option, reason=f"no capacity figures: {e}"),), "")
+        return Growth(len(leaves), disk_bytes, (replace(option, reason=f"no capacity figures: {e}"),), "", new_osize)
     note = ("the metaslabs keep the size the vdevs were created with, so the pool is not quite what a new "
             "pool of these disks would be")
-    return Growth(len(leaves), disk_bytes, (replace(option, usable_after_bytes=after,
-                                                    gain_bytes=after - check.model_usable_bytes),), note)
+    if layout.classes:
+        note += ("; the special, dedup and log vdevs keep their disks (replace them too if they should grow: "
+                 "each vdev grows when its last disk is replaced)")
+    return Growth(len(leaves), disk_bytes, (replace(option, usable_after_bytes=after.usable_bytes,
+                                                    size_after_bytes=after.size_bytes,
+                                                    gain_bytes=after.usable_bytes - check.model_usable_bytes),),
+                  note, new_osize)

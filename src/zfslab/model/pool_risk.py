@@ -11,7 +11,7 @@ rate, carrying the state distribution across. Pure: the caller has read the pool
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, FLAGGED_HOURS, HOURS_PER_YEAR, SMART_SIGNALS, DiskAge,
                                    DiskHazard, SmartSignal, afr_of_rate, disk_age, largest_batch, loss_term_rate,
@@ -123,6 +123,7 @@ class _Chains:
     class_rate: float
     by_age: bool
     signals: dict[str, SmartSignal]
+    spareless: frozenset[str] = frozenset()  # vdevs of disks larger than the hot spares: none stands in
 
     @property
     def piecewise(self) -> bool:
@@ -168,12 +169,13 @@ class _Chains:
                         tuple(1 + k * BATCH_FRAILTY_VARIANCE for k in range(max(start, 1), failures_survived(v) + 1))
                         if big else (), flagged)
 
-    def _chain(self, group: VdevGroup, p: RiskParams, rate_per_hour: float | None, batch: bool) -> markov.Chain:
+    def _chain(self, group: VdevGroup, p: RiskParams, rate_per_hour: float | None, batch: bool,
+               layout: Layout) -> markov.Chain:
         vp = p if rate_per_hour is None else p.with_(afr=afr_of_rate(rate_per_hour))
-        return vdev_chain(group, self.layout, vp, frailty_variance=BATCH_FRAILTY_VARIANCE if batch else 0.0)[0]
+        return vdev_chain(group, layout, vp, frailty_variance=BATCH_FRAILTY_VARIANCE if batch else 0.0)[0]
 
     def _vdev_p(self, group: VdevGroup, p: RiskParams, v: PoolVdev, serving: tuple[PoolVdev, ...],
-                new: frozenset[str], rate: VdevRate | None, start: int) -> list[float]:
+                new: frozenset[str], rate: VdevRate | None, start: int, layout: Layout) -> list[float]:
         """P(the vdev is lost) within each horizon: its chain run stretch by stretch, each with that
         stretch's rate (the loss-term rule, disk_age.loss_term_rate), the state carried across.
 
@@ -190,7 +192,7 @@ class _Chains:
             stretches = []
             for t0, t1 in zip(edges, edges[1:]):
                 r = loss_term_rate(survivors, q, (t0 + t1) / 2)
-                chain = self._chain(group, p, r, batch)
+                chain = self._chain(group, p, r, batch, layout)
                 if start and chain.size == failures_survived(v) + 1:   # a birth-death chain: state k = k out
                     chain = _up_scaled(chain, start, loss_term_rate(whole, q + start, (t0 + t1) / 2) / r)
                 stretches.append((chain, t1 - t0))
@@ -201,7 +203,7 @@ class _Chains:
         # no stretch to step through (the class's one rate), or a chain too large to carry whole
         # (over 16 states): one rate per horizon, the loss term's (vdev_rate_ahead)
         return [markov.loss_probabilities(self._chain(group, p, rate and -math.log1p(-rate.afr_per_year[i])
-                                                       / HOURS_PER_YEAR, batch), [h], start=start)[0]
+                                                       / HOURS_PER_YEAR, batch, layout), [h], start=start)[0]
                 for i, h in enumerate(self.hours)]
 
     def pool_p(self, extra_out, serving, new: frozenset[str] = frozenset()) -> tuple[tuple[float, ...],
@@ -213,8 +215,10 @@ class _Chains:
             rate = self.vdev_rate(v, serving(v), new, start) if self.piecewise else None
             rates.append(rate)
             lost = start > failures_survived(v)   # more out than it survives: lost already
+            # zpool replace takes a spare no smaller than the disk: a smaller one is no spare for this vdev
+            layout = replace(self.layout, hot_spares=0, spare_bytes=0) if v.name in self.spareless else self.layout
             per_vdev.append([1.0] * len(self.hours) if lost else
-                            self._vdev_p(group, p, v, serving(v), new, rate, start))
+                            self._vdev_p(group, p, v, serving(v), new, rate, start, layout))
         return (tuple(markov.pool_loss_probability([(ps[i], 1) for ps in per_vdev]) for i in range(len(self.hours))),
                 tuple(r for r in rates if r))
 
@@ -322,3 +326,43 @@ def _oldest(members, ages: dict[str, DiskAge], raised: frozenset[str]) -> PoolVd
     serving = [leaf for _, v, _ in members for c in v.children or (v,) if c.state == "ONLINE" for leaf in c.leaves
                if ages[leaf.name].hours is not None and leaf.name not in raised]
     return max(serving, key=lambda leaf: ages[leaf.name].hours, default=None)
+
+
+def risk_after(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFacts], health: dict[str, DiskHealth],
+               *, new_leaves: frozenset[str], new_bytes: int, fill: float, fill_now: float, out_now: bool = True,
+               years: tuple[float, ...] = YEARS) -> tuple[float, ...] | str:
+    """P(losing the pool) within each of `years` once it is `state` (a growth option's pool: new vdevs,
+    disks attached or replaced), by risk_now's chains: each disk keeps its age from SMART, a disk in
+    `new_leaves` is new (age 0); a vdev all of new disks resilvers `new_bytes` each, the others the
+    pool's size now (a raidz given a larger disk grows only to its smallest), and a hot spare smaller
+    than a vdev's disks does not stand in for them; a vdev with a new disk resilvers the pool's `fill`
+    after, one without keeps `fill_now` (what is written stays where it is); out_now: the disks out now stay out (an add), else every vdev is whole (all replaced). A reason instead when the engine has none (docs/pool.md#growing-the-pool)."""
+    layout = pool_layout(state)
+    if isinstance(layout, str):
+        return layout
+    if vdev_bytes is None:
+        return "the disks' size as ZFS sees them was not shown, or differs between them"
+    cls = disk_class(disks)
+    params = params_for_class(cls, vdev_bytes, years=years, fill=min(max(fill, 1e-6), 1.0))
+    members = _members(state, params)
+    if isinstance(members, str):
+        return members
+    def sized(v: PoolVdev, p: RiskParams) -> RiskParams:
+        if not any(leaf.name in new_leaves for leaf in v.leaves):
+            return p.with_(fill=min(max(fill_now, 1e-6), 1.0))
+        return p.with_(disk_bytes=new_bytes) if all(leaf.name in new_leaves for leaf in v.leaves) else p
+    members = [(g, v, sized(v, p)) for g, v, p in members]
+    old = [leaf for _, v, _ in members for leaf in v.leaves if leaf.name not in new_leaves]
+    ages = _ages(old, health)
+    by_age = cls == "hdd" and any(a.hours is not None for a in ages.values())
+    # a spare whose size zpool does not show is taken as the pool's disks (as risk_now takes every spare)
+    spare_bytes = min((leaf.device_bytes or vdev_bytes for v in state.of_class("spare") for leaf in v.leaves),
+                      default=0)
+    spareless = frozenset(v.name for _, v, p in members if p.disk_bytes > spare_bytes)
+    # a disk that stays keeps what its SMART counters say of it, as in risk_now
+    signals = {leaf.name: sig for leaf in old if cls == "hdd" and (sig := smart_signal(health.get(leaf.name)))}
+    chains = _Chains(layout, tuple(members), ages, tuple(y * HOURS_PER_YEAR for y in years),
+                     params.failure_rate_per_hour, by_age, signals, spareless)
+    if out_now:
+        return chains.pool_p(_out, lambda v: _serving(v, {}), new_leaves)[0]
+    return chains.pool_p(lambda v: 0, lambda v: v.leaves, new_leaves)[0]

@@ -267,7 +267,7 @@ def small_blocks_text(row: PlanRow) -> str:
 def _practice(row: PlanRow, goal: Goal) -> tuple[str, ...]:
     notes = advice(row.layout, goal.work)
     if row.needs_force:  # zpool create refuses it without -f: an expert keeps -f for emergencies
-        notes += (f"zpool create needs -f ({row.needs_force})",)
+        notes += (f"{row.force_command} needs -f ({row.needs_force})",)
     if row.small_blocks and goal.work.small_blocks and not parse_layout(row.layout).of_class("special"):
         # zpoolconcepts(7): dRAID's fixed stripe width costs small blocks space and IOPS; a pool that
         # holds many should add a mirrored special vdev for them
@@ -501,9 +501,10 @@ def _figures(row: PlanRow, goal: Goal) -> str:
     h = goal.horizon_years
     text = (f"{format_bytes(row.usable_bytes)} usable ({100 * row.efficiency:.0f} % of raw), survives "
             f"{row.failures_guaranteed} failed disk{'s' * (row.failures_guaranteed != 1)} at once")
-    if row.p_loss is not None:
-        text += (f", P(pool loss) {odds(loss(row, h))} and P(damaged files) {odds(damage(row, h))} "
-                 f"over {h:g} year{'s' * (h != 1)}")
+    if row.p_loss is not None:   # pool --add's rows carry no P(damage): its engine gives the pool's loss
+        text += (f", P(pool loss) {odds(loss(row, h))}"
+                 + (f" and P(damaged files) {odds(damage(row, h))}" if row.p_damage is not None else "")
+                 + f" over {h:g} year{'s' * (h != 1)}")
     s = speed_score(row, goal.metrics)
     if s is not None:
         text += f", {s:.1f}× one disk's speed"

@@ -8,7 +8,9 @@ from datetime import datetime, timezone
 
 from zfslab.model.fleet_pool import FleetPools
 from zfslab.model.pool_findings import Finding, record_text
+from zfslab.model.growth_outlook import OptionOutlook, Outlook
 from zfslab.model.pool_growth import Growth
+from zfslab.model.recommend import METRIC_NAMES, workload_text
 from zfslab.model.pool_model import ModelCheck, failures_survived
 from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART, FLAGGED_HOURS
 from zfslab.model.pool_risk import RiskNow, VdevRate
@@ -102,15 +104,44 @@ def footprint_advice(state: PoolState, layout: str) -> str:
             f"{options}` measures, against another --recordsize; pool reads no file")
 
 
-def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None]]:
+SPEED_UNITS = {"write_mb_s": "MB/s", "rewrite_mb_s": "MB/s", "read_mb_s": "MB/s"}
+
+
+def _speed_text(outlook: Outlook, option: OptionOutlook) -> str:
+    """The workload's figures plan weighs: 'write 1,760 MB/s (+100 %), read ... , 4K random read 420 IOPS (+100 %)'."""
+    parts = []
+    for k in outlook.goal.metrics:
+        name = METRIC_NAMES.get(k, k).replace("streaming ", "")
+        change = (option.speed_vs_now or {}).get(k)
+        parts.append(f"{name} {option.speed[k]:,.0f} {SPEED_UNITS.get(k, 'IOPS')}"
+                     + ("" if change is None else f" ({100 * (change - 1):+.0f} %)"))
+    return ", ".join(parts)
+
+
+def _outlook_text(outlook: Outlook, option: OptionOutlook, how: str) -> str:
+    risk = (", ".join(f"{odds(p)} within {y:g} year{'s' * (y != 1)}" for y, p in zip(outlook.years, option.p_loss))
+            if option.p_loss else f"not computed ({option.risk_reason})")
+    speed = (f"predicted {_speed_text(outlook, option)}" if option.speed is not None else
+             "speed: plan's model has no term for special or log vdevs")
+    # zpool replace with the old disk in keeps the vdev whole while it resilvers: the risk is the pool's after
+    text = f"    risk of losing the pool{' once all are replaced' if how == 'zpool replace' else ''}: {risk}; {speed}"
+    if option.left_out:
+        text += f"; left out: {'; '.join(option.left_out)}"
+    return text
+
+
+def growth_lines(grown: Growth, width: int | None, outlook: Outlook | None = None) -> list[tuple[str, int | None]]:
     """The ways to take the new disks, as (text, indent of its continuation lines): prose is wrapped
     by the caller; a command comes in lines of at most `width` continued with ` \\` (indent None:
-    printed as is), so that what a user copies is a whole command."""
+    printed as is), so that what a user copies is a whole command. With `outlook`: ranked, each with
+    its risk and speed, and the recommendation."""
     out: list[tuple[str, int | None]] = [("", None), (f"with {grown.count} new disk{'s' * (grown.count > 1)} of "
                                                       f"{format_bytes(grown.disk_bytes)}:", 2)]
     if not grown.options:
         out.append(("- no way zfslab models", 2))
-    for o in grown.options:
+    order = outlook.order if outlook is not None else range(len(grown.options))
+    for i in order:
+        o = grown.options[i]
         figures = (f"+{format_bytes(o.gain_bytes)} usable, {format_bytes(o.usable_after_bytes)} in all"
                    + (f" (SIZE {format_bytes(o.size_after_bytes)})" if o.size_after_bytes is not None else "")
                    if o.gain_bytes is not None else o.reason)
@@ -118,19 +149,47 @@ def growth_lines(grown: Growth, width: int | None) -> list[tuple[str, int | None
         out.append((f"- {o.how} {o.adds}{like}: {figures}; survives {o.survives} failed "
                     f"disk{'s' * (o.survives != 1)} (pool {o.layout_after})", 2))
         out += [(line, None) for c in o.commands for line in command_lines(c, width, lead="    ", indent="      ")]
+        if outlook is not None:
+            out.append((_outlook_text(outlook, outlook.options[i], o.how), 6))
         out += [(f"    ! {c}", 6) for c in o.cautions]
     if grown.note:
         out.append((f"note: {grown.note}", 2))
+    rec = outlook.recommendation if outlook is not None else None
+    if rec is not None and len(rec.shortlist) + len(rec.over_budget) > 1:
+        pick = grown.options[outlook.recommended]
+        rule = f"plan's rule (docs/recommend.md; {workload_text(rec.goal)}, --data {rec.goal.data})"
+        lead = (f"recommended, by {rule}: {pick.how} {pick.adds}." if rec.within_budget else
+                f"no option meets the budget by {rule}; the closest: {pick.how} {pick.adds}.")
+        out.append((f"{lead} {rec.reason}", 2))
     return out
 
 
-def growth_record(grown: Growth) -> dict:
-    return {"count": grown.count, "disk_bytes": grown.disk_bytes, "note": grown.note,
-            "options": [{"how": o.how, "adds": o.adds, "layout_after": o.layout_after, "survives": o.survives,
-                         "like_the_pool": o.like_the_pool, "usable_after_bytes": o.usable_after_bytes,
-                         "size_after_bytes": o.size_after_bytes,
-                         "gain_bytes": o.gain_bytes, "commands": list(o.commands), "cautions": list(o.cautions),
-                         "reason": o.reason, "resilver_hours": o.resilver_hours} for o in grown.options]}
+def growth_record(grown: Growth, outlook: Outlook | None = None) -> dict:
+    """The --json answer for --add or --replace-with; with `outlook`, the options ranked, each with its
+    risk and speed, and the recommendation."""
+    def option(i: int) -> dict:
+        o = grown.options[i]
+        record = {"how": o.how, "adds": o.adds, "layout_after": o.layout_after, "survives": o.survives,
+                  "like_the_pool": o.like_the_pool, "usable_after_bytes": o.usable_after_bytes,
+                  "size_after_bytes": o.size_after_bytes,
+                  "gain_bytes": o.gain_bytes, "commands": list(o.commands), "cautions": list(o.cautions),
+                  "reason": o.reason, "resilver_hours": o.resilver_hours}
+        if outlook is not None:
+            x = outlook.options[i]
+            record |= {"p_loss": {f"{y:g}": p for y, p in zip(outlook.years, x.p_loss)} if x.p_loss else None,
+                       "risk_reason": x.risk_reason, "speed": x.speed, "speed_vs_now": x.speed_vs_now,
+                       "left_out": list(x.left_out), "recommended": i == outlook.recommended}
+        return record
+    order = outlook.order if outlook is not None else range(len(grown.options))
+    record = {"count": grown.count, "disk_bytes": grown.disk_bytes, "note": grown.note,
+              "options": [option(i) for i in order]}
+    if outlook is not None:
+        rec = outlook.recommendation
+        record |= {"speed_now": outlook.speed_now, "speed_disk_type": outlook.disk_type,
+                   "recordsize": outlook.recordsize,
+                   "recommendation": None if rec is None else rec.as_dict() | {
+                       "option": grown.options[outlook.recommended].adds}}
+    return record
 
 
 def _vdev_record(v: PoolVdev) -> dict:
