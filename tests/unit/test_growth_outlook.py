@@ -86,7 +86,8 @@ def test_the_recommendation_never_gives_up_redundancy_the_data_level_asks_for(da
     assert pick.survives >= DATA_LEVELS[data].min_failures, (data, pick.adds)
     assert not pick.adds.startswith(("special=", "log="))
     if DATA_LEVELS[data].min_failures == 2:
-        assert all("survives 1 failure, 2 asked" in x.left_out for o, x in zip(grown.options, look.options)
+        assert all("survives 1 failure, 2 asked" in x.left_out and "vdev-less-redundant" in x.left_out[-1]
+                   for o, x in zip(grown.options, look.options)
                    if o.adds in ("raidz1:6", "3xmirror:2"))
 
 
@@ -128,3 +129,21 @@ def test_a_pool_no_option_can_bring_into_budget_is_told_so_not_recommended():
     assert "no option meets the budget by plan's rule" in text and "recommended, by" not in text
     healthy = _grown("healthy", 6, GIB2)
     assert "recommended, by plan's rule" in " ".join(line for line, _ in growth_lines(healthy[2], 80, healthy[3]))
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_an_add_less_redundant_than_the_pool_is_not_recommended_while_another_keeps_its_redundancy(series):
+    """raidz2:6 with four new disks: every data add needs -f (none is 6 wide), and plan's balance for
+    home data alone chose the raidz1:4, which would make the pool's own vdev-less-redundant warning;
+    the raidz2:4 keeps the pool surviving two failures, so it is the pick, and the raidz1:4 and the
+    mirrors are ranked after it with the reason."""
+    state, check, grown, look, by = _grown("healthy", 4, 12 * 10**12, series)
+    pick = grown.options[look.recommended]
+    assert pick.adds == "raidz2:4" and pick.survives == 2
+    for adds in ("raidz1:4", "2xmirror:2"):
+        assert any("vdev-less-redundant" in why for why in by[adds].left_out), by[adds].left_out
+    order = [grown.options[i].adds for i in look.order]
+    assert order.index("raidz1:4") > order.index("raidz2:4") and order.index("2xmirror:2") > order.index("raidz2:4")
+    # a pool that survives one failure: the raidz1 keeps it, nothing is held back for it
+    state1, check1, grown1, look1, by1 = _grown("files", 3, 12 * 10**12, series)   # raidz1:3
+    assert not any("vdev-less-redundant" in why for x in look1.options for why in x.left_out)

@@ -177,8 +177,10 @@ def test_add_gives_each_way_its_risk_and_speed_and_recommends_one_by_plans_rule(
     assert ways[-1].startswith("- zpool add special=") and ways[-2].startswith("- zpool add log=")
     rec = next(line for line in lines[start:] if line.startswith("recommended, by plan's rule"))
     assert text.index("recommended, by plan's rule") > text.index("note: every `zpool add`")
-    # home data takes one failure: the raidz1:4 beside the raidz2, whose risk is within the budget
-    assert "--data home): zpool add raidz1:4." in text and ways[0].startswith("- zpool add raidz1:4:")
+    # home data takes one failure and plan's balance alone would add the raidz1:4; but the pool
+    # survives two now, and the raidz2:4 keeps it so: the raidz1:4 and the mirrors are not ranked
+    assert "--data home): zpool add raidz2:4." in text and ways[0].startswith("- zpool add raidz2:4:")
+    assert "Not ranked: raidz1:4, 2xmirror:2, which would leave the pool surviving fewer failed disks" in text
     assert rec
     # business data asks for two: then neither the raidz1:4 nor the mirrors
     assert main(["pool", "healthy", "--add", "4x12TB", "--data", "business", "--json"]) == 0
@@ -188,6 +190,7 @@ def test_add_gives_each_way_its_risk_and_speed_and_recommends_one_by_plans_rule(
     assert grown["recommendation"]["data"] == "business" and grown["recommendation"]["min_failures"] == 2
     by = {o["adds"]: o for o in grown["options"]}
     assert by["raidz1:4"]["left_out"][0] == "survives 1 failure, 2 asked"   # and its P(loss) over the budget
+    assert "vdev-less-redundant" in by["raidz1:4"]["left_out"][-1]
     assert by["raidz1:4"]["p_loss"]["5"] > 100 * by["raidz2:4"]["p_loss"]["5"]
     assert by["2xmirror:2"]["speed"]["rand_read_iops_qd8"] > by["raidz2:4"]["speed"]["rand_read_iops_qd8"]
     assert by["raidz2:4"]["speed_vs_now"]["write_mb_s"] == pytest.approx(

@@ -13,10 +13,10 @@ from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.performance import DiskProfile, predict, single_disk
 from zfslab.model.plan import PlanRow
 from zfslab.model.pool_growth import Growth, GrowthOption
-from zfslab.model.pool_model import pool_layout
+from zfslab.model.pool_model import failures_survived, pool_layout
 from zfslab.model.pool_risk import YEARS, risk_after
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
-from zfslab.model.recommend import Goal, Recommendation, recommend
+from zfslab.model.recommend import Goal, Recommendation, recommend, verdict
 
 DEFAULT_RECORDSIZE = 128 * 1024  # plan's default, when the pool's root dataset does not say its own
 
@@ -43,6 +43,7 @@ class Outlook:
     order: tuple[int, ...]  # indices into Growth.options, ranked by the recommendation
     recommended: int | None  # index of the recommended option (None: no option to rank)
     recommendation: Recommendation | None
+    lowering: tuple[int, ...] = ()  # data options not ranked: each leaves the pool less redundant than now
 
 
 def _recordsize(state: PoolState) -> int:
@@ -143,13 +144,18 @@ def outlook(state: PoolState, vdev_bytes: int | None, grown: Growth, disks: dict
         row = _row(o, state, grown, vdev_bytes, years, p_loss, speed, speed_x)
         if row is not None:
             rows[i] = row
-    rec = recommend(list(rows.values()), goal) if rows else None
-    order, pick = _rank(grown, rows, rec)
+    # an add that leaves the pool surviving fewer failures than it does now makes what the
+    # vdev-less-redundant finding warns of (docs/pool.md#findings): ranked only when every option does
+    lowering = _lowering(state, grown, rows)
+    ranked = {i: r for i, r in rows.items() if i not in lowering}
+    rec = recommend(list(ranked.values()), goal) if ranked else None
+    order, pick = _rank(grown, ranked, rec, lowering)
     if rec is not None:
         why_out = {v.layout: v.why_out or v.advice for v in rec.over_budget}
-        outlooks = [replace(out, left_out=tuple(why_out.get(rows[i].layout, ()))) if i in rows else out
+        outlooks = [replace(out, left_out=(*verdict(rows[i], goal).why_out, lowering[i]) if i in lowering else
+                            tuple(why_out.get(rows[i].layout, ()))) if i in rows else out
                     for i, out in enumerate(outlooks)]
-    return Outlook(years, goal, cls, recordsize, speed_now, tuple(outlooks), order, pick, rec)
+    return Outlook(years, goal, cls, recordsize, speed_now, tuple(outlooks), order, pick, rec, tuple(sorted(lowering)))
 
 
 def _speed(layout: Layout, profile: DiskProfile, recordsize: int, ashift: int, single: bool = False) -> dict[str, float]:
@@ -158,16 +164,32 @@ def _speed(layout: Layout, profile: DiskProfile, recordsize: int, ashift: int, s
     return {k: getattr(p, k) for k in p.metrics()}
 
 
-def _rank(grown: Growth, rows: dict[int, PlanRow], rec: Recommendation | None) -> tuple[tuple[int, ...], int | None]:
+def _lowering(state: PoolState, grown: Growth, rows: dict[int, PlanRow]) -> dict[int, str]:
+    """The data options whose new vdev survives fewer failed disks than the pool does now, each with
+    why it is not ranked; none when no ranked option would be left (then plan's rule weighs them)."""
+    now = min((failures_survived(v) for v in state.vdevs if v.alloc_class in ("normal", "special", "dedup")),
+              default=0)
+    lowering = {i: (f"it leaves the pool surviving {grown.options[i].survives} failed disk"
+                    f"{'s' * (grown.options[i].survives != 1)} where it survives {now} now: a vdev less redundant "
+                    "than the rest (the vdev-less-redundant finding)")
+                for i in rows if grown.options[i].survives < now}
+    return lowering if len(lowering) < len(rows) else {}
+
+
+def _rank(grown: Growth, rows: dict[int, PlanRow], rec: Recommendation | None,
+          lowering: dict[int, str]) -> tuple[tuple[int, ...], int | None]:
     """Recommended first, then the rest of its short list, the others in budget, those practice
-    advises against or a safer one replaces, those out of budget; then the options without figures,
-    then special and log vdevs (no room for data), each in growth()'s order."""
+    advises against or a safer one replaces, those out of budget, those that lower the pool's
+    redundancy; then the options without figures, then special and log vdevs (no room for data),
+    each in growth()'s order."""
     if rec is None:
         return tuple(range(len(grown.options))), None
     out = {v.layout: bool(v.why_out) for v in rec.over_budget}
     short = {layout: k for k, layout in enumerate(rec.shortlist)}
 
     def key(i: int) -> tuple:
+        if i in lowering:
+            return (3, 1, i)
         if i in rows:
             layout = rows[i].layout
             if layout == rec.layout:

@@ -155,12 +155,14 @@ def growth_lines(grown: Growth, width: int | None, outlook: Outlook | None = Non
     if grown.note:
         out.append((f"note: {grown.note}", 2))
     rec = outlook.recommendation if outlook is not None else None
-    if rec is not None and len(rec.shortlist) + len(rec.over_budget) > 1:
+    if rec is not None and (rec.considered > 1 or outlook.lowering):
         pick = grown.options[outlook.recommended]
         rule = f"plan's rule (docs/recommend.md; {workload_text(rec.goal)}, --data {rec.goal.data})"
         lead = (f"recommended, by {rule}: {pick.how} {pick.adds}." if rec.within_budget else
                 f"no option meets the budget by {rule}; the closest: {pick.how} {pick.adds}.")
-        out.append((f"{lead} {rec.reason}", 2))
+        lowered = ", ".join(grown.options[i].adds for i in outlook.lowering)
+        out.append((f"{lead} {rec.reason}" + (f" Not ranked: {lowered}, which would leave the pool surviving "
+                                                f"fewer failed disks than it does now." if lowered else ""), 2))
     return out
 
 
