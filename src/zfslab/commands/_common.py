@@ -304,7 +304,7 @@ def afr_by_age(text: str) -> tuple[float, ...]:
 
 def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tuple[float, ...] | None = None,
                 disk: DiskType | None = None) -> RiskParams:
-    from zfslab.model.reliability.params import field_inputs
+    from zfslab.model.reliability.params import field_inputs, with_overrides
     disk = disk or load_disk_type(args.disk_type)
     error_model = getattr(args, "error_model", None) or ("datasheet" if args.ber is not None else "field")
     if error_model == "field" and args.ber is not None:
@@ -322,7 +322,7 @@ def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tupl
         lse_episodes_per_year=getattr(args, "lse_rate", None),
         parallel_repair=args.repair == "parallel",
     )
-    return base.with_(**{k: v for k, v in overrides.items() if v is not None})
+    return with_overrides(base, overrides)
 
 
 def mttdl_text(hours: float | None) -> str:
