@@ -95,3 +95,12 @@ def test_bad_age_inputs_are_refused_naming_the_value(changes, flag):
     with pytest.raises(ParamError) as e:
         RiskParams(disk_bytes=4 * TB, **changes)
     assert e.value.param == flag
+
+
+def test_the_scrub_check_by_age_lands_on_the_study_count_of_each_age():
+    from zfslab.model.reliability.field_errors import scrub_check
+    for age, incidence in ((0.5, 0.0315), (2.5, -math.expm1(-LATER))):
+        c = scrub_check(10, 8 * TB, fill=0.5, scrub_days=30, age_years=age)
+        study = 10 * 0.5 * incidence  # first LSEs a year on the allocated half
+        assert c.field_episodes_per_year == pytest.approx(study / (1 - RECURRENCE), rel=1e-12)
+    assert scrub_check(10, 8 * TB).field_episodes_per_year == pytest.approx(10 * 0.5 * NEARLINE.episodes_per_year)

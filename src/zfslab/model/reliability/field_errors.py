@@ -150,10 +150,12 @@ class ScrubCheck:
 
 
 def scrub_check(disks: int, disk_bytes: int, *, fill: float = 0.5, scrub_days: float = 30.0,
-                lse: FieldLse = NEARLINE, ber_per_bit: float = 1e-14) -> ScrubCheck:
+                lse: FieldLse = NEARLINE, ber_per_bit: float = 1e-14, age_years: float | None = None) -> ScrubCheck:
     """A pool's scrub findings per year: every latent error born on an allocated part is found by
-    the next scrub (field), or every bit a scrub reads fails at the BER (datasheet)."""
-    episodes = disks * fill * lse.episodes_per_year
+    the next scrub (field), or every bit a scrub reads fails at the BER (datasheet). With `age_years`,
+    the field rate of disks that old (LseByAge); else the class's study average."""
+    rate = lse.episodes_per_year if age_years is None else BY_AGE[lse.name].episodes_at(age_years)
+    episodes = disks * fill * rate
     per_scrub = disks * disk_bytes * fill * 8 * ber_per_bit
     return ScrubCheck(disks, disk_bytes, fill, scrub_days, episodes, episodes * RECORDS_PER_EPISODE, per_scrub,
                       per_scrub * 365.0 / scrub_days)
