@@ -35,6 +35,9 @@ class VdevRisk:
     p_loss: tuple[float, ...]  # by params.years
     critical_episodes_per_hour: float  # entries into "no redundancy left" (no parity at all: scrubs per hour)
     read_errors_per_critical: float  # expected bad blocks read in one critical resilver
+    # expected damaging critical episodes of one such vdev by each of params.years (the field
+    # model's by age band); 0 where a read error loses the vdev instead (classic)
+    damaging_by_year: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,18 +211,19 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         band_rates, band_hours = bands
         per_band = [_read_hits(g, vp, classic, rate) for rate in band_rates]
         m_mean, p_hit_mean = _read_hits(g, vp, classic, None)  # at the study rate: the vdev's summary and MTTDL
+        damaging = tuple(sum((flux * ph * bh for (_, ph), bh in zip(per_band, hb)), 0.0) for hb in band_hours)
         if classic and g.parity > 0:
             extra_loss_rate += g.count * flux * p_hit_mean
             rate = 1.0 / mttdl + flux * p_hit_mean
             mttdl = 1.0 / rate if rate > 0 else math.inf
-            p_v = [1.0 if p >= 1 else -math.expm1(math.log1p(-p) - sum(
-                   flux * ph * bh for (_, ph), bh in zip(per_band, hb))) for p, hb in zip(p_v, band_hours)]
+            p_v = [1.0 if p >= 1 else -math.expm1(math.log1p(-p) - d) for p, d in zip(p_v, damaging)]
+            damaging = tuple(0.0 for _ in damaging)
         else:
             damage_rate, bad_blocks_rate = accrual.setdefault(bands, ([0.0] * len(band_rates), [0.0] * len(band_rates)))
             for b, (m, p_hit) in enumerate(per_band):
                 damage_rate[b] += g.count * flux * p_hit
                 bad_blocks_rate[b] += g.count * flux * m
-        vdevs.append(VdevRisk(prefix + g.token, g.count, mttr, mttdl, tuple(p_v), flux, m_mean))
+        vdevs.append(VdevRisk(prefix + g.token, g.count, mttr, mttdl, tuple(p_v), flux, m_mean, damaging))
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
     rate = sum(v.count / v.mttdl_hours for v in vdevs)
     mttdl_pool = 1.0 / rate if rate > 0 else math.inf  # each vdev's MTTDL beyond a float's range
