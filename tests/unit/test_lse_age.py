@@ -104,3 +104,18 @@ def test_the_scrub_check_by_age_lands_on_the_study_count_of_each_age():
         study = 10 * 0.5 * incidence  # first LSEs a year on the allocated half
         assert c.field_episodes_per_year == pytest.approx(study / (1 - RECURRENCE), rel=1e-12)
     assert scrub_check(10, 8 * TB).field_episodes_per_year == pytest.approx(10 * 0.5 * NEARLINE.episodes_per_year)
+
+
+def test_the_monte_carlo_engine_draws_the_rate_of_the_disks_age():
+    import numpy as np
+
+    from zfslab.model.reliability.montecarlo import simulate
+    lay = parse_layout("2xmirror:2")
+    # rates high enough to see damage in a few thousand trials; a tenfold rise after the first year
+    p = params_for_class("hdd", 8 * TB, years=(5.0,), afr=0.2).with_(lse_age_bands=((0.0, 0.3), (1.0, 3.0)))
+    exact = markov_risk(lay, p, usable_bytes=16 * TB).p_damage[0]
+    flat = markov_risk(lay, p.with_(lse_age_bands=((0.0, 0.3),)), usable_bytes=16 * TB).p_damage[0]
+    sim = simulate(lay, p, usable_bytes=16 * TB, rng=np.random.default_rng(11), trials=20_000, exponential_repair=True)
+    low, high = sim.extra["ci95"]["p_damage"]["5"]
+    width = high - low
+    assert low - width / 2 <= exact <= high + width / 2 and low > 3 * flat  # the bands, not the first rate

@@ -66,8 +66,10 @@ class RiskParams:
     error_model: str = "datasheet"
     lse_episodes_per_year: float = 0.0  # field model: LSE episodes per drive-year (field_errors.py)
     lse_records_per_episode: float = 2.0  # field model: 128 KiB records one episode damages
-    # field model by age (docs/reliability.md#by-age): (start age in years, episodes per drive-year);
-    # empty: lse_episodes_per_year at every age. disk_age_years: the disks' age when the mission starts
+    # field model by age (docs/reliability.md#by-age): (start age in years, episodes per drive-year).
+    # When set, these (not lse_episodes_per_year, the study average) give the damage; empty: that
+    # average at every age; with_overrides() empties them when a rate is given.
+    # disk_age_years: the disks' age when the mission starts (plan: 0, new disks)
     lse_age_bands: tuple[tuple[float, float], ...] = ()
     disk_age_years: float = 0.0
     block_bytes: int = BLOCK_BYTES
