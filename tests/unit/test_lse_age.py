@@ -81,6 +81,10 @@ def test_a_rate_the_user_gives_holds_at_every_age(run_cli):
                              "--json").stdout)
     # a constant rate: damage grows with the horizon alone, five times over five years (nearly)
     assert out["p_damage"]["5"] == pytest.approx(5 * out["p_damage"]["1"], rel=0.01)
+    assert out["inputs"]["lse_by_age"] == [[0.0, 0.2]]
+    default = json.loads(run_cli("risk", "raidz2:8", "--disk-size", "16TB", "--json").stdout)
+    got = [x for band in default["inputs"]["lse_by_age"] for x in band]
+    assert got == pytest.approx([x for band in NEARLINE_BY_AGE.bands for x in band], rel=1e-9)
 
 
 @pytest.mark.parametrize("changes,flag", [

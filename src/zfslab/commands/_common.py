@@ -187,8 +187,8 @@ def add_risk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ber", type=float_arg("--ber", 0, 1e-3), metavar="B",
                    help="unrecoverable read errors per bit read (the datasheet model)")
     p.add_argument("--lse-rate", type=float_arg("--lse-rate", 0, 365), metavar="R",
-                   help="latent-error episodes per disk-year (the field model; default: the disk type's, e.g. "
-                        "0.047 for hdd)")
+                   help="latent-error episodes per disk-year, at every age (the field model; default: the disk "
+                        "type's by age, e.g. 0.045 in the first year, 0.048 after for hdd)")
     p.add_argument("--replace-hours", type=float_arg("--replace-hours", 0, 1e6), metavar="H",
                    help="hours from a failure until a new disk is in (default 48)")
     p.add_argument("--resilver-mbps", type=float_arg("--resilver-mbps", 0.001, 1e7), metavar="M",
