@@ -351,7 +351,9 @@ def inputs_text(p: RiskParams) -> str:
     resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else ", ".join(
         f"{p.healing_mb_s(mirror):.0f} MB/s {kind}{' (measured by drill)' if p.resilver_measured(mirror) else ''}"
         for mirror, kind in ((True, "mirrors"), (False, "raidz")))
-    latent = f", field read errors {p.lse_episodes_per_year:.2g} latent errors/disk-year" if p.field else ""
+    bands = p.lse_by_age().bands  # the rate of new disks, then from each age on (docs/reliability.md#by-age)
+    later = "".join(f", {rate:.2g} from age {start:g} y" for start, rate in bands[1:])
+    latent = f", field read errors {bands[0][1]:.2g} latent errors/disk-year{later}" if p.field else ""
     return (f"{failure_inputs_text(p)}{latent}, resilver {resilver}, "
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 
