@@ -1,15 +1,18 @@
 """The field error model checked against the field (docs/reliability.md#checked-against-the-field):
 what the scrubs of a typical pool find in a year on the field model and on the datasheet's BER,
-beside what the studies counted, and the chance that one resilver meets a latent error.
+beside what the studies counted, by the disks' age, and the chance that one resilver meets a latent error.
 
     python3 benchmarks/field_errors.py [DISKS DISK_TB FILL SCRUB_DAYS]   (default 10 8 0.5 30)
 """
 
+import math
 import sys
 
 sys.path[:0] = ["src"]
 
-from zfslab.model.reliability.field_errors import ENTERPRISE, FLASH, NEARLINE, RECORDS_PER_EPISODE, scrub_check  # noqa: E402
+from zfslab.model.reliability.field_errors import (  # noqa: E402
+    ENTERPRISE, FLASH, NEARLINE, NEARLINE_BY_AGE, NEARLINE_FIRST_YEAR, RECORDS_PER_EPISODE, scrub_check,
+)
 from zfslab.model.units import TB  # noqa: E402
 
 disks, tb, fill, days = (int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])) \
@@ -39,5 +42,16 @@ print()
 one = tb * TB * fill * 8 * 1e-14
 field_hit = NEARLINE.episodes_per_year / 8760 * days * 24 / 2 * fill
 print(f"one critical resilver of a 2-way mirror ({tb:g} TB, {100 * fill:g} % full): P(meets a latent error) "
-      f"field {100 * field_hit:.3f} %, datasheet {100 * (1 - __import__('math').exp(-one)):.1f} %; "
+      f"field {100 * field_hit:.3f} %, datasheet {100 * (1 - math.exp(-one)):.1f} %; "
       f"records per field episode {RECORDS_PER_EPISODE:g}")
+print()
+print("by age (nearline; docs/reliability.md#by-age): scrub findings a year")
+print(f"{'age':>9}{'episodes/disk-y':>16}{'found/y':>9}{'P(repair)':>10}  the study (first LSEs/y)")
+later = -math.expm1(math.log1p(-NEARLINE.drives_affected) * 12 / 20 - math.log1p(-NEARLINE_FIRST_YEAR) * 12 / 20)
+for label, age, study_rate in (("0-1 y", 0.5, NEARLINE_FIRST_YEAR), ("2-3 y", 2.5, later), ("4-5 y", 4.5, None)):
+    a = scrub_check(disks, int(tb * TB), fill=fill, scrub_days=days, age_years=age)
+    said = f"{disks * study_rate * fill:.2f} ({100 * study_rate:.2f} %/disk)" if study_rate else "not counted"
+    print(f"{label:>9}{NEARLINE_BY_AGE.episodes_at(age):>16.4f}{a.field_episodes_per_year:>9.3f}"
+          f"{100 * a.field_p_scrub_repairs:>9.1f}%  {said}")
+print("the study: 3.15 % in the first 12 months, the rest of 8.5 % in 32 months over")
+print("months 13-32; no count past 32 months, where the model holds the last rate")

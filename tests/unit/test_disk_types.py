@@ -36,7 +36,9 @@ def test_a_measured_profile_brings_its_failure_figures_or_its_mediums(run_cli, t
     path.write_text(profile_toml(DISK_TYPES["hdd"].speed))
     out = plan_json(run_cli, "--disk-type", str(path), "--error-model", "datasheet")
     assert "AFR 1.5 %" in out["risk_inputs"] and "BER 1e-14" in out["risk_inputs"]
-    assert "0.047 latent errors/disk-year" in plan_json(run_cli, "--disk-type", str(path))["risk_inputs"]
+    # nearline by age (docs/reliability.md#by-age)
+    assert ("0.045 latent errors/disk-year, 0.048 from age 1 y"
+            in plan_json(run_cli, "--disk-type", str(path))["risk_inputs"])
     path.write_text(profile_toml(DISK_TYPES["hdd"].speed) + "afr_pct = 4.0\nber_per_bit = 1e-15\n")
     out = plan_json(run_cli, "--disk-type", str(path), "--error-model", "datasheet")
     assert "AFR 4 %" in out["risk_inputs"] and "BER 1e-15" in out["risk_inputs"]

@@ -357,3 +357,16 @@ def test_a_layout_zpool_create_refuses_without_f_is_never_on_the_short_list_when
     assert not forced & set(data["recommendation"]["shortlist"])
     assert all(any("needs -f" in why for why in data["recommendation"]["left_out"][x]) or
                data["recommendation"]["left_out"][x] for x in forced)
+
+
+def test_risk_of_one_size_sized_equals_the_risk_model_on_field_errors_by_age():
+    """The field model's bad records per episode (2) are not its episodes: a sized layout's damage
+    comes from each vdev's damaging episodes, by age band, as markov_risk counts them."""
+    from zfslab.model.plan import vdev_sized_risk
+    from zfslab.model.reliability.params import params_for_class
+    from zfslab.model.reliability.risk import markov_risk
+    params = params_for_class("hdd", 8 * TB, years=(1.0, 5.0, 10.0))
+    for text in ("2xraidz2:6@8TB+spare:1@8TB", "raidz1:4@8TB+mirror:2@8TB", "draid2:8d:12c:1s@8TB", "2xdisk@8TB"):
+        ours = vdev_sized_risk(parse_layout(text), params, usable_bytes=10 * TB)
+        theirs = markov_risk(parse_layout(text.replace("@8TB", "")), params, usable_bytes=10 * TB)
+        assert ours.p_damage == pytest.approx(theirs.p_damage, rel=1e-12)

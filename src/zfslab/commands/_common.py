@@ -187,8 +187,8 @@ def add_risk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ber", type=float_arg("--ber", 0, 1e-3), metavar="B",
                    help="unrecoverable read errors per bit read (the datasheet model)")
     p.add_argument("--lse-rate", type=float_arg("--lse-rate", 0, 365), metavar="R",
-                   help="latent-error episodes per disk-year (the field model; default: the disk type's, e.g. "
-                        "0.047 for hdd)")
+                   help="latent-error episodes per disk-year, at every age (the field model; default: the disk "
+                        "type's by age, e.g. 0.045 in the first year, 0.048 after for hdd)")
     p.add_argument("--replace-hours", type=float_arg("--replace-hours", 0, 1e6), metavar="H",
                    help="hours from a failure until a new disk is in (default 48)")
     p.add_argument("--resilver-mbps", type=float_arg("--resilver-mbps", 0.001, 1e7), metavar="M",
@@ -304,7 +304,7 @@ def afr_by_age(text: str) -> tuple[float, ...]:
 
 def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tuple[float, ...] | None = None,
                 disk: DiskType | None = None) -> RiskParams:
-    from zfslab.model.reliability.params import field_inputs
+    from zfslab.model.reliability.params import field_inputs, with_overrides
     disk = disk or load_disk_type(args.disk_type)
     error_model = getattr(args, "error_model", None) or ("datasheet" if args.ber is not None else "field")
     if error_model == "field" and args.ber is not None:
@@ -322,7 +322,7 @@ def risk_params(args: argparse.Namespace, disk_bytes: int | None, horizons: tupl
         lse_episodes_per_year=getattr(args, "lse_rate", None),
         parallel_repair=args.repair == "parallel",
     )
-    return base.with_(**{k: v for k, v in overrides.items() if v is not None})
+    return with_overrides(base, overrides)
 
 
 def mttdl_text(hours: float | None) -> str:
@@ -351,7 +351,9 @@ def inputs_text(p: RiskParams) -> str:
     resilver = f"{p.resilver_mb_s:g} MB/s" if p.resilver_mb_s else ", ".join(
         f"{p.healing_mb_s(mirror):.0f} MB/s {kind}{' (measured by drill)' if p.resilver_measured(mirror) else ''}"
         for mirror, kind in ((True, "mirrors"), (False, "raidz")))
-    latent = f", field read errors {p.lse_episodes_per_year:.2g} latent errors/disk-year" if p.field else ""
+    bands = p.lse_by_age().bands  # the rate of new disks, then from each age on (docs/reliability.md#by-age)
+    later = "".join(f", {rate:.2g} from age {start:g} y" for start, rate in bands[1:])
+    latent = f", field read errors {bands[0][1]:.2g} latent errors/disk-year{later}" if p.field else ""
     return (f"{failure_inputs_text(p)}{latent}, resilver {resilver}, "
             f"{100 * p.fill:g} % full, {'parallel' if p.parallel_repair else 'serial'} repair")
 

@@ -179,6 +179,8 @@ def _params_record(p: RiskParams) -> dict:
             "streaming_mb_s": p.streaming_mb_s, "fill": p.fill, "scrub_days": p.scrub_days,
             "lse_per_hour": p.lse_per_hour, "error_model": p.error_model,
             "lse_episodes_per_year": p.lse_episodes_per_year if p.field else None,
+            # the rates by age the field model used (docs/reliability.md#by-age): [start age years, episodes]
+            "lse_by_age": [list(b) for b in p.lse_by_age().bands] if p.field else None,
             "parallel_repair": p.parallel_repair, "years": list(p.years)}
 
 

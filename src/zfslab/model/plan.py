@@ -220,10 +220,11 @@ def vdev_sized_risk(layout: Layout, params: RiskParams, *, usable_bytes: int) ->
     hours = [y * HOURS_PER_YEAR for y in params.years]
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
     rate = sum(v.count / v.mttdl_hours for v in vdevs)
-    damage_rate = sum(v.count * v.critical_episodes_per_hour * -math.expm1(-v.read_errors_per_critical)
-                      for v in vdevs)
-    return SizedRisk(params.years, tuple(-math.expm1(-damage_rate * h) for h in hours), p_loss,
-                 1.0 / rate if rate > 0 else math.inf)
+    # each vdev's damaging episodes as its run counted them (by the field model's age bands; not
+    # 1 - exp(-bad records): the field model's records per episode are not its episodes)
+    damaging = [sum(v.count * v.damaging_by_year[i] for v in vdevs) for i in range(len(hours))]
+    return SizedRisk(params.years, tuple(-math.expm1(-d) for d in damaging), p_loss,
+                     1.0 / rate if rate > 0 else math.inf)
 
 
 @dataclass(frozen=True, slots=True)

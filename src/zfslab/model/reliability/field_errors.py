@@ -52,10 +52,74 @@ FLASH = FieldLse("flash", 0.40, 48.0,
                  "error in 4 years; 40 %, the middle")
 BY_DISK_TYPE = {"hdd": NEARLINE, "hdd5400": NEARLINE, "hdd-enterprise": ENTERPRISE, "ssd": FLASH, "nvme": FLASH}
 
+# Nearline disks by age (docs/reliability.md#by-age): the same study counted 3.15 % of nearline disks
+# with a first LSE in their first 12 months. Against 8.5 % in 32 months (read, as the class rate is,
+# as disks watched from new) the months 13-32 carry the rest of the cumulative hazard:
+# (-ln(1 - 0.085) + ln(1 - 0.0315)) / (20/12) = 0.0341 a year, 1.065 times the first year's 0.0320.
+NEARLINE_FIRST_YEAR = 0.0315
+NEARLINE_FIRST_YEAR_MONTHS = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class LseByAge:
+    """LSE episodes per drive-year by the drive's age: constant from each band's start to the next's."""
+
+    bands: tuple[tuple[float, float], ...]  # (age in years where the band starts, episodes per drive-year)
+    source: str
+
+    def __post_init__(self) -> None:
+        starts = [a for a, _ in self.bands]
+        if not starts or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:])):
+            raise ValueError(f"age bands must start at 0 and rise, got starts {starts}")
+
+    def episodes_at(self, age_years: float) -> float:
+        """The episode rate of a drive `age_years` old."""
+        return [rate for start, rate in self.bands if start <= age_years][-1]
+
+    def years_in_bands(self, from_age: float, years: float) -> tuple[float, ...]:
+        """How many of the `years` from age `from_age` on fall in each band."""
+        ends = [a for a, _ in self.bands[1:]] + [math.inf]
+        return tuple(max(0.0, min(from_age + years, end) - max(from_age, start))
+                     for (start, _), end in zip(self.bands, ends))
+
+    def mean_episodes(self, from_age: float, years: float) -> float:
+        """The mean episode rate over a mission of `years` from age `from_age` (plan: new disks, 0)."""
+        return sum(rate * y for (_, rate), y in zip(self.bands, self.years_in_bands(from_age, years))) / years
+
+
+def _hazard(fraction: float) -> float:
+    return -math.log1p(-fraction)
+
+
+def _episodes(hazard_per_year: float) -> float:
+    return -math.expm1(-hazard_per_year) / (1.0 - RECURRENCE)
+
+
+def nearline_by_age() -> LseByAge:
+    first = _hazard(NEARLINE_FIRST_YEAR) * 12.0 / NEARLINE_FIRST_YEAR_MONTHS
+    later = (_hazard(NEARLINE.drives_affected) - first * NEARLINE_FIRST_YEAR_MONTHS / 12.0) \
+        / ((NEARLINE.months - NEARLINE_FIRST_YEAR_MONTHS) / 12.0)
+    return LseByAge(((0.0, _episodes(first)), (NEARLINE_FIRST_YEAR_MONTHS / 12.0, _episodes(later))),
+                    "Bairavasundaram et al. 2007: 3.15 % of nearline drives in their first 12 months, 8.5 % in 32; "
+                    "held after 32 months (no count by age beyond)")
+
+
+NEARLINE_BY_AGE = nearline_by_age()
+# Enterprise drives: the study saw their fraction with LSEs grow linearly with age, a constant hazard
+# (docs/reliability.md#by-age); flash: no count by age taken. One band each, the class rate.
+BY_AGE = {NEARLINE.name: NEARLINE_BY_AGE,
+          ENTERPRISE.name: LseByAge(((0.0, ENTERPRISE.episodes_per_year),), ENTERPRISE.source),
+          FLASH.name: LseByAge(((0.0, FLASH.episodes_per_year),), FLASH.source)}
+
 
 def field_lse(disk_type: str, *, seeks: bool = True) -> FieldLse:
     """The study figures for a disk type; a measured profile (a name not listed) by its medium."""
     return BY_DISK_TYPE.get(disk_type, NEARLINE if seeks else FLASH)
+
+
+def lse_by_age(disk_type: str, *, seeks: bool = True) -> LseByAge:
+    """The episode rate by age for a disk type's class."""
+    return BY_AGE[field_lse(disk_type, seeks=seeks).name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +150,12 @@ class ScrubCheck:
 
 
 def scrub_check(disks: int, disk_bytes: int, *, fill: float = 0.5, scrub_days: float = 30.0,
-                lse: FieldLse = NEARLINE, ber_per_bit: float = 1e-14) -> ScrubCheck:
+                lse: FieldLse = NEARLINE, ber_per_bit: float = 1e-14, age_years: float | None = None) -> ScrubCheck:
     """A pool's scrub findings per year: every latent error born on an allocated part is found by
-    the next scrub (field), or every bit a scrub reads fails at the BER (datasheet)."""
-    episodes = disks * fill * lse.episodes_per_year
+    the next scrub (field), or every bit a scrub reads fails at the BER (datasheet). With `age_years`,
+    the field rate of disks that old (LseByAge); else the class's study average."""
+    rate = lse.episodes_per_year if age_years is None else BY_AGE[lse.name].episodes_at(age_years)
+    episodes = disks * fill * rate
     per_scrub = disks * disk_bytes * fill * 8 * ber_per_bit
     return ScrubCheck(disks, disk_bytes, fill, scrub_days, episodes, episodes * RECORDS_PER_EPISODE, per_scrub,
                       per_scrub * 365.0 / scrub_days)

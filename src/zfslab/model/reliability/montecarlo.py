@@ -175,6 +175,9 @@ class _VdevSimulator:
         self.read_errors = 0.0 if params.field else bits * params.ber_per_bit
         # field model: latent-error episodes per hour since the last scrub on what a critical resilver reads
         self.field_rate = (field_hits(_survivors_read(group), params, fill, 1.0)[0] if params.field else 0.0)
+        # ... by the disks' age, as the chain takes it: the pool's age (docs/reliability.md#by-age)
+        self.field_by_age = tuple((start * HOURS_PER_YEAR, field_hits(_survivors_read(group), params, fill, 1.0, rate)[0])
+                                  for start, rate in params.lse_by_age().bands) if params.field else ()
         self.scrub_hours = params.scrub_days * 24
         lam = life.mean_rate(max(params.years) * HOURS_PER_YEAR)
         repair = self.fast_hours if (self.spares or self.spare_free_p > 0.5) else self.slow_hours
@@ -236,7 +239,9 @@ class _VdevSimulator:
                     live_lse = self.params.lse_per_hour * (t % self.scrub_hours) * (n - p) * self.params.fill
                     bad = rng.poisson(self.read_errors + live_lse)
                     if self.field_rate:
-                        bad += self.params.lse_records_per_episode * rng.poisson(self.field_rate * (t % self.scrub_hours))
+                        age = self.params.disk_age_years * HOURS_PER_YEAR + t
+                        rate = [r for start, r in self.field_by_age if start <= age][-1]
+                        bad += self.params.lse_records_per_episode * rng.poisson(rate * (t % self.scrub_hours))
                     if bad:
                         if self.classic:
                             return t, math.exp(log_w), damage_time, damage_w, blocks

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from zfslab.errors import ParamError
 from zfslab.model.disk_types import DISK_TYPES
-from zfslab.model.reliability.field_errors import RECORDS_PER_EPISODE, field_lse
+from zfslab.model.reliability.field_errors import RECORDS_PER_EPISODE, LseByAge, field_lse, lse_by_age
 
 HOURS_PER_YEAR = 8760.0
 DEFAULT_YEARS = (1.0, 5.0, 10.0)
@@ -66,6 +66,12 @@ class RiskParams:
     error_model: str = "datasheet"
     lse_episodes_per_year: float = 0.0  # field model: LSE episodes per drive-year (field_errors.py)
     lse_records_per_episode: float = 2.0  # field model: 128 KiB records one episode damages
+    # field model by age (docs/reliability.md#by-age): (start age in years, episodes per drive-year).
+    # When set, these (not lse_episodes_per_year, the study average) give the damage; empty: that
+    # average at every age; with_overrides() empties them when a rate is given.
+    # disk_age_years: the disks' age when the mission starts (plan: 0, new disks)
+    lse_age_bands: tuple[tuple[float, float], ...] = ()
+    disk_age_years: float = 0.0
     block_bytes: int = BLOCK_BYTES
     parallel_repair: bool = True
     years: tuple[float, ...] = DEFAULT_YEARS
@@ -106,6 +112,17 @@ class RiskParams:
         if not 1 <= self.lse_records_per_episode < math.inf:
             raise ParamError("lse_records_per_episode", f"{self.lse_records_per_episode:g}",
                              "records one latent-error episode damages, 1 or more")
+        if self.lse_age_bands:
+            try:
+                LseByAge(self.lse_age_bands, "")
+            except ValueError as e:
+                raise ParamError("lse_age_bands", repr(self.lse_age_bands), str(e)) from None
+            for _, rate in self.lse_age_bands:
+                if not 0 <= rate <= MAX_LSE_PER_YEAR:
+                    raise ParamError("lse_age_bands", f"{rate:g}",
+                                     f"latent-error episodes per drive-year, 0 to {MAX_LSE_PER_YEAR:g}")
+        if not 0 <= self.disk_age_years < math.inf:
+            raise ParamError("disk_age_years", f"{self.disk_age_years:g}", "the disks' age in years, 0 or more")
         if not self.years or any(y <= 0 for y in self.years):
             raise ParamError("years", ",".join(f"{y:g}" for y in self.years), "give positive years, e.g. 1,5,10")
 
@@ -138,6 +155,10 @@ class RiskParams:
     def field(self) -> bool:
         return self.error_model == "field"
 
+    def lse_by_age(self) -> LseByAge:
+        """The field model's episode rate by age: the class's bands, or lse_episodes_per_year at every age."""
+        return LseByAge(self.lse_age_bands or ((0.0, self.lse_episodes_per_year),), "")
+
     def with_(self, **changes) -> "RiskParams":
         return replace(self, **changes)
 
@@ -149,10 +170,19 @@ def params_for_class(disk_class: str, disk_bytes: int, **overrides) -> RiskParam
     c = DISK_CLASSES[disk_class]
     base = RiskParams(disk_bytes=disk_bytes, afr=c.afr, ber_per_bit=c.ber_per_bit, streaming_mb_s=c.streaming_mb_s,
                       **field_inputs(disk_class))
-    return base.with_(**{k: v for k, v in overrides.items() if v is not None})
+    return with_overrides(base, overrides)
+
+
+def with_overrides(base: RiskParams, overrides: dict) -> RiskParams:
+    """`base` with the overrides that are not None; a rate of latent errors given replaces the class's
+    rates by age (the user's rate holds at every age)."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if "lse_episodes_per_year" in given and "lse_age_bands" not in given:
+        given["lse_age_bands"] = ()
+    return base.with_(**given)
 
 
 def field_inputs(disk_type: str, *, seeks: bool = True, error_model: str = DEFAULT_ERROR_MODEL) -> dict:
     """The error model's RiskParams fields for a disk type: the field studies' LSE rate for its class."""
     return {"error_model": error_model, "lse_episodes_per_year": field_lse(disk_type, seeks=seeks).episodes_per_year,
-            "lse_records_per_episode": RECORDS_PER_EPISODE}
+            "lse_age_bands": lse_by_age(disk_type, seeks=seeks).bands, "lse_records_per_episode": RECORDS_PER_EPISODE}

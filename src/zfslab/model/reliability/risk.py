@@ -35,6 +35,9 @@ class VdevRisk:
     p_loss: tuple[float, ...]  # by params.years
     critical_episodes_per_hour: float  # entries into "no redundancy left" (no parity at all: scrubs per hour)
     read_errors_per_critical: float  # expected bad blocks read in one critical resilver
+    # expected damaging critical episodes of one such vdev by each of params.years (the field
+    # model's by age band); 0 where a read error loses the vdev instead (classic)
+    damaging_by_year: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +90,25 @@ def _survivors_read(group: VdevGroup) -> int:
     return group.draid_data if group.kind is VdevKind.DRAID else group.width - group.parity
 
 
-def field_hits(disks: float, params: RiskParams, fill: float, live_hours: float) -> tuple[float, float]:
+def field_hits(disks: float, params: RiskParams, fill: float, live_hours: float,
+               episodes_per_year: float | None = None) -> tuple[float, float]:
     """(latent-error episodes, bad records) a read of `disks` disks' `fill` meets when errors born in
-    the last `live_hours` are still unfound: the field model (docs/reliability.md#field-error-model)."""
-    episodes = disks * params.lse_episodes_per_year / HOURS_PER_YEAR * live_hours * fill
+    the last `live_hours` are still unfound: the field model (docs/reliability.md#field-error-model),
+    at `episodes_per_year` per disk (default: the class's study rate)."""
+    rate = params.lse_episodes_per_year if episodes_per_year is None else episodes_per_year
+    episodes = disks * rate / HOURS_PER_YEAR * live_hours * fill
     return episodes, episodes * params.lse_records_per_episode
+
+
+def _age_bands(params: RiskParams) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+    """The latent-error rates the mission passes through and, per horizon, the hours spent at each
+    (docs/reliability.md#by-age); one band at the study rate for the datasheet model or no bands."""
+    if not (params.field and params.lse_age_bands):
+        return (params.lse_episodes_per_year,), tuple((y * HOURS_PER_YEAR,) for y in params.years)
+    by_age = params.lse_by_age()
+    return (tuple(rate for _, rate in by_age.bands),
+            tuple(tuple(y * HOURS_PER_YEAR for y in by_age.years_in_bands(params.disk_age_years, t))
+                  for t in params.years))
 
 
 def _spare_availability(layout: Layout, lam: float, admin_hours: float) -> float:
@@ -168,9 +185,12 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         raise ParamError("crashes_per_year", f"{crashes_per_year:g}", "give 0 to 8760 unclean shutdowns a year")
     classic = model == "classic"
     hours = [y * HOURS_PER_YEAR for y in params.years]
+    # the field model's rate changes with the disks' age: damage accrues per age band, each band for
+    # the hours each horizon spends in it (one band, all the hours, when the rate is constant). Disks
+    # of another class (a special vdev's) have bands of their own: one accrual per set of bands.
+    accrual: dict[tuple, tuple[list[float], list[float]]] = {}  # bands -> per band: damaging episodes
+    # per hour and expected bad blocks per hour, pool-wide
     vdevs: list[VdevRisk] = []
-    damage_rate = 0.0  # damaging critical episodes per hour, pool-wide
-    bad_blocks_rate = 0.0  # expected bad blocks per hour, pool-wide
     extra_loss_rate = 0.0  # classic: read errors that lose the array, per hour
     ssd = class_disk or params
     members = [("", g, params) for g in layout.groups] + [
@@ -180,50 +200,38 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         chain, mttr = vdev_chain(g, layout, vp, full_disk=classic)
         mttdl = markov.mean_time_to_loss(chain)
         p_v = markov.loss_probabilities(chain, hours)
-        flux = m = 0.0
-        hits = None  # field model: error episodes met per critical episode (m is then the bad records)
-        if g.parity == 0:
+        flux = 0.0
+        if g.parity > 0:
+            flux = _critical_flux(g, lam, mttr, vp.parallel_repair)
+        elif g.parity == 0:
             # no redundancy, ever: each scrub reads all the allocated data, and every read error or
             # latent defect it meets is a damaged block (docs/reliability.md#no-redundancy)
             flux = 1.0 / (vp.scrub_days * 24)
-            latent = g.width * vp.lse_per_hour * vp.scrub_days * 24 * vp.fill
-            if vp.field:
-                hits, m = field_hits(g.width, vp, vp.fill, vp.scrub_days * 24)
-            else:
-                m = g.width * vp.fill * vp.disk_bytes * 8 * vp.ber_per_bit
-            m += latent
-        elif g.parity > 0:
-            flux = _critical_flux(g, lam, mttr, vp.parallel_repair)
-            fill = 1.0 if classic else vp.fill
-            latent = 0.0
-            if vp.field:
-                # episodes born since the last scrub on the survivors' part read (docs/reliability.md#field-error-model)
-                hits, m = field_hits(_survivors_read(g), vp, fill, vp.scrub_days * 24 / 2)
-            else:
-                bits = _surviving_read_bytes(g, vp, fill) * 8
-                m = bits * vp.ber_per_bit
-            if vp.lse_per_hour and not classic:
-                # live latent errors on the survivors' allocated parts (docs/reliability.md#latent-sector-errors)
-                latent = (g.width - g.parity) * vp.lse_per_hour * vp.scrub_days * 24 / 2 * vp.fill
-                m += latent
-        if hits is not None:
-            hits += latent  # --lse-per-hour's defects are one record each
-        p_hit = -math.expm1(-(m if hits is None else hits))  # P(at least one bad record in the episode)
+        bands = _age_bands(vp)
+        band_rates, band_hours = bands
+        per_band = [_read_hits(g, vp, classic, rate) for rate in band_rates]
+        m_mean, p_hit_mean = _read_hits(g, vp, classic, None)  # at the study rate: the vdev's summary and MTTDL
+        damaging = tuple(sum((flux * ph * bh for (_, ph), bh in zip(per_band, hb)), 0.0) for hb in band_hours)
         if classic and g.parity > 0:
-            ure = p_hit  # P(at least one read error in the full-disk rebuild)
-            extra_loss_rate += g.count * flux * ure
-            rate = 1.0 / mttdl + flux * ure
+            extra_loss_rate += g.count * flux * p_hit_mean
+            rate = 1.0 / mttdl + flux * p_hit_mean
             mttdl = 1.0 / rate if rate > 0 else math.inf
-            p_v = [1.0 if p >= 1 else -math.expm1(math.log1p(-p) - flux * ure * h) for p, h in zip(p_v, hours)]
+            p_v = [1.0 if p >= 1 else -math.expm1(math.log1p(-p) - d) for p, d in zip(p_v, damaging)]
+            damaging = tuple(0.0 for _ in damaging)
         else:
-            damage_rate += g.count * flux * p_hit
-            bad_blocks_rate += g.count * flux * m
-        vdevs.append(VdevRisk(prefix + g.token, g.count, mttr, mttdl, tuple(p_v), flux, m))
+            damage_rate, bad_blocks_rate = accrual.setdefault(bands, ([0.0] * len(band_rates), [0.0] * len(band_rates)))
+            for b, (m, p_hit) in enumerate(per_band):
+                damage_rate[b] += g.count * flux * p_hit
+                bad_blocks_rate[b] += g.count * flux * m
+        vdevs.append(VdevRisk(prefix + g.token, g.count, mttr, mttdl, tuple(p_v), flux, m_mean, damaging))
     p_loss = tuple(markov.pool_loss_probability([(v.p_loss[i], v.count) for v in vdevs]) for i in range(len(hours)))
     rate = sum(v.count / v.mttdl_hours for v in vdevs)
     mttdl_pool = 1.0 / rate if rate > 0 else math.inf  # each vdev's MTTDL beyond a float's range
-    p_damage = tuple(-math.expm1(-damage_rate * h) for h in hours)
-    bytes_partial = tuple(bad_blocks_rate * h * params.block_bytes for h in hours)
+
+    def accrued(i: int, which: int) -> float:  # damaging episodes (0) or bad blocks (1) by horizon i
+        return sum((r * h for (_, hours_by), rates in accrual.items() for r, h in zip(rates[which], hours_by[i])), 0.0)
+    p_damage = tuple(-math.expm1(-accrued(i, 0)) for i in range(len(hours)))
+    bytes_partial = tuple(accrued(i, 1) * params.block_bytes for i in range(len(hours)))
     stored = params.fill * usable_bytes
     bytes_pool = tuple(p * stored for p in p_loss)
     extra = {}
@@ -231,6 +239,34 @@ def markov_risk(layout: Layout, params: RiskParams, *, usable_bytes: int, model:
         extra["log"] = log_risk(layout, class_params(layout.of_class("log")[0], ssd), crashes_per_year)
     return RiskResult(model, "markov", params.years, mttdl_pool, p_loss, p_damage, bytes_partial, bytes_pool,
                       _dominant(layout, p_loss, p_damage, classic, tuple(vdevs)), tuple(vdevs), extra)
+
+
+def _read_hits(g: VdevGroup, vp: RiskParams, classic: bool, episodes_per_year: float | None) -> tuple[float, float]:
+    """(bad records, P(at least one)) met in one critical episode of vdev `g` (for parity 0: one
+    scrub), the field model at `episodes_per_year` (None: the study rate) or the datasheet's BER."""
+    hits = None  # field model: error episodes met (m is then the bad records)
+    latent = 0.0
+    if g.parity == 0:
+        latent = g.width * vp.lse_per_hour * vp.scrub_days * 24 * vp.fill
+        if vp.field:
+            hits, m = field_hits(g.width, vp, vp.fill, vp.scrub_days * 24, episodes_per_year)
+        else:
+            m = g.width * vp.fill * vp.disk_bytes * 8 * vp.ber_per_bit
+        m += latent
+    else:
+        fill = 1.0 if classic else vp.fill
+        if vp.field:
+            # episodes born since the last scrub on the survivors' part read (docs/reliability.md#field-error-model)
+            hits, m = field_hits(_survivors_read(g), vp, fill, vp.scrub_days * 24 / 2, episodes_per_year)
+        else:
+            m = _surviving_read_bytes(g, vp, fill) * 8 * vp.ber_per_bit
+        if vp.lse_per_hour and not classic:
+            # live latent errors on the survivors' allocated parts (docs/reliability.md#latent-sector-errors)
+            latent = (g.width - g.parity) * vp.lse_per_hour * vp.scrub_days * 24 / 2 * vp.fill
+            m += latent
+    if hits is not None:
+        hits += latent  # --lse-per-hour's defects are one record each
+    return m, -math.expm1(-(m if hits is None else hits))
 
 
 def log_risk(layout: Layout, params: RiskParams, crashes_per_year: float = CRASHES_PER_YEAR) -> dict:
