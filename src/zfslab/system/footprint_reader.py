@@ -343,6 +343,33 @@ def sparse_ranges(w: Walk, recordsize: int, counts: ReadCounts) -> dict[int, Dat
     return out
 
 
+def pread_data(fd: int, want: int, offset: int) -> bytes:
+    """pread of a sparse file that reads only its data extents and gives the holes as zeros: a
+    record that holds 4K of data reads 4K, not the record (16M at most). Shorter than `want` when
+    the file ends sooner (it shrank since the walk)."""
+    end = min(offset + want, max(offset, os.fstat(fd).st_size))
+    first = _seek(fd, offset, os.SEEK_DATA)
+    if first is not None and first <= offset:   # data from the start: to its end?
+        hole = _seek(fd, offset, os.SEEK_HOLE)
+        if first < 0 or hole is None or hole < 0 or hole >= end:
+            return os.pread(fd, end - offset, offset)    # all data (the usual record), or it cannot say
+    buf = bytearray(end - offset)
+    pos = offset
+    while pos < end:
+        start = _seek(fd, pos, os.SEEK_DATA)
+        if start is None or start >= end:
+            break
+        start = max(start, pos)
+        stop = _seek(fd, start, os.SEEK_HOLE)
+        stop = end if stop is None or stop < 0 else min(stop, end)
+        chunk = os.pread(fd, stop - start, start)
+        buf[start - offset:start - offset + len(chunk)] = chunk
+        if len(chunk) < stop - start:
+            return bytes(buf[:start - offset + len(chunk)])   # shrank while read
+        pos = stop
+    return bytes(buf)
+
+
 def _records_to_read(fd: int, n: int, recordsize: int, extents: DataRecords | None):
     """The indices of the records that hold data, in order; past extents.unchecked_from each is
     found by SEEK_DATA as the read goes, so no hole is read there either."""
@@ -381,7 +408,8 @@ def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, 
         for index in _records_to_read(fd, n, recordsize, extents):
             want = min(recordsize, size - index * recordsize)
             try:
-                data = os.pread(fd, want, index * recordsize)
+                data = os.pread(fd, want, index * recordsize) if extents is None else \
+                    pread_data(fd, want, index * recordsize)
             except OSError as e:
                 counts.unreadable += 1
                 counts.warn(f"{path}: {e.strerror}")
@@ -472,7 +500,8 @@ def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, m
         path, dev, ino, size = w.files[i]
         index = first + r - starts[k]
         unchecked = i in extents and index >= extents[i].unchecked_from
-        key = read_record(path, dev, ino, size, index, recordsize, compress, counts, check_hole=unchecked)
+        key = read_record(path, dev, ino, size, index, recordsize, compress, counts, check_hole=unchecked,
+                          sparse=i in extents)
         if key is not None:
             if key[1] == KEPT_HOLE and not keep_holes:
                 key = (key[0], 0)   # a hole the copy fills: zeros
@@ -504,11 +533,11 @@ def _draw(rng: random.Random, population: int, k: int):
 
 
 def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize: int,
-                compress: Callable[[bytes], int], counts: ReadCounts,
-                check_hole: bool = False) -> tuple[int, int] | None:
+                compress: Callable[[bytes], int], counts: ReadCounts, check_hole: bool = False,
+                sparse: bool = False) -> tuple[int, int] | None:
     """(lsize, clen) of one record of a file, or None (counted) when it cannot be read whole.
     check_hole: ask SEEK_DATA first, and give (lsize, KEPT_HOLE) without reading a record that
-    lies wholly in a hole."""
+    lies wholly in a hole; sparse: read only the record's data extents (pread_data)."""
     n, lsize = file_block_sizes(size, recordsize)
     want = min(lsize, size - index * recordsize)
     fd = _open_walked(path, dev, ino, counts)
@@ -517,7 +546,7 @@ def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize
     try:
         if check_hole and next_data_record(fd, index, recordsize) != index:
             return lsize, KEPT_HOLE
-        data = os.pread(fd, want, index * recordsize)
+        data = pread_data(fd, want, index * recordsize) if sparse else os.pread(fd, want, index * recordsize)
     except OSError as e:
         counts.unreadable += 1
         counts.warn(f"{path}: {e.strerror}")
