@@ -50,8 +50,8 @@ def add_parser(sub) -> None:
                    help="OpenZFS version for the space rules (default 2.3; 2.2 and older: the 12.5 %% "
                         "limit is not rounded to the allocation unit)")
     p.add_argument("--sample", metavar="SIZE|Ns",
-                   help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), files in random order; "
-                        "the answer gets a 95 %% interval")
+                   help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), records of data in random "
+                        "order (holes are counted, never drawn); the answer gets a 95 %% interval")
     p.add_argument("--sparse", choices=("keep", "fill"), default="keep",
                    help="how the data is copied in: keep its holes (default, as cp, rsync -S, zfs send do: a hole "
                         "takes no block) or fill them with zeros (rsync without -S, cp --sparse=never; zeros are "
