@@ -16,6 +16,7 @@ import random
 import stat
 import time
 import zlib
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -476,13 +477,14 @@ def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, m
             if progress is not None:
                 progress(done, total)
         return Sample(read, [], 0, counts, time.monotonic() - start, True)
-    # the records that hold data, as runs (file, first record) after `starts`: one entry a file
-    # without holes, one a data extent of a sparse file, never one a record
-    starts, runs = [0], []
+    # the records that hold data, as runs (file, first record) from sample index `starts`: one run a
+    # file without holes, one a data extent of a sparse file, never one a record; 8 bytes a number
+    starts, run_file, run_first = array("q", [0]), array("q"), array("q")
     for i, f in enumerate(w.files):
         for a, b in (extents[i].ranges if i in extents else [(0, file_block_sizes(f[3], recordsize)[0])]):
             if b > a:
-                runs.append((i, a))
+                run_file.append(i)
+                run_first.append(a)
                 starts.append(starts[-1] + b - a)
     population = starts[-1]
     budget = population if max_bytes is None else max(1, min(population, -(-max_bytes // recordsize) * 4))
@@ -496,7 +498,7 @@ def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, m
         if records and max_seconds is not None and time.monotonic() - start >= max_seconds:
             break
         k = bisect.bisect_right(starts, r) - 1
-        i, first = runs[k]
+        i, first = run_file[k], run_first[k]
         path, dev, ino, size = w.files[i]
         index = first + r - starts[k]
         unchecked = i in extents and index >= extents[i].unchecked_from
