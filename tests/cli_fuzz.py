@@ -111,6 +111,7 @@ ISSUE_38_SIZES = {
     "sparse-sample": "8: footprint --sample 1s --recordsize 4K, a >= 1 TB sparse file",
     "sparse-footprint": "8: footprint, a >= 1 TB sparse file (other options)",
     "sparse-plan": "8: plan --data-from DIR, a >= 1 TB sparse file",
+    "sparse-scattered": "8: footprint --sample, 3 sparse files >= 1 TB with MiB of data scattered",
     # the issue's exact inputs among them
     "ini-doubled-22": "5 exactly: INI, 22 levels, 496 bytes",
     "yaml-doubled-8": "5 exactly: YAML anchors, 8 levels",
@@ -175,6 +176,7 @@ class Builder:
         self.outputs: list[str] = []
         self.tags: list[str] = []   # ISSUE_38_SIZES this line reaches
         self.big_sparse = 0         # the largest sparse file made (sparse_tree)
+        self.scattered = False      # sparse_tree made 3 files with MiB runs of data scattered in each
         self.serial = 0
         # how hostile this command line is: never (to reach the deep code), now and then, or often
         self.rate = c.pick([10**6, 10**6, 12, 4])
@@ -552,9 +554,10 @@ class Builder:
                 pass
         return path
 
-    def sparse_file(self, name: str, size: int, extents: int) -> int:
+    def sparse_file(self, name: str, size: int, extents: int, run_bytes: int = 0) -> int:
         """A file of `size` bytes, holes but for `extents` runs of data (text, random bytes or written
-        zeros) at its start, its end, spread evenly or anywhere. Made new (O_EXCL, O_NOFOLLOW: never
+        zeros) at its start, its end, spread evenly or anywhere; `run_bytes`: runs of that many bytes
+        of text or random data, spread evenly. Made new (O_EXCL, O_NOFOLLOW: never
         through a symlink), in the run's folder only. Returns the size it has: a file system that
         refuses the size (EFBIG) gets 1 TiB, then 5 MiB."""
         assert os.path.normpath(name).startswith(os.path.normpath(self.dir) + os.sep), name
@@ -567,11 +570,15 @@ class Builder:
                     break
                 except OSError:
                     continue
-            where = self.c.pick(["start", "end", "spread", "anywhere"])
+            where = "spread" if run_bytes else self.c.pick(["start", "end", "spread", "anywhere"])
             for k in range(extents):
                 what = self.c.integer(0, 3)
-                data = (b"hello sparse world " * self.c.pick([1, 216, 1000]) if what == 0 else b"\x00" * 4096
-                        if what == 1 else self.c.binary(8192) if what == 2 else b"")
+                if run_bytes:   # seeded, so a seed makes the same bytes every time
+                    data = (random.Random(self.c.integer(0, 2**31)).randbytes(run_bytes) if what % 2
+                            else (b"scattered text %d " % k * (run_bytes // 17 + 1))[:run_bytes])
+                else:
+                    data = (b"hello sparse world " * self.c.pick([1, 216, 1000]) if what == 0 else b"\x00" * 4096
+                            if what == 1 else self.c.binary(8192) if what == 2 else b"")
                 if not data or len(data) > size:
                     continue
                 room = size - len(data)
@@ -594,10 +601,16 @@ class Builder:
         path = self.path("sparse")
         os.mkdir(path)
         biggest = 0
-        for i in range(self.c.pick([1, 1, 2, 3])):
+        # one in four: the issue's open point, 3 files with 1 MiB runs of data scattered (a tree mostly
+        # holes, whose sample must count the holes and read only the data)
+        self.scattered = self.c.integer(0, 3) == 0
+        for i in range(3 if self.scattered else self.c.pick([1, 1, 2, 3])):
             size = self.c.pick([*SPARSE_SIZES, self.c.integer(TB, 8 << 40)])
-            biggest = max(biggest, self.sparse_file(os.path.join(path, f"{i}.img"), size,
-                                                    self.c.pick([0, 1, 2, 2, 100, 1000])))
+            if self.scattered:
+                made = self.sparse_file(os.path.join(path, f"{i}.img"), size, self.c.integer(2, 8), 1 << 20)
+            else:
+                made = self.sparse_file(os.path.join(path, f"{i}.img"), size, self.c.pick([0, 1, 2, 2, 100, 1000]))
+            biggest = max(biggest, made)
         if self.c.integer(0, 1):
             self.write(os.path.join(path, "notes.txt"), self.encode("log line 42 ok\n" * self.c.integer(0, 2000)))
         self.big_sparse = max(self.big_sparse, biggest)
@@ -913,6 +926,8 @@ def issue_38_line(c: Chooser, workdir: str) -> Case:
             b.tags.append(tag)
         if tag == "sparse-sample" and b.big_sparse in (TB, 1 << 40):
             b.tags.append("sparse-1TB-sample")
+        if b.scattered and "--sample" in argv and b.big_sparse >= TB:
+            b.tags.append("sparse-scattered")
         return Case(argv, workdir, b.outputs, b.tags)
     if what == 0:
         argv = ["plan", c.pick(["6x4TB", "24x4TB", "4x100MB"]), "--data-from", b.footprint_json()]

@@ -214,3 +214,40 @@ def test_a_sparse_tree_is_priced_from_its_data_within_the_bound(tmp_path, sparse
     else:
         assert d["layouts"]
     assert sorted(os.listdir(tmp_path)) == ["tree"] and os.listdir(tree) == ["big.img"]
+
+
+def test_three_8_tib_files_with_scattered_data_are_sampled_only_where_the_data_is(tmp_path):
+    """The issue's open point: a tree mostly holes (3 x 8 TiB, 4 MiB of data in each, scattered).
+    The sample drew from every record, holes included: --sample 1s spent its second drawing holes
+    (1.6 s of CPU, 158 MB here) and priced the data at 0. The holes are counted and only the data
+    is sampled: a byte budget of the data's size reads it all, and the answer is the exact one."""
+    import json
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(3):
+        fd = os.open(tree / f"{i}.img", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.ftruncate(fd, 8 << 40)
+            for k in range(4):   # 1 MiB runs at 1, 3, 5 and 7 TiB, off any record's boundary by 1,000 B
+                run = os.urandom(1 << 20) if k % 2 else b"scattered text %d " % k * 70_000
+                os.pwrite(fd, run[:1 << 20], ((2 * k + 1) << 40) + i * 1000 + 1000)
+        except OSError:
+            pytest.skip("this file system takes no file of 8 TiB")
+        finally:
+            os.close(fd)
+        if os.stat(tree / f"{i}.img").st_blocks * 512 >= 1 << 30:
+            pytest.skip("this file system keeps no holes")
+    answers = {}
+    for name, more in (("whole", []), ("budget", ["--sample", "20MB"]),
+                       ("1s at 4K", ["--sample", "1s", "--recordsize", "4K"])):
+        code, out, err, cpu, rss = run_bounded(tmp_path, "footprint", "tree", "--layouts", "raidz2:6", "--json", *more)
+        assert code == 0 and "Traceback" not in err, err
+        assert_bounded(cpu, rss, name)
+        answers[name] = json.loads(out)
+    whole, budget, small = answers["whole"], answers["budget"], answers["1s at 4K"]
+    # 4 runs of 1 MiB, each across 9 records of 128K (off the boundaries), in each file
+    assert budget["layouts"][0]["data_used_bytes"] == whole["layouts"][0]["data_used_bytes"] and budget["complete"]
+    assert budget["read"]["data_records"] == 3 * 4 * 9 == budget["read"]["records_read"]
+    assert small["read"]["data_records"] == 3 * 4 * 257 and small["read"]["bytes_read"] <= 3 * 4 * 257 * 4096
+    assert small["read"]["records_total"] == 3 * (8 << 40) // 4096
+    assert sorted(os.listdir(tmp_path)) == ["tree"]

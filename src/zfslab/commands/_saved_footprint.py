@@ -68,4 +68,5 @@ def load_saved(path: str) -> DataBlocks:
     return DataBlocks(hist("blocks"), hist("read_as_is"), hist("all_as_is"), compression, recordsize,
                       whole("files", field("files"), 0, MAX_COUNT),
                       whole("directories", field("directories"), 0, MAX_COUNT),
-                      whole("pointers", field("pointers"), 0, MAX_COUNT), complete)
+                      whole("pointers", field("pointers"), 0, MAX_COUNT), complete,
+                      hole_blocks=hist("hole_blocks") if "hole_blocks" in r else {})

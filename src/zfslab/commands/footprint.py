@@ -50,8 +50,8 @@ def add_parser(sub) -> None:
                    help="OpenZFS version for the space rules (default 2.3; 2.2 and older: the 12.5 %% "
                         "limit is not rounded to the allocation unit)")
     p.add_argument("--sample", metavar="SIZE|Ns",
-                   help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), files in random order; "
-                        "the answer gets a 95 %% interval")
+                   help="read at most this much (e.g. 20GB) or for this long (e.g. 60s), records of data in random "
+                        "order (holes are counted, never drawn); the answer gets a 95 %% interval")
     p.add_argument("--sparse", choices=("keep", "fill"), default="keep",
                    help="how the data is copied in: keep its holes (default, as cp, rsync -S, zfs send do: a hole "
                         "takes no block) or fill them with zeros (rsync without -S, cp --sparse=never; zeros are "
@@ -204,6 +204,8 @@ def _record(data: DataBlocks, notes: Mapping[str, object], rows, args) -> dict:
         "blocks": [[lsize, clen, n] for (lsize, clen), n in sorted(data.blocks.items())],
         "read_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.read_as_is.items())],
         "all_as_is": [[lsize, clen, n] for (lsize, clen), n in sorted(data.all_as_is.items())],
+        **({"hole_blocks": [[lsize, clen, n] for (lsize, clen), n in sorted(data.hole_blocks.items())]}
+           if data.hole_blocks else {}),
         **({"tree_shape": _shape_record(data.shape)} if data.shape else {}),
     }
 
@@ -253,8 +255,9 @@ def _print(data: DataBlocks, notes: Mapping[str, object], rows, args) -> None:
     out = console()
     logical = rows[0][1].logical_bytes
     how = "every file read" if data.complete else (
-        f"sampled: {notes.get('records_read', 0):,} of {notes.get('records_total', 0):,} records read "
-        f"(from {notes.get('files_read', 0):,} files), scaled")
+        f"sampled: {notes.get('records_read', 0):,} of {notes.get('data_records', 0):,} records of data read "
+        f"(from {notes.get('files_read', 0):,} files), scaled" + (", holes counted" if notes.get("hole_records")
+                                                                   else ""))
     if data.compression == "off":
         how = "sizes only (compression off reads no data)"
     elif data.compression.startswith("as measured"):

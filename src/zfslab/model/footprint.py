@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from zfslab.model.capacity import SPA_MINBLOCKSHIFT, deflate_ratio, psize_to_asize
@@ -342,8 +342,10 @@ def merge(into: dict[BlockKey, int], blocks: Mapping[BlockKey, int]) -> dict[Blo
 class DataBlocks:
     """The user's data as footprint saw it. `blocks` are the read files' blocks with their
     compressed lengths; `read_as_is` the same files as if stored uncompressed; `all_as_is`
-    every file found, priced from its size. When every file was read the last two are equal and
-    the footprint is exact; otherwise it is scaled by the ratio (sampling, docs/footprint.md)."""
+    every record that holds data, priced from its size (every record but those in sparse files'
+    holes). When every file was read the last two are equal and the footprint is exact; otherwise
+    it is scaled by the ratio (sampling, docs/footprint.md). `hole_blocks`: in a sample, the zero
+    blocks a copy writes into holes (--sparse fill), counted exactly and added unscaled."""
 
     blocks: Mapping[BlockKey, int]
     read_as_is: Mapping[BlockKey, int]
@@ -355,6 +357,7 @@ class DataBlocks:
     pointers: int          # blocks of files of more than one block: one block pointer each
     complete: bool
     shape: TreeShape | None = None   # directories, symlinks, indirect blocks as read (None: from the counts)
+    hole_blocks: Mapping[BlockKey, int] = field(default_factory=dict)
 
     def tree_shape(self) -> TreeShape | None:
         """The metadata's inputs: as read, else spread from the counts (a size list, an old saved
@@ -392,4 +395,19 @@ def data_footprint(data: DataBlocks, layout: Layout, ashift: int, comp: Compress
     everything = footprint(data.all_as_is, layout, ashift, off, special_small_bytes=special_small_bytes).used_bytes
     logical_read = sum(lsize * n for (lsize, _), n in data.read_as_is.items())
     logical_all = sum(lsize * n for (lsize, _), n in data.all_as_is.items())
-    return _scaled(fp, everything / sampled if sampled else 1.0, logical_all / logical_read if logical_read else 1.0)
+    scaled = _scaled(fp, everything / sampled if sampled else 1.0, logical_all / logical_read if logical_read else 1.0)
+    if not data.hole_blocks:
+        return scaled
+    return _plus(scaled, footprint(data.hole_blocks, layout, ashift, comp, special_small_bytes=special_small_bytes))
+
+
+def _plus(fp: Footprint, more: Footprint) -> Footprint:
+    """Two footprints of disjoint blocks on one layout (the metadata is fp's)."""
+    return Footprint(fp.layout, fp.logical_bytes + more.logical_bytes,
+                     fp.stored_logical_bytes + more.stored_logical_bytes, fp.psize_bytes + more.psize_bytes,
+                     fp.data_bytes + more.data_bytes, fp.parity_bytes + more.parity_bytes,
+                     fp.padding_bytes + more.padding_bytes, fp.alloc_bytes + more.alloc_bytes,
+                     fp.raw_bytes + more.raw_bytes, fp.used_bytes + more.used_bytes, fp.metadata_alloc_bytes,
+                     fp.metadata_used_bytes, fp.holes + more.holes, fp.embedded + more.embedded,
+                     fp.compressed + more.compressed, fp.stored + more.stored, fp.zero_bytes + more.zero_bytes,
+                     fp.special_data_used_bytes + more.special_data_used_bytes, fp.metadata_on_special)

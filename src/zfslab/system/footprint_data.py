@@ -61,21 +61,21 @@ def read_data(paths: Sequence[str], *, recordsize_bytes: int = DEFAULT_RECORDSIZ
                          + (f" ({w.unreadable_dirs:,} directories unreadable)" if w.unreadable_dirs else "")
                          + "; give a tree that holds files")
     seek_counts = ReadCounts()
-    ranges = sparse_ranges(w, recordsize_bytes, seek_counts)   # which records hold data: lseek only
-    walked = _walked_blocks(w, ranges, recordsize_bytes, keep_holes, dense=not keep_holes and comp is None)
-    if ranges:
-        notes.update(sparse_files=len(ranges), hole_records=walked.hole_records,
+    extents = sparse_ranges(w, recordsize_bytes, seek_counts)   # which records hold data: lseek only
+    walked = _walked_blocks(w, extents, recordsize_bytes, keep_holes, dense=not keep_holes and comp is None)
+    if extents:
+        notes.update(sparse_files=len(extents), hole_records=walked.hole_records,
                      holes="kept" if keep_holes else "filled")
     if comp is None:
         return DataReading(DataBlocks(walked.written, walked.all_as_is, walked.all_as_is, "off", recordsize_bytes,
                                       len(w.files), w.directories, walked.pointers, True, walked.shape), notes)
     sample = read_sample(w, recordsize_bytes, comp, max_bytes=sample_bytes, max_seconds=sample_seconds,
-                         rng=random.Random(seed), progress=progress, ranges=ranges, keep_holes=keep_holes)
+                         rng=random.Random(seed), progress=progress, extents=extents, keep_holes=keep_holes)
     _note_read(notes, sample, paths, seek_counts)
     data = _read_blocks(w, walked, sample, notes, recordsize_bytes, compression)
     if compression in ("lz4", "on"):   # which lz4 priced it: the module's own, or the package (~2 % high)
         notes["lz4_code"] = "openzfs (libzpool)" if zfs_lz4() is not None else "lz4 package"
-    if sample.records:
+    if sample.records and not data.complete:
         return DataReading(data, notes, tuple(sample.records), sample.population_records)
     return DataReading(data, notes)
 
@@ -86,7 +86,7 @@ def _note_read(notes: dict, sample: Sample, paths: Sequence[str], seek_counts: R
     notes.update(files_read=c.read_files, bytes_read=c.read_bytes, read_seconds=round(sample.seconds, 3),
                  unreadable_files=c.unreadable, vanished_files=c.vanished, shrunk_files=c.shrunk,
                  warnings=notes["warnings"] + seek_counts.examples + c.examples)
-    if not sample.read and not sample.records:
+    if not sample.read and not sample.records and (c.unreadable or c.vanished):
         raise InputError(f"{shown(' '.join(paths), 200)}: no file could be read ({c.unreadable:,} unreadable, "
                          f"{c.vanished:,} vanished); run as a user who can read them")
 
@@ -96,14 +96,20 @@ def _read_blocks(w: Walk, walked: _Walked, sample: Sample, notes: dict, recordsi
     """The blocks the read found: sampled records (to be scaled), or every file read whole."""
     blocks: dict = {}
     read_as_is: dict = {}
-    if sample.records:
+    if sample.sampled:
         for lsize, clen in sample.records:
             if clen != KEPT_HOLE:
                 blocks[(lsize, clen)] = blocks.get((lsize, clen), 0) + 1
             read_as_is[(lsize, lsize)] = read_as_is.get((lsize, lsize), 0) + 1
-        notes.update(records_read=len(sample.records), records_total=sample.population_records)
-        return DataBlocks(blocks, read_as_is, walked.all_as_is, compression, recordsize, len(w.files), w.directories,
-                          walked.pointers, sample.complete, walked.shape)
+        notes.update(records_read=len(sample.records), records_total=sum(walked.all_as_is.values()),
+                     data_records=sample.population_records)
+        # the records in holes are counted, not sampled: the sample scales to the data records only,
+        # and the zeros a copy writes into the holes (--sparse fill) are added as counted
+        if sample.complete:
+            return DataBlocks(merge(blocks, walked.hole_blocks), read_as_is, read_as_is, compression, recordsize,
+                              len(w.files), w.directories, walked.pointers, True, walked.shape)
+        return DataBlocks(blocks, read_as_is, walked.data_as_is, compression, recordsize, len(w.files), w.directories,
+                          walked.pointers, False, walked.shape, dict(walked.hole_blocks))
     for i, b in sample.read:
         merge(blocks, b)
         merge(read_as_is, size_blocks(w.files[i][3], recordsize))
@@ -113,22 +119,28 @@ def _read_blocks(w: Walk, walked: _Walked, sample: Sample, notes: dict, recordsi
 
 @dataclass(frozen=True, slots=True)
 class _Walked:
-    """What the walk gives without reading a byte: every file's blocks as is, the blocks a copy
-    writes with compression off (less the holes it keeps), the tree's shape for the metadata,
-    the block pointers and the records in holes."""
+    """What the walk gives without reading a byte: every file's blocks as is, the records that
+    hold data as is (a sample's population), the blocks a copy writes with compression off (less
+    the holes it keeps), the zero blocks a copy writes into holes (--sparse fill), the tree's shape
+    for the metadata, the block pointers and the records in holes."""
 
     all_as_is: dict
+    data_as_is: dict
     written: dict
+    hole_blocks: dict
     shape: TreeShape
     pointers: int
     hole_records: int
 
 
-def _walked_blocks(w: Walk, ranges: dict, recordsize: int, keep_holes: bool, dense: bool) -> _Walked:
-    """From the walk and the files' data ranges. `dense`: holes filled with zeros and stored
-    (compression off), so the indirect blocks cover every record."""
+def _walked_blocks(w: Walk, extents: dict, recordsize: int, keep_holes: bool, dense: bool) -> _Walked:
+    """From the walk and the files' data records, counted by runs (never a record at a time: an
+    8 TiB file has 2^31 records of 4K). `dense`: holes filled with zeros and stored (compression
+    off), so the indirect blocks cover every record."""
     all_as_is: dict = {}
+    data_as_is: dict = {}
     written: dict = {}        # the blocks with compression off: all_as_is less the holes a copy keeps
+    hole_blocks: dict = {}
     indirect: dict = {}
     by_blocks: dict[int, int] = {}
     pointers = hole_records = 0
@@ -137,23 +149,29 @@ def _walked_blocks(w: Walk, ranges: dict, recordsize: int, keep_holes: bool, den
         as_is = size_blocks(f[3], recordsize)
         merge(all_as_is, as_is)
         pointers += n if n > 1 else 0
-        r = ranges.get(i)
-        if r is None:
+        e = extents.get(i)
+        if e is None:
             merge(written, as_is)
+            merge(data_as_is, as_is)
             by_blocks[n] = by_blocks.get(n, 0) + 1
             continue
-        data_records = sum(b - a for a, b in r)
+        data_records = e.count
         hole_records += n - data_records
+        if data_records:
+            data_as_is[(lsize, lsize)] = data_as_is.get((lsize, lsize), 0) + data_records
+        if n > data_records and not keep_holes:
+            hole_blocks[(lsize, 0)] = hole_blocks.get((lsize, 0), 0) + n - data_records
         kept = data_records if keep_holes else n
         if kept:
             written[(lsize, lsize)] = written.get((lsize, lsize), 0) + kept
         # indirect blocks over the records that are not holes (zeros are holes with compression on)
+        r = e.ranges
         merge_indirect(indirect, dense_indirect(n) if dense else indirect_levels(r, r[-1][1] - 1 if r else 0))
     for n, count in by_blocks.items():
         merge_indirect(indirect, dense_indirect(n), count)
     shape = TreeShape(len(w.files), w.directories, w.symlinks, w.special, w.long_symlinks,
                       dict(w.directory_shapes), indirect, dict(w.spills))
-    return _Walked(all_as_is, written, shape, pointers, hole_records)
+    return _Walked(all_as_is, data_as_is, written, hole_blocks, shape, pointers, hole_records)
 
 
 def _is_file(path: str) -> bool:

@@ -16,6 +16,7 @@ import random
 import stat
 import time
 import zlib
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -254,104 +255,180 @@ def _open_walked(path: str, dev: int, ino: int, counts: ReadCounts) -> int | Non
 
 
 KEPT_HOLE = -1          # a sampled record in a hole that the copy keeps: no block at all
-MAX_EXTENTS = 1 << 16   # data extents asked of one file; past them the rest is read as data
+MAX_EXTENTS = 1 << 16   # SEEK_DATA/SEEK_HOLE pairs asked of one file; the rest is checked as read
 Ranges = list[tuple[int, int]]
 
 
-def record_ranges(fd: int, size: int, recordsize: int) -> Ranges | None:
-    """The records [a, b) of an open file that hold data, from SEEK_DATA/SEEK_HOLE: the others lie
-    wholly in holes and read as zeros, so they are never read. None when the file system cannot
-    say (then every record is data)."""
+@dataclass(frozen=True, slots=True)
+class DataRecords:
+    """Which records of a sparse file hold data, as SEEK_DATA/SEEK_HOLE said: the sorted, disjoint
+    [a, b) of `ranges`. A record that holds one byte of data is data (ZFS writes the whole record);
+    the others lie wholly in holes. Records from `unchecked_from` on were not asked (a file of more
+    than MAX_EXTENTS extents): they count as data until read, and each is asked when read."""
+
+    ranges: Ranges
+    unchecked_from: int
+
+    @property
+    def count(self) -> int:
+        return sum(b - a for a, b in self.ranges)
+
+
+def record_ranges(fd: int, size: int, recordsize: int) -> DataRecords | None:
+    """The records of an open file that hold data, from SEEK_DATA/SEEK_HOLE, no byte read. Each
+    pair of calls finds at least one more record of data (the next SEEK_DATA starts at the record
+    after the last one found), so the calls are at most twice the records read later, and at most
+    MAX_EXTENTS pairs. None when the file system cannot say (then every record is data)."""
     n, _ = file_block_sizes(size, recordsize)
     out: Ranges = []
     pos = 0
-    while pos < size:
-        try:
-            start = os.lseek(fd, pos, os.SEEK_DATA)
-        except OSError as e:
-            if e.errno == errno.ENXIO:
-                break          # no data past pos
+    for _ in range(MAX_EXTENTS):
+        if pos >= size:
+            return DataRecords(out, n)
+        start = _seek(fd, pos, os.SEEK_DATA)
+        if start is None or start >= size:
+            return DataRecords(out, n)      # no data past pos
+        if start < 0:
             return None
-        if start >= size:
-            break
-        try:
-            end = min(size, os.lseek(fd, start, os.SEEK_HOLE))
-        except OSError:
+        end = _seek(fd, start, os.SEEK_HOLE)
+        if end is None or end < 0:
             return None
-        if len(out) >= MAX_EXTENTS:
-            end = size        # a file of very many extents: the rest counted as data
-        a, b = start // recordsize, min(n, -(-end // recordsize))
+        a, b = start // recordsize, min(n, -(-min(end, size) // recordsize))
         if out and out[-1][1] >= a:
             out[-1] = (out[-1][0], max(out[-1][1], b))
         else:
             out.append((a, b))
-        pos = max(end, start + 1)
-    return out
+        pos = b * recordsize
+    a = pos // recordsize                 # extents left unasked: data until read
+    if a < n:
+        if out and out[-1][1] >= a:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((a, n))
+    return DataRecords(out, a)
 
 
-def sparse_ranges(w: Walk, recordsize: int, counts: ReadCounts) -> dict[int, Ranges]:
-    """Record ranges of the files that may have holes (fewer blocks than bytes), by index into
-    w.files: two lseeks an extent, no data read."""
-    out: dict[int, Ranges] = {}
+def _seek(fd: int, pos: int, whence: int) -> int | None:
+    """lseek's answer; None for ENXIO (no data past pos), -1 when the file system cannot say."""
+    try:
+        return os.lseek(fd, pos, whence)
+    except OSError as e:
+        return None if e.errno == errno.ENXIO else -1
+
+
+def next_data_record(fd: int, index: int, recordsize: int) -> int | None:
+    """The first record from `index` on that holds data (SEEK_DATA), None when none does; `index`
+    itself when the file system cannot say."""
+    start = _seek(fd, index * recordsize, os.SEEK_DATA)
+    if start is None:
+        return None
+    return index if start < 0 else start // recordsize
+
+
+def sparse_ranges(w: Walk, recordsize: int, counts: ReadCounts) -> dict[int, DataRecords]:
+    """The data records of the files that may have holes (fewer blocks than bytes), by index into
+    w.files: lseek only, no data read. A file without holes is left out."""
+    out: dict[int, DataRecords] = {}
     for i in sorted(w.maybe_sparse):
         path, dev, ino, size = w.files[i]
         fd = _open_walked(path, dev, ino, counts)
         if fd is None:
             continue
         try:
-            ranges = record_ranges(fd, size, recordsize)
+            extents = record_ranges(fd, size, recordsize)
         finally:
             os.close(fd)
         n, _ = file_block_sizes(size, recordsize)
-        if ranges is not None and ranges != [(0, n)]:
-            out[i] = ranges
+        if extents is not None and extents.ranges != [(0, n)]:
+            out[i] = extents
     return out
 
 
-def in_ranges(ranges: Ranges, index: int) -> bool:
-    k = bisect.bisect_right(ranges, (index, float("inf"))) - 1
-    return k >= 0 and ranges[k][0] <= index < ranges[k][1]
+def pread_data(fd: int, want: int, offset: int) -> bytes:
+    """pread of a sparse file that reads only its data extents and gives the holes as zeros: a
+    record that holds 4K of data reads 4K, not the record (16M at most). Shorter than `want` when
+    the file ends sooner (it shrank since the walk)."""
+    end = min(offset + want, max(offset, os.fstat(fd).st_size))
+    first = _seek(fd, offset, os.SEEK_DATA)
+    if first is not None and first <= offset:   # data from the start: to its end?
+        hole = _seek(fd, offset, os.SEEK_HOLE)
+        if first < 0 or hole is None or hole < 0 or hole >= end:
+            return os.pread(fd, end - offset, offset)    # all data (the usual record), or it cannot say
+    buf = bytearray(end - offset)
+    pos = offset
+    while pos < end:
+        start = _seek(fd, pos, os.SEEK_DATA)
+        if start is None or start >= end:
+            break
+        start = max(start, pos)
+        stop = _seek(fd, start, os.SEEK_HOLE)
+        stop = end if stop is None or stop < 0 else min(stop, end)
+        chunk = os.pread(fd, stop - start, start)
+        buf[start - offset:start - offset + len(chunk)] = chunk
+        if len(chunk) < stop - start:
+            return bytes(buf[:start - offset + len(chunk)])   # shrank while read
+        pos = stop
+    return bytes(buf)
+
+
+def _records_to_read(fd: int, n: int, recordsize: int, extents: DataRecords | None):
+    """The indices of the records that hold data, in order; past extents.unchecked_from each is
+    found by SEEK_DATA as the read goes, so no hole is read there either."""
+    if extents is None:
+        yield from range(n)
+        return
+    for a, b in extents.ranges:
+        index = a
+        while index < b:
+            if index >= extents.unchecked_from:
+                found = next_data_record(fd, index, recordsize)
+                if found is None:
+                    return
+                index = found
+                if index >= b:
+                    break
+            yield index
+            index += 1
 
 
 def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, compress: Callable[[bytes], int],
-                     counts: ReadCounts, ranges: Ranges | None = None,
+                     counts: ReadCounts, extents: DataRecords | None = None,
                      keep_holes: bool = True) -> dict[tuple[int, int], int] | None:
     """(lsize, clen) histogram of one file read now, or None when it cannot be read. Reads at
     most the size the walk saw; a file that ends sooner is counted as shrunk and priced as read.
-    `ranges`: the records that hold data (record_ranges); the others are holes, never read: a copy
+    `extents`: the records that hold data (record_ranges); the others are holes, never read: a copy
     that keeps holes writes no block there (keep_holes), one that fills them writes zeros."""
     fd = _open_walked(path, dev, ino, counts)
     if fd is None:
         return None
     try:
         n, lsize = file_block_sizes(size, recordsize)
-        if ranges is None:
-            ranges = [(0, n)]
         blocks: dict[tuple[int, int], int] = {}
-        got = 0
+        got = data_records = 0
         short = False
-        for a, b in ranges:
-            for index in range(a, b):
-                if short:
+        for index in _records_to_read(fd, n, recordsize, extents):
+            want = min(recordsize, size - index * recordsize)
+            try:
+                data = os.pread(fd, want, index * recordsize) if extents is None else \
+                    pread_data(fd, want, index * recordsize)
+            except OSError as e:
+                counts.unreadable += 1
+                counts.warn(f"{path}: {e.strerror}")
+                return None
+            got += len(data)
+            data_records += 1
+            if len(data) < want:
+                short = True
+                counts.shrunk += 1
+                counts.warn(f"{path}: shrank from {size:,} bytes while read")
+                if not data:
                     break
-                want = min(recordsize, size - index * recordsize)
-                try:
-                    data = os.pread(fd, want, index * recordsize)
-                except OSError as e:
-                    counts.unreadable += 1
-                    counts.warn(f"{path}: {e.strerror}")
-                    return None
-                got += len(data)
-                if len(data) < want:
-                    short = True
-                    counts.shrunk += 1
-                    counts.warn(f"{path}: shrank from {size:,} bytes while read")
-                    if not data:
-                        break
-                record = data if len(data) == lsize else data + bytes(lsize - len(data))  # ZFS compresses the padded record
-                key = (lsize, 0) if data.count(0) == len(data) else (lsize, clen_key(lsize, compress(record)))
-                blocks[key] = blocks.get(key, 0) + 1
-        holes = n - sum(b - a for a, b in ranges)
+            record = data if len(data) == lsize else data + bytes(lsize - len(data))  # ZFS compresses the padded record
+            key = (lsize, 0) if data.count(0) == len(data) else (lsize, clen_key(lsize, compress(record)))
+            blocks[key] = blocks.get(key, 0) + 1
+            if short:
+                break
+        holes = n - data_records if extents is not None and not short else 0
         if holes and not keep_holes:
             blocks[(lsize, 0)] = blocks.get((lsize, 0), 0) + holes   # zeros written by the copy
         counts.read_files += 1
@@ -364,42 +441,51 @@ def read_file_blocks(path: str, dev: int, ino: int, size: int, recordsize: int, 
 @dataclass
 class Sample:
     """What was read. A full read (no budget): per file, (index into walk.files, its blocks).
-    A budgeted read samples records, each equally likely: `records` holds (lsize, clen) of each
-    record read, and `population_records` how many records all files have."""
+    A budgeted read samples the records that hold data, each equally likely: `records` holds
+    (lsize, clen) of each record read, and `population_records` how many records hold data (the
+    records in holes are counted exactly beside the sample, never drawn)."""
 
     read: list[tuple[int, dict[tuple[int, int], int]]]
     records: list[tuple[int, int]]   # clen KEPT_HOLE: a hole the copy keeps (no block)
     population_records: int
     counts: ReadCounts
     seconds: float
-    complete: bool            # every file read (then the answer is exact)
+    complete: bool            # every file read, or every record of data (then the answer is exact)
+    sampled: bool = False     # read within a budget: `records`, not `read`
 
 
 def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, max_bytes: int | None,
-                max_seconds: float | None, rng: random.Random, progress=None, ranges: dict[int, Ranges] | None = None,
-                keep_holes: bool = True) -> Sample:
-    """Every file whole without a budget; with one, records drawn at random without replacement
-    until the byte or time budget is spent. Records, not files, are the sampling unit: a record's
-    allocation is bounded, so the interval holds where file sizes are heavy-tailed. `ranges` (by
-    file index, sparse_ranges) says which records hold data: the others are holes, never read."""
+                max_seconds: float | None, rng: random.Random, progress=None,
+                extents: dict[int, DataRecords] | None = None, keep_holes: bool = True) -> Sample:
+    """Every file whole without a budget; with one, records that hold data drawn at random without
+    replacement until the byte or time budget is spent. Records, not files, are the sampling unit:
+    a record's allocation is bounded, so the interval holds where file sizes are heavy-tailed.
+    `extents` (by file index, sparse_ranges) says which records hold data: the others are holes,
+    never read nor drawn, so a tree that is mostly holes is sampled only where it has data."""
     counts = ReadCounts()
-    ranges = ranges or {}
+    extents = extents or {}
     start = time.monotonic()
     total = sum(f[3] for f in w.files)
     if max_bytes is None and max_seconds is None:
         read: list[tuple[int, dict]] = []
         done = 0
         for i, (path, dev, ino, size) in enumerate(w.files):
-            blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts, ranges.get(i), keep_holes)
+            blocks = read_file_blocks(path, dev, ino, size, recordsize, compress, counts, extents.get(i), keep_holes)
             done += size
             if blocks is not None:
                 read.append((i, blocks))
             if progress is not None:
                 progress(done, total)
         return Sample(read, [], 0, counts, time.monotonic() - start, True)
-    starts = [0]
-    for f in w.files:
-        starts.append(starts[-1] + file_block_sizes(f[3], recordsize)[0])
+    # the records that hold data, as runs (file, first record) from sample index `starts`: one run a
+    # file without holes, one a data extent of a sparse file, never one a record; 8 bytes a number
+    starts, run_file, run_first = array("q", [0]), array("q"), array("q")
+    for i, f in enumerate(w.files):
+        for a, b in (extents[i].ranges if i in extents else [(0, file_block_sizes(f[3], recordsize)[0])]):
+            if b > a:
+                run_file.append(i)
+                run_first.append(a)
+                starts.append(starts[-1] + b - a)
     population = starts[-1]
     budget = population if max_bytes is None else max(1, min(population, -(-max_bytes // recordsize) * 4))
     records: list[tuple[int, int]] = []
@@ -411,23 +497,24 @@ def read_sample(w: Walk, recordsize: int, compress: Callable[[bytes], int], *, m
             break
         if records and max_seconds is not None and time.monotonic() - start >= max_seconds:
             break
-        i = bisect.bisect_right(starts, r) - 1
+        k = bisect.bisect_right(starts, r) - 1
+        i, first = run_file[k], run_first[k]
         path, dev, ino, size = w.files[i]
-        index = r - starts[i]
-        if i in ranges and not in_ranges(ranges[i], index):
-            lsize = file_block_sizes(size, recordsize)[1]
-            records.append((lsize, KEPT_HOLE if keep_holes else 0))   # a hole: known without reading
-            continue
-        key = read_record(path, dev, ino, size, index, recordsize, compress, counts)
+        index = first + r - starts[k]
+        unchecked = i in extents and index >= extents[i].unchecked_from
+        key = read_record(path, dev, ino, size, index, recordsize, compress, counts, check_hole=unchecked,
+                          sparse=i in extents)
         if key is not None:
+            if key[1] == KEPT_HOLE and not keep_holes:
+                key = (key[0], 0)   # a hole the copy fills: zeros
             records.append(key)
             files_read.add(i)
             done += key[0]
-            counts.read_bytes += key[0]
+            counts.read_bytes += key[0] if key[1] != KEPT_HOLE else 0
         if progress is not None:
             progress(done, goal)
     counts.read_files = len(files_read)
-    return Sample([], records, population, counts, time.monotonic() - start, len(records) == population)
+    return Sample([], records, population, counts, time.monotonic() - start, len(records) == population, True)
 
 
 MAX_SAMPLED_RECORDS = 1_000_000
@@ -448,15 +535,20 @@ def _draw(rng: random.Random, population: int, k: int):
 
 
 def read_record(path: str, dev: int, ino: int, size: int, index: int, recordsize: int,
-                compress: Callable[[bytes], int], counts: ReadCounts) -> tuple[int, int] | None:
-    """(lsize, clen) of one record of a file, or None (counted) when it cannot be read whole."""
+                compress: Callable[[bytes], int], counts: ReadCounts, check_hole: bool = False,
+                sparse: bool = False) -> tuple[int, int] | None:
+    """(lsize, clen) of one record of a file, or None (counted) when it cannot be read whole.
+    check_hole: ask SEEK_DATA first, and give (lsize, KEPT_HOLE) without reading a record that
+    lies wholly in a hole; sparse: read only the record's data extents (pread_data)."""
     n, lsize = file_block_sizes(size, recordsize)
     want = min(lsize, size - index * recordsize)
     fd = _open_walked(path, dev, ino, counts)
     if fd is None:
         return None
     try:
-        data = os.pread(fd, want, index * recordsize)
+        if check_hole and next_data_record(fd, index, recordsize) != index:
+            return lsize, KEPT_HOLE
+        data = pread_data(fd, want, index * recordsize) if sparse else os.pread(fd, want, index * recordsize)
     except OSError as e:
         counts.unreadable += 1
         counts.warn(f"{path}: {e.strerror}")
