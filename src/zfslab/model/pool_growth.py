@@ -87,8 +87,13 @@ def _candidates(existing: tuple[VdevGroup, ...], count: int) -> list[tuple[VdevG
     return found
 
 
+# check_model models a pool of disks of several sizes; a step from it is not modelled yet
+MIXED_SIZES = "no capacity figures: the pool's disks differ in size, which growth does not model yet"
+
+
 def _sized(groups, key: int) -> tuple[VdevGroup, ...]:
-    return tuple(VdevGroup(g.kind, g.width, g.parity, g.count, sizes=((g.width, key),)) for g in groups)
+    return tuple(VdevGroup(g.kind, g.width, g.parity, g.count, g.draid_data, g.draid_spares, sizes=((g.width, key),))
+                 for g in groups)
 
 
 def _sized_classes(classes, key: int) -> tuple[ClassGroup, ...]:
@@ -180,9 +185,11 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
 
 def _note(state: PoolState, layout: Layout) -> str:
     """What holds for every option: whether an add is for good, and where old data stays."""
-    raidz = any(g.kind is VdevKind.RAIDZ for g in layout.groups)
+    # device removal refuses a pool with any top-level vdev of parity (raidz or dRAID: vdev_get_nparity)
+    raidz = any(g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) for g in layout.groups)
+    draid = any(g.kind is VdevKind.DRAID for g in layout.groups)
     note = ("every `zpool add` on this pool is for good: `zpool remove` takes a top-level vdev out only "
-            "when no raidz vdev is there" if raidz else
+            f"when no {'dRAID' if draid else 'raidz'} vdev is there" if raidz else
             "`zpool remove` can take an added mirror or plain-disk vdev out again (its data moved to the others)")
     if state.alloc_bytes * 10 > state.size_bytes:
         note += ("; data written before stays where it is (ZFS spreads new writes by free space, so the "
@@ -196,6 +203,8 @@ def _expanded(state: PoolState, check: ModelCheck, layout: Layout,
     why there are no capacity figures, or "")."""
     if check.model_usable_bytes is None:
         return None, f"no capacity figures: {check.reason}"
+    if check.vdev_bytes is None:
+        return None, MIXED_SIZES
     if not state.expanded:
         return None, ""
     # check_model gave figures, so the pool is one raidz vdev whose attaches zpool history shows
@@ -395,7 +404,9 @@ def replacement(state: PoolState, check: ModelCheck, disk_bytes: int, *, streami
         resilver_hours=hours)
     old = check.vdev_bytes
     why = ""
-    if check.model_usable_bytes is None or old is None or check.ashift is None:
+    if check.model_usable_bytes is not None and old is None:
+        why = MIXED_SIZES
+    elif check.model_usable_bytes is None or old is None or check.ashift is None:
         why = f"no capacity figures: {check.reason}"
     elif not check.agrees:
         why = "no capacity figures: the model does not agree with this pool as it is"

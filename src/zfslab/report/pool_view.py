@@ -66,9 +66,17 @@ def pool_lines(state: PoolState, check: ModelCheck) -> list[str]:
              f"{'vdev':<34} {'class':<7} {'state':<8} {'r/w/cksum':>9} {'size':>8}"]
     for v in state.vdevs:
         lines += _vdev_rows(v, 0)
-    lines += ["", f"model against reality: {check.layout or 'no layout zfslab models'}",
-              f"ashift {check.ashift or '-'}, each disk "
-              f"{'-' if check.vdev_bytes is None else format(check.vdev_bytes, ',')} bytes as ZFS sees it"]
+    head = f"model against reality: {check.layout or 'no layout zfslab models'}"
+    if len(head) > 80:  # a long layout (disks of several sizes) on lines of its own, cut after a '+'
+        head = "model against reality:\n" + "\n".join(
+            textwrap.wrap(check.layout.replace("+", "+ "), 78, initial_indent="  ", subsequent_indent="  ",
+                          break_on_hyphens=False, break_long_words=False)).replace("+ ", "+")
+    sized = check.vdev_bytes is None and "@" in check.layout
+    lines += ["", *head.split("\n"),
+              f"ashift {check.ashift or '-'}, " + ("disks of several sizes, each as ZFS sees it after the @" if sized
+                                                    else "each disk " + ('-' if check.vdev_bytes is None else
+                                                                         format(check.vdev_bytes, ',')) +
+                                                    " bytes as ZFS sees it")]
     lines.append(f"{'':<12} {'zpool/zfs':>18} {'zfslab':>18} {'difference':>12}")
     for what, real, model, diff in (("SIZE", check.pool_size_bytes, check.model_size_bytes, check.size_diff_bytes),
                                     ("USED+AVAIL", check.pool_usable_bytes, check.model_usable_bytes,

@@ -19,7 +19,7 @@ from zfslab.system.zfs_output import VdevStatus, parse_status
 _TEXT_CLASSES = {"special": "special", "dedup": "dedup", "logs": "log", "cache": "cache", "spares": "spare",
                  "spare": "spare"}
 _JSON_KINDS = {"disk": "disk", "file": "file", "mirror": "mirror", "raidz": "raidz", "draid": "draid",
-               "replacing": "replacing", "spare": "spare"}
+               "replacing": "replacing", "spare": "spare", "dspare": "dspare"}
 _JSON_CLASSES = {"normal": "normal", "special": "special", "dedup": "dedup", "log": "log", "logs": "log",
                  "cache": "cache", "l2cache": "cache", "spare": "spare", "spares": "spare"}
 
@@ -275,6 +275,8 @@ def list_sizes(text: str) -> dict[str, tuple[int | None, ...]]:
 
 
 def _text_kind(name: str) -> tuple[str, int]:
+    if re.fullmatch(r"draid[1-3]-[0-9]+-[0-9]+", name):
+        return "dspare", 0  # a dRAID's distributed spare (vdev_draid_spare_...: draidP-N-S)
     m = re.fullmatch(r"(mirror|raidz([1-3])?|draid([1-3])[^-]*|replacing|spare)-[0-9]+", name)
     if not m:
         return ("disk" if name.startswith("/dev/") or not name.startswith("/") else "file"), 0
