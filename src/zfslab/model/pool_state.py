@@ -117,6 +117,17 @@ class PoolScan:
 
 
 @dataclass(frozen=True, slots=True)
+class Filesystem:
+    """One filesystem dataset's properties as `zfs get -r` shows them (-p values: recordsize in bytes);
+    each may set its own or inherit its parent's."""
+
+    name: str
+    recordsize: str
+    compression: str
+    mountpoint: str
+
+
+@dataclass(frozen=True, slots=True)
 class PoolState:
     """What zfslab read of one pool; `source` says which forms (json or text)."""
 
@@ -137,6 +148,8 @@ class PoolState:
     # zpool status -D: the dedup table's entries and its size in core, all of it (None: not shown)
     ddt_entries: int | None = None
     ddt_core_bytes: int | None = None
+    # every filesystem of the pool, the root first (zfs get -r -t filesystem); () when not read
+    filesystems: tuple[Filesystem, ...] = ()
 
     def of_class(self, alloc_class: str) -> tuple[PoolVdev, ...]:
         return tuple(v for v in self.vdevs if v.alloc_class == alloc_class)
@@ -146,6 +159,13 @@ class PoolState:
 
     def dataset_prop(self, name: str) -> str | None:
         return dict(self.dataset_props).get(name)
+
+    def filesystem_props(self) -> tuple[Filesystem, ...]:
+        """Each filesystem's properties: those zfs get -r read, else the root dataset's alone."""
+        if self.filesystems:
+            return self.filesystems
+        d = dict(self.dataset_props)
+        return (Filesystem(self.name, d.get("recordsize", ""), d.get("compression", ""), d.get("mountpoint", "")),)
 
     @property
     def usable_bytes(self) -> int:
