@@ -101,9 +101,11 @@ def footprint_advice(state: PoolState, layout: str) -> str:
 
     def command(fs: Filesystem) -> str:
         compression = {"on": "lz4", "": ""}.get(fs.compression, fs.compression)
-        options = "".join((f" --layouts {layout}" if layout else "", f" --compression {compression}" if compression else "",
+        options = "".join((f" --layouts {layout}" if layout else "",
+                           f" --compression {compression}" if compression else "",
                            f" --ashift {min(ashifts)}" if ashifts else ""))
-        return f"`zfslab footprint {shlex.quote(fs.mountpoint)} --recordsize {record_text(int(fs.recordsize))}{options}`"
+        size = record_text(int(fs.recordsize))
+        return f"`zfslab footprint {shlex.quote(fs.mountpoint)} --recordsize {size}{options}`"
 
     def judged(fs: Filesystem) -> bool:
         return fs.recordsize.isdigit() and len(fs.recordsize) < 12 and fs.mountpoint.startswith("/")
