@@ -14,7 +14,7 @@ from zfslab.model.capacity import pool_capacity, rules_for
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import VdevKind
 from zfslab.model.pool_growth import MIXED_SIZES, growth, replacement
-from zfslab.model.pool_model import check_model, pool_layout
+from zfslab.model.pool_model import check_model, class_alloc_bytes, pool_layout
 from zfslab.report.pool_view import pool_lines
 
 GIB = 2**30
@@ -111,3 +111,16 @@ def test_growth_beside_a_draid_keeps_its_geometry(series):
     alone = pool_capacity(parse_layout("raidz1:3"), GIB, ashift=12, rules=rules_for(version(series)))
     assert raidz.gain_bytes is not None and 0 < raidz.gain_bytes <= alone.usable_bytes + alone.slop_bytes
     assert "no dRAID vdev is there" in grown.note
+
+
+@pytest.mark.parametrize("series", SERIES)
+@pytest.mark.parametrize("pool", ["special", "healthy"])
+def test_the_sized_reading_of_a_pool_of_one_size_gives_its_figures(series, pool):
+    """The path a pool of several sizes takes (each vdev, special and log ones too, on its own disks;
+    spares and cache left out) gives the one-size pool's figures to the byte on pools of one size."""
+    state = read_both(series, pool)[0]
+    check = check_model(state, version(series))
+    layout = pool_layout(state, sized=True)
+    sized = pool_capacity(layout, {check.vdev_bytes: check.vdev_bytes}, ashift=12, rules=rules_for(version(series)),
+                          class_alloc_bytes=class_alloc_bytes(state))
+    assert (sized.size_bytes, sized.usable_bytes) == (state.size_bytes, state.usable_bytes)

@@ -119,7 +119,8 @@ def footprint_advice(state: PoolState, layout: str) -> str:
         parts.append(f"whether recordsize {record_text(int(root.recordsize))} suits the files under "
                      f"{root.mountpoint}{known} is what {command(root)} measures, against another --recordsize; "
                      "pool reads no file")
-    own = [fs for fs in every[1:] if judged(fs) and (root is None or fs.recordsize != root.recordsize)]
+    own = [fs for fs in (every[1:] if root else every) if judged(fs)
+           and (root is None or fs.recordsize != root.recordsize)]
     if own:
         named = [f"{fs.name} ({record_text(int(fs.recordsize))}): {command(fs)}" for fs in own[:NAMED_AT_MOST]]
         if len(own) > NAMED_AT_MOST:
