@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from test_pool_model import version
+from test_pool_model import codes, version
 from test_pool_read import SERIES, read_both
 from zfslab.model.capacity import pool_capacity, rules_for
 from zfslab.model.layout_grammar import parse_layout
@@ -124,3 +124,13 @@ def test_the_sized_reading_of_a_pool_of_one_size_gives_its_figures(series, pool)
     sized = pool_capacity(layout, {check.vdev_bytes: check.vdev_bytes}, ashift=12, rules=rules_for(version(series)),
                           class_alloc_bytes=class_alloc_bytes(state))
     assert (sized.size_bytes, sized.usable_bytes) == (state.size_bytes, state.usable_bytes)
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_the_findings_on_the_shapes(series):
+    """mixed: its vdevs differ in kind, width and size (unequal-vdevs); the dRAID pools: nothing (a
+    dRAID survives its parity, like the rest); datasets' 4K child: test_pool_findings_recordsize.py."""
+    expected = {"mixed": ["unequal-vdevs"], "dspare": [], "dnospare": []}
+    for pool, want in expected.items():
+        for state in read_both(series, pool):
+            assert codes(state) == want, (pool, state.source)
