@@ -87,8 +87,9 @@ def _candidates(existing: tuple[VdevGroup, ...], count: int) -> list[tuple[VdevG
     return found
 
 
-# check_model models a pool of disks of several sizes; a step from it is not modelled yet
-MIXED_SIZES = "no capacity figures: the pool's disks differ in size, which growth does not model yet"
+# check_model models a pool of disks of several sizes, and an add to it; replacing its disks or a raidz
+# expansion on them is not modelled yet
+MIXED_SIZES = "no capacity figures: the pool's disks differ in size, which this step does not model yet"
 
 
 def _sized(groups, key: int) -> tuple[VdevGroup, ...]:
@@ -146,9 +147,15 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         # each vdev on its own disks: the old ones as ZFS sees them, the new disks partitioned as zpool
         # makes them; a vdev added later is laid out as at creation (vdev_metaslab_set_size); the class
         # vdevs stay (spares and cache devices change neither SIZE nor USED+AVAIL)
-        sizes = {old: old, key_new: new_osize}
-        after = Layout(_sized(layout.groups, old) + _sized(groups_new, key_new),
-                       classes=_sized_classes(layout.classes, old) + _sized_classes(classes_new, key_new))
+        if old is None:  # disks of several sizes: each vdev as check_model sized it, its disks' bytes as keys
+            there = pool_layout(state, sized=True)
+            sizes = {b: b for b in there.disk_sizes()} | {b: b for b in there.class_disk_sizes()}
+            sizes[key_new] = new_osize
+            groups, classes = there.groups, there.classes
+        else:
+            sizes = {old: old, key_new: new_osize}
+            groups, classes = _sized(layout.groups, old), _sized_classes(layout.classes, old)
+        after = Layout(groups + _sized(groups_new, key_new), classes=classes + _sized_classes(classes_new, key_new))
         pool = pool_capacity(after, sizes, ashift=check.ashift, rules=rules, class_alloc_bytes=held)
         return pool.size_bytes, pool.usable_bytes
 
@@ -166,7 +173,8 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         return replace(option, usable_after_bytes=usable, size_after_bytes=size, gain_bytes=usable - before[1])
 
     for group, like in _candidates(layout.groups, count):
-        unequal = bool(old) and sizes_unequal((new_osize, old))
+        unequal = sizes_unequal((new_osize, old)) if old else any(
+            sizes_unequal((new_osize, leaf.device_bytes)) for v in data for leaf in v.leaves if leaf.device_bytes)
         option = _add_option(state, layout, group, like, survives_now, consistent, unequal, check.version)
         options.append(figured(option, (group,)))
     for extra in _class_candidates(count, weakest):
@@ -203,8 +211,6 @@ def _expanded(state: PoolState, check: ModelCheck, layout: Layout,
     why there are no capacity figures, or "")."""
     if check.model_usable_bytes is None:
         return None, f"no capacity figures: {check.reason}"
-    if check.vdev_bytes is None:
-        return None, MIXED_SIZES
     if not state.expanded:
         return None, ""
     # check_model gave figures, so the pool is one raidz vdev whose attaches zpool history shows
@@ -354,6 +360,8 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
     if layout.classes:
         return replace(option, reason="no capacity figures: model/expansion.py models a pool of one raidz vdev "
                                     "alone, not beside special, dedup or log vdevs")
+    if check.model_usable_bytes is not None and old is None:
+        return replace(option, reason=MIXED_SIZES)
     if check.model_usable_bytes is None or old is None or check.ashift is None:
         return replace(option, reason=f"no capacity figures: {check.reason}")
     if old and sizes_unequal((new_osize, old)):  # larger: smaller ones were refused above
