@@ -25,6 +25,8 @@ case "$(basename "$0") $*" in
   "zpool status -D -j -P --json-int healthy") cat {status} ;;
   "zpool get -j --json-int all healthy") cat {data}/zpool_get_j.json ;;
   "zfs get -j --json-int all healthy") cat {data}/zfs_get_j.json ;;
+  # the root's every property stands for zfs get -r of its one filesystem (the pool has no other)
+  "zfs get -j --json-int -r -t filesystem recordsize,compression,mountpoint healthy") cat {data}/zfs_get_j.json ;;
   lsblk*) echo '{{"blockdevices": []}}' ;;
   "smartctl -j -a "*) cat {smart} ;;
   *) echo "unexpected: $*" >&2; exit 1 ;;
@@ -59,7 +61,7 @@ def test_every_command_it_runs_only_reads(on_path, capsys):
     record = json.loads(capsys.readouterr().out)["pools"][0]
     assert record["model"]["agrees"] is True
     ran = log.read_text().splitlines()
-    assert len(ran) == 6 + 7  # zpool and zfs, then lsblk for each of the 7 disks
+    assert len(ran) == 7 + 7  # zpool and zfs (zfs get -r too), then lsblk for each of the 7 disks
     assert all(any(line.split()[:len(r)] == list(r) for r in READ_ONLY) for line in ran), ran
 
 

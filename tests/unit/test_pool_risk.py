@@ -140,7 +140,28 @@ def test_a_vdev_with_more_out_than_it_survives_is_lost_and_no_figures_without_a_
                                                           for c in mirror.children))
     risk, _ = _risk(dataclasses.replace(state, vdevs=(both_out,) + state.vdevs[1:]))
     assert risk.p_loss == (1.0, 1.0)
-    assert risk_now(state, None, {}, {}).reason   # no disk size: no figure, and why
+    # no check_model size: each vdev's own disks give it; none shown: no figure, and why
+    assert risk_now(state, None, {}, {}).p_loss == risk_now(state, 2136997888, {}, {}).p_loss
+    blind = dataclasses.replace(mirror, children=(dataclasses.replace(mirror.children[0], device_bytes=None),
+                                                  *mirror.children[1:]))
+    assert risk_now(dataclasses.replace(state, vdevs=(blind,) + state.vdevs[1:]), None, {}, {}).reason == \
+        "the disks' size as ZFS sees them was not shown"
+
+
+def test_disks_of_several_sizes_take_each_vdevs_own():
+    """The captured mixed pool (vdevs of 1, 1.5 and 1 GiB smallest disks, some of 2 GiB): its risk lies
+    between the same pool's with every disk at 1 GiB and at 2 GiB (a larger disk takes longer to
+    resilver), strictly."""
+    state = read_both("zfs-2.4", "mixed")[0]
+
+    def every_disk(size):
+        return dataclasses.replace(state, vdevs=tuple(dataclasses.replace(v, children=tuple(
+            dataclasses.replace(c, device_bytes=size) for c in v.children)) for v in state.vdevs))
+
+    mixed = risk_now(state, None, {}, {})
+    assert not mixed.reason
+    low, high = risk_now(every_disk(1 << 30), 1 << 30, {}, {}), risk_now(every_disk(2 << 30), 2 << 30, {}, {})
+    assert all(a < b < c for a, b, c in zip(low.p_loss, mixed.p_loss, high.p_loss)), (low, mixed, high)
 
 
 

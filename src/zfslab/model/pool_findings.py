@@ -233,21 +233,31 @@ def record_text(size: int) -> str:
         else f"{size}B"
 
 
+NAMED_AT_MOST = 3  # datasets a finding or an advice names one by one; the rest are counted
+
+
 def recordsize_findings(state: PoolState) -> list[Finding]:
     """Records no larger than the pool's smallest allocation cannot be stored compressed, but for those
-    that compress into a block pointer (112 bytes) or are zeros (docs/pool.md#findings)."""
-    record, compression = state.dataset_prop("recordsize"), state.dataset_prop("compression")
+    that compress into a block pointer (112 bytes) or are zeros (docs/pool.md#findings): judged for every
+    filesystem zfs get -r showed (each may set its own recordsize and compression), in one finding."""
     ashifts = [v.ashift for v in _data_vdevs(state) if v.ashift is not None]
-    if not (record and record.isdigit() and len(record) < 12) or compression in (None, "off") or not ashifts:
+    if not ashifts:
         return []
     sector = 1 << min(ashifts)  # zio_roundup_alloc_size() rounds to the pool's smallest allocation
-    if int(record) > sector:
+    small = [fs for fs in state.filesystem_props() if fs.recordsize.isdigit() and len(fs.recordsize) < 12
+             and fs.compression not in ("", "off") and int(fs.recordsize) <= sector]
+    if not small:
         return []
+    named = ", ".join(f"{record_text(int(fs.recordsize))} on {fs.name}" for fs in small[:NAMED_AT_MOST])
+    if len(small) > NAMED_AT_MOST:
+        named += f" and {len(small) - NAMED_AT_MOST} more (`zfs get -r recordsize {state.name}`)"
+    compression = small[0].compression if len({fs.compression for fs in small}) == 1 else "compression"
+    command = f"`zfs set recordsize=128K {small[0].name}`" if len(small) == 1 else \
+        "`zfs set recordsize=128K DATASET` on each"
     return [Finding("recordsize-uncompressible", "warning",
-                    f"recordsize is {record_text(int(record))} on {state.name}, no more than its {sector}-byte "
-                    f"allocation unit (ashift {min(ashifts)}): ZFS keeps a record compressed only when it then takes "
-                    f"fewer sectors, so {compression} saves nothing on full records; `zfs set recordsize=128K "
-                    f"{state.name}` for files (new writes only)")]
+                    f"recordsize is {named}, no more than its {sector}-byte allocation unit (ashift "
+                    f"{min(ashifts)}): ZFS keeps a record compressed only when it then takes fewer sectors, so "
+                    f"{compression} saves nothing on full records; {command} for files (new writes only)")]
 
 
 WORN_PERCENT = 80  # docs/pool.md#findings: an NVMe's endurance estimate this far used is a note, 100 a warning

@@ -89,8 +89,14 @@ def _candidates(existing: tuple[VdevGroup, ...], count: int) -> list[tuple[VdevG
     return found
 
 
+# check_model models a pool of disks of several sizes, and an add to it; replacing its disks or a raidz
+# expansion on them is not modelled yet
+MIXED_SIZES = "no capacity figures: the pool's disks differ in size, which this step does not model yet"
+
+
 def _sized(groups, key: int) -> tuple[VdevGroup, ...]:
-    return tuple(VdevGroup(g.kind, g.width, g.parity, g.count, sizes=((g.width, key),)) for g in groups)
+    return tuple(VdevGroup(g.kind, g.width, g.parity, g.count, g.draid_data, g.draid_spares, sizes=((g.width, key),))
+                 for g in groups)
 
 
 def _sized_classes(classes, key: int) -> tuple[ClassGroup, ...]:
@@ -143,9 +149,15 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         # each vdev on its own disks: the old ones as ZFS sees them, the new disks partitioned as zpool
         # makes them; a vdev added later is laid out as at creation (vdev_metaslab_set_size); the class
         # vdevs stay (spares and cache devices change neither SIZE nor USED+AVAIL)
-        sizes = {old: old, key_new: new_osize}
-        after = Layout(_sized(layout.groups, old) + _sized(groups_new, key_new),
-                       classes=_sized_classes(layout.classes, old) + _sized_classes(classes_new, key_new))
+        if old is None:  # disks of several sizes: each vdev as check_model sized it, its disks' bytes as keys
+            there = pool_layout(state, sized=True)
+            sizes = {b: b for b in there.disk_sizes()} | {b: b for b in there.class_disk_sizes()}
+            sizes[key_new] = new_osize
+            groups, classes = there.groups, there.classes
+        else:
+            sizes = {old: old, key_new: new_osize}
+            groups, classes = _sized(layout.groups, old), _sized_classes(layout.classes, old)
+        after = Layout(groups + _sized(groups_new, key_new), classes=classes + _sized_classes(classes_new, key_new))
         pool = pool_capacity(after, sizes, ashift=check.ashift, rules=rules, class_alloc_bytes=held)
         return pool.size_bytes, pool.usable_bytes
 
@@ -165,7 +177,8 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
         return replace(option, usable_after_bytes=usable, size_after_bytes=size, gain_bytes=usable - before[1])
 
     for group, like in _candidates(layout.groups, count):
-        unequal = bool(old) and sizes_unequal((new_osize, old))
+        unequal = sizes_unequal((new_osize, old)) if old else any(
+            sizes_unequal((new_osize, leaf.device_bytes)) for v in data for leaf in v.leaves if leaf.device_bytes)
         option = _add_option(state, layout, group, like, survives_now, consistent, unequal, check.version)
         options.append(figured(option, (group,)))
     for extra in _class_candidates(count, weakest):
@@ -184,9 +197,11 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
 
 def _note(state: PoolState, layout: Layout) -> str:
     """What holds for every option: whether an add is for good, and where old data stays."""
-    raidz = any(g.kind is VdevKind.RAIDZ for g in layout.groups)
+    # device removal refuses a pool with any top-level vdev of parity (raidz or dRAID: vdev_get_nparity)
+    raidz = any(g.kind in (VdevKind.RAIDZ, VdevKind.DRAID) for g in layout.groups)
+    draid = any(g.kind is VdevKind.DRAID for g in layout.groups)
     note = ("every `zpool add` on this pool is for good: `zpool remove` takes a top-level vdev out only "
-            "when no raidz vdev is there" if raidz else
+            f"when no {'dRAID' if draid else 'raidz'} vdev is there" if raidz else
             "`zpool remove` can take an added mirror or plain-disk vdev out again (its data moved to the others)")
     if state.alloc_bytes * 10 > state.size_bytes:
         note += ("; data written before stays where it is (ZFS spreads new writes by free space, so the "
@@ -349,6 +364,8 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
     if layout.classes:
         return replace(option, reason="no capacity figures: model/expansion.py models a pool of one raidz vdev "
                                     "alone, not beside special, dedup or log vdevs")
+    if check.model_usable_bytes is not None and old is None:
+        return replace(option, reason=MIXED_SIZES)
     if check.model_usable_bytes is None or old is None or check.ashift is None:
         return replace(option, reason=f"no capacity figures: {check.reason}")
     if old and sizes_unequal((new_osize, old)):  # larger: smaller ones were refused above
@@ -399,7 +416,9 @@ def replacement(state: PoolState, check: ModelCheck, disk_bytes: int, *, streami
         resilver_hours=hours)
     old = check.vdev_bytes
     why = ""
-    if check.model_usable_bytes is None or old is None or check.ashift is None:
+    if check.model_usable_bytes is not None and old is None:
+        why = MIXED_SIZES
+    elif check.model_usable_bytes is None or old is None or check.ashift is None:
         why = f"no capacity figures: {check.reason}"
     elif not check.agrees:
         why = "no capacity figures: the model does not agree with this pool as it is"

@@ -4,6 +4,8 @@ pool reports (docs/pool.md#model-against-reality). Where they cannot be compared
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
 
 from zfslab.errors import ZfslabError
@@ -21,7 +23,7 @@ class ModelCheck:
     layout: str  # zfslab's layout grammar ('raidz2:4+disk'), or '' when it has none for this pool
     version: str  # the kernel module's OpenZFS version the rules were taken from
     ashift: int | None
-    vdev_bytes: int | None  # what ZFS sees of each disk (all alike)
+    vdev_bytes: int | None  # what ZFS sees of each disk (all alike; None when they differ: see `layout`)
     pool_size_bytes: int
     pool_usable_bytes: int  # USED + AVAIL of the root dataset
     model_size_bytes: int | None = None
@@ -52,6 +54,10 @@ def failures_survived(vdev: PoolVdev) -> int:
     return 0
 
 
+# zpool names a dRAID vdev by its geometry, draidP:Dd:Cc:Ss-N (zpool_vdev_name()), in both forms
+DRAID_NAME = re.compile(r"draid([1-3]):([0-9]+)d:([0-9]+)c:([0-9]+)s-[0-9]+")
+
+
 def _group(vdev: PoolVdev) -> VdevGroup | str:
     """The vdev as zfslab's VdevGroup, or why it has none."""
     if vdev.kind in ("disk", "file"):
@@ -60,11 +66,30 @@ def _group(vdev: PoolVdev) -> VdevGroup | str:
         return VdevGroup(VdevKind.MIRROR, len(vdev.children), len(vdev.children) - 1)
     if vdev.kind == "raidz":
         return VdevGroup(VdevKind.RAIDZ, len(vdev.children), vdev.parity)
+    m = DRAID_NAME.fullmatch(vdev.name) if vdev.kind == "draid" else None
+    if m:
+        parity, data, children, spares = (int(x) for x in m.groups())
+        if children != len(vdev.children):
+            return f"{vdev.name} names {children} children but zpool shows {len(vdev.children)}"
+        try:
+            return VdevGroup(VdevKind.DRAID, children, parity, draid_data=data, draid_spares=spares)
+        except ZfslabError as e:
+            return f"{vdev.name}: {e}"
+    if vdev.kind == "draid":
+        return f"{vdev.name}: a dRAID vdev whose name does not give its geometry (draidP:Dd:Cc:Ss-N)"
     return f"{vdev.name} is a {vdev.kind} vdev, which this reading does not model yet"
 
 
-def pool_layout(state: PoolState) -> Layout | str:
-    """The pool's layout in zfslab's terms, or why it has none."""
+def _sized_group(vdev: PoolVdev, group: VdevGroup) -> VdevGroup:
+    """The group with its own disks' sizes as ZFS sees them (the size as written is that size)."""
+    seen = Counter(leaf.device_bytes for leaf in vdev.leaves)
+    sizes = tuple(sorted(((n, b) for b, n in seen.items()), key=lambda nb: -nb[1]))
+    return VdevGroup(group.kind, group.width, group.parity, 1, group.draid_data, group.draid_spares, sizes)
+
+
+def pool_layout(state: PoolState, *, sized: bool = False) -> Layout | str:
+    """The pool's layout in zfslab's terms, or why it has none. sized: each vdev with its disks' sizes as
+    ZFS sees them (`raidz1:3@1x2GiB/1x1536MiB/1x1GiB`), for a pool whose disks differ in size."""
     groups: list[VdevGroup] = []
     classes: list[ClassGroup] = []
     for v in state.vdevs:
@@ -73,13 +98,21 @@ def pool_layout(state: PoolState) -> Layout | str:
         g = _group(v)
         if isinstance(g, str):
             return g
+        if sized:
+            g = _sized_group(v, g)
         if v.alloc_class == "normal":
             groups.append(g)
         else:
             classes.append(ClassGroup(v.alloc_class, g))
     if not groups:
         return "the pool shows no data vdev"
-    return Layout(merge_groups(groups), len(state.of_class("spare")), 0, merge_classes(classes),
+    # a distributed spare is space inside its dRAID (the layout's Ns), not a hot spare
+    spares = [v for v in state.of_class("spare") if v.kind != "dspare"]
+    if sized:
+        # hot spares and cache devices hold no pool space, and neither form of zpool status gives their
+        # size, which a sized layout would need: they are left out of it
+        return Layout(merge_groups(groups), classes=merge_classes(classes))
+    return Layout(merge_groups(groups), len(spares), 0, merge_classes(classes),
                   len(state.of_class("cache")))
 
 
@@ -110,27 +143,32 @@ def check_model(state: PoolState, version: str, *, expanded: bool = False,
 
     if None in seen:
         return without("the size ZFS sees of some disks was not shown (zpool status -j on 2.3+ shows it)")
-    if len(seen) != 1:
-        return without(f"the disks differ in size ({len(seen)} sizes): the model of one size per disk "
-                       "does not apply")
-    vdev_bytes = seen.pop()
+    vdev_bytes: int | dict[int, int] = seen.pop() if len(seen) == 1 else {b: b for b in seen}
     if ashift is None:
         return without("the vdevs' ashift was not shown, or differs between them")
-    if expanded:
+    if isinstance(vdev_bytes, dict):
+        # disks of several sizes: each vdev on its own disks, every child counted as its smallest
+        # (vdev_mirror_open, vdev_raidz_open, vdev_draid_open), as `zfslab capacity` sizes a layout
+        if expanded:
+            return without("a raidz expansion ran on disks of several sizes, which this reading does not model")
+        layout = pool_layout(state, sized=True)
+        assert not isinstance(layout, str)  # read once above
+    elif expanded:
         return _expanded(state, version, layout, ashift, vdev_bytes, attached or {})
+    one_size = vdev_bytes if isinstance(vdev_bytes, int) else None
     try:
         rules = rules_for(version)
         model = pool_capacity(layout, vdev_bytes, ashift=ashift, rules=rules,
                               class_alloc_bytes=class_alloc_bytes(state))
     except ZfslabError as e:
-        return without(f"zfslab cannot compute it: {e}", vdev_bytes)
+        return without(f"zfslab cannot compute it: {e}", one_size)
     reason = ""
     if model.size_bytes != size:
         reason = "SIZE differs: a reservation or feature zfslab does not know, or a bug to report"
     elif model.usable_bytes != usable:
         reason = ("USED+AVAIL differs: space set aside by a reservation, a pool checkpoint, frees deferred "
                   "to a later txg (docs/pool.md#a-pool-made-with--d) or a feature; SIZE agrees")
-    return ModelCheck(str(layout), version, ashift, vdev_bytes, size, usable, model.size_bytes,
+    return ModelCheck(str(layout), version, ashift, one_size, size, usable, model.size_bytes,
                       model.usable_bytes, reason)
 
 

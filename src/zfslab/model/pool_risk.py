@@ -240,7 +240,13 @@ def _members(state: PoolState, params: RiskParams) -> list[tuple[VdevGroup, Pool
         group = _group(v)
         if isinstance(group, str):
             return group
-        members.append((group, v, params if v.alloc_class == "normal" else class_params(group, params)))
+        sizes = [leaf.device_bytes for leaf in v.leaves]
+        if sizes and None not in sizes:
+            # each vdev on its own disks, counted as its smallest (the bytes a resilver may rewrite of
+            # each): the pool's one size where they are alike, each vdev's own where they differ
+            members.append((group, v, params.with_(disk_bytes=min(sizes))))
+        else:
+            members.append((group, v, params if v.alloc_class == "normal" else class_params(group, params)))
     return members
 
 
@@ -249,8 +255,12 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
     layout = pool_layout(state)
     if isinstance(layout, str):
         return RiskNow(years, reason=layout)
-    if vdev_bytes is None:
-        return RiskNow(years, reason="the disks' size as ZFS sees them was not shown, or differs between them")
+    if vdev_bytes is None:  # disks of several sizes: each vdev takes its own (_members)
+        seen = [leaf.device_bytes for v in state.vdevs if v.alloc_class in ("normal", "special", "dedup")
+                for leaf in v.leaves]
+        if not seen or None in seen:
+            return RiskNow(years, reason="the disks' size as ZFS sees them was not shown")
+        vdev_bytes = max(seen)
     cls = disk_class(disks)
     # the resilver reads what is allocated; an empty pool still has its metadata (RiskParams wants > 0)
     fill = min(max(state.alloc_bytes / state.size_bytes, 1e-6), 1.0) if state.size_bytes else 1e-6

@@ -13,6 +13,9 @@ POOL_CLASSES = ("normal", "special", "dedup", "log", "cache", "spare")
 LEAF_KINDS = ("disk", "file")
 NATIVE_SECTORS = tuple(1 << shift for shift in range(9, 17))  # ashift 9..16, as ZFS allows
 GROUP_KINDS = ("mirror", "raidz", "draid", "replacing", "spare")
+# a dRAID's distributed spare (zpool status -j's vdev_type "dspare", named draidP-N-S): space spread over
+# the dRAID's own children, no disk of its own, so no leaf
+SPARE_KINDS = ("dspare",)
 
 
 def checked_count(value: object, what: str, *, limit: int = 2**64 - 1) -> int:
@@ -36,7 +39,7 @@ class PoolVdev:
     """One vdev of the tree: a top-level vdev (its children the leaves) or a leaf."""
 
     name: str  # as zpool prints it: with -P a leaf's full path
-    kind: str  # disk, file, mirror, raidz, draid, replacing, spare (a spare in use inside a vdev)
+    kind: str  # disk, file, mirror, raidz, draid, replacing, spare (a spare in use inside a vdev), dspare
     alloc_class: str  # normal, special, dedup, log, cache, spare
     state: str  # ONLINE, DEGRADED, OFFLINE, FAULTED, UNAVAIL, REMOVED, AVAIL (spares), INUSE
     read_errors: int = 0
@@ -58,9 +61,9 @@ class PoolVdev:
         if self.alloc_class not in POOL_CLASSES:
             raise InputError(f"vdev {shown(self.name, 60)}: class {shown(self.alloc_class, 20)} is none of "
                              f"{', '.join(POOL_CLASSES)}")
-        if self.kind not in LEAF_KINDS + GROUP_KINDS:
+        if self.kind not in LEAF_KINDS + GROUP_KINDS + SPARE_KINDS:
             raise InputError(f"vdev {shown(self.name, 60)}: kind {shown(self.kind, 20)} is not one zfslab reads "
-                             f"({', '.join(LEAF_KINDS + GROUP_KINDS)})")
+                             f"({', '.join(LEAF_KINDS + GROUP_KINDS + SPARE_KINDS)})")
         if self.ashift is not None and not 9 <= self.ashift <= 16:
             raise InputError(f"vdev {shown(self.name, 60)}: ashift {self.ashift} is outside 9..16")
         if self.native_sector_bytes is not None and self.native_sector_bytes not in NATIVE_SECTORS:
@@ -114,6 +117,17 @@ class PoolScan:
 
 
 @dataclass(frozen=True, slots=True)
+class Filesystem:
+    """One filesystem dataset's properties as `zfs get -r` shows them (-p values: recordsize in bytes);
+    each may set its own or inherit its parent's."""
+
+    name: str
+    recordsize: str
+    compression: str
+    mountpoint: str
+
+
+@dataclass(frozen=True, slots=True)
 class PoolState:
     """What zfslab read of one pool; `source` says which forms (json or text)."""
 
@@ -134,6 +148,8 @@ class PoolState:
     # zpool status -D: the dedup table's entries and its size in core, all of it (None: not shown)
     ddt_entries: int | None = None
     ddt_core_bytes: int | None = None
+    # every filesystem of the pool, the root first (zfs get -r -t filesystem); () when not read
+    filesystems: tuple[Filesystem, ...] = ()
 
     def of_class(self, alloc_class: str) -> tuple[PoolVdev, ...]:
         return tuple(v for v in self.vdevs if v.alloc_class == alloc_class)
@@ -143,6 +159,13 @@ class PoolState:
 
     def dataset_prop(self, name: str) -> str | None:
         return dict(self.dataset_props).get(name)
+
+    def filesystem_props(self) -> tuple[Filesystem, ...]:
+        """Each filesystem's properties: those zfs get -r read, else the root dataset's alone."""
+        if self.filesystems:
+            return self.filesystems
+        d = dict(self.dataset_props)
+        return (Filesystem(self.name, d.get("recordsize", ""), d.get("compression", ""), d.get("mountpoint", "")),)
 
     @property
     def usable_bytes(self) -> int:

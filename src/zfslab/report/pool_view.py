@@ -7,14 +7,14 @@ import textwrap
 from datetime import datetime, timezone
 
 from zfslab.model.fleet_pool import FleetPools
-from zfslab.model.pool_findings import Finding, record_text
+from zfslab.model.pool_findings import NAMED_AT_MOST, Finding, record_text
 from zfslab.model.growth_outlook import OptionOutlook, Outlook
 from zfslab.model.pool_growth import Growth
 from zfslab.model.recommend import METRIC_NAMES, workload_text
 from zfslab.model.pool_model import ModelCheck, failures_survived
 from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART, FLAGGED_HOURS
 from zfslab.model.pool_risk import RiskNow, VdevRate
-from zfslab.model.pool_state import PoolState, PoolVdev
+from zfslab.model.pool_state import Filesystem, PoolState, PoolVdev
 from zfslab.model.units import format_bytes, odds
 from zfslab.report.shell_text import command_lines
 
@@ -68,9 +68,17 @@ def pool_lines(state: PoolState, check: ModelCheck) -> list[str]:
              f"{'vdev':<34} {'class':<7} {'state':<8} {'r/w/cksum':>9} {'size':>8}"]
     for v in state.vdevs:
         lines += _vdev_rows(v, 0)
-    lines += ["", f"model against reality: {check.layout or 'no layout zfslab models'}",
-              f"ashift {check.ashift or '-'}, each disk "
-              f"{'-' if check.vdev_bytes is None else format(check.vdev_bytes, ',')} bytes as ZFS sees it"]
+    head = f"model against reality: {check.layout or 'no layout zfslab models'}"
+    if len(head) > 80:  # a long layout (disks of several sizes) on lines of its own, cut after a '+'
+        head = "model against reality:\n" + "\n".join(
+            textwrap.wrap(check.layout.replace("+", "+ "), 78, initial_indent="  ", subsequent_indent="  ",
+                          break_on_hyphens=False, break_long_words=False)).replace("+ ", "+")
+    sized = check.vdev_bytes is None and "@" in check.layout
+    lines += ["", *head.split("\n"),
+              f"ashift {check.ashift or '-'}, " + ("disks of several sizes, each as ZFS sees it after the @" if sized
+                                                    else "each disk " + ('-' if check.vdev_bytes is None else
+                                                                         format(check.vdev_bytes, ',')) +
+                                                    " bytes as ZFS sees it")]
     lines.append(f"{'':<12} {'zpool/zfs':>18} {'zfslab':>18} {'difference':>12}")
     for what, real, model, diff in (("SIZE", check.pool_size_bytes, check.model_size_bytes, check.size_diff_bytes),
                                     ("USED+AVAIL", check.pool_usable_bytes, check.model_usable_bytes,
@@ -88,20 +96,39 @@ def finding_lines(check: ModelCheck, found: tuple[Finding, ...]) -> list[str]:
 
 
 def footprint_advice(state: PoolState, layout: str) -> str:
-    """The command that can tell whether the recordsize suits the files: pool reads no file
-    (docs/pool.md#findings, recordsize); '' when the root dataset has no mountpoint."""
-    record, mountpoint = state.dataset_prop("recordsize"), state.dataset_prop("mountpoint")
-    if not (record and record.isdigit() and len(record) < 12 and mountpoint and mountpoint.startswith("/")):
-        return ""
-    size = record_text(int(record))
-    compression = {"on": "lz4", None: ""}.get(state.dataset_prop("compression"), state.dataset_prop("compression"))
+    """The commands that can tell whether the recordsize suits the files: pool reads no file
+    (docs/pool.md#findings, recordsize). One for the root dataset, and one for each filesystem zfs get -r
+    showed with a recordsize of its own (NAMED_AT_MOST, then how many more); '' when none is mounted."""
     ashifts = [v.ashift for v in state.of_class("normal") if v.ashift is not None]
-    options = "".join((f" --layouts {layout}" if layout else "", f" --compression {compression}" if compression else "",
-                       f" --ashift {min(ashifts)}" if ashifts else ""))
-    return (f"whether recordsize {size} suits the files under {mountpoint} (each dataset may set its own: "
-            f"`zfs get -r recordsize {shlex.quote(state.name)}`) is what `zfslab footprint {shlex.quote(mountpoint)} "
-            f"--recordsize {size}"
-            f"{options}` measures, against another --recordsize; pool reads no file")
+
+    def command(fs: Filesystem) -> str:
+        compression = {"on": "lz4", "": ""}.get(fs.compression, fs.compression)
+        options = "".join((f" --layouts {layout}" if layout else "",
+                           f" --compression {compression}" if compression else "",
+                           f" --ashift {min(ashifts)}" if ashifts else ""))
+        size = record_text(int(fs.recordsize))
+        return f"`zfslab footprint {shlex.quote(fs.mountpoint)} --recordsize {size}{options}`"
+
+    def judged(fs: Filesystem) -> bool:
+        return fs.recordsize.isdigit() and len(fs.recordsize) < 12 and fs.mountpoint.startswith("/")
+
+    every = state.filesystem_props()
+    root = every[0] if every[0].name == state.name else None
+    parts = []
+    if root is not None and judged(root):
+        known = "" if state.filesystems else (f" (each dataset may set its own: `zfs get -r recordsize "
+                                              f"{shlex.quote(state.name)}`)")
+        parts.append(f"whether recordsize {record_text(int(root.recordsize))} suits the files under "
+                     f"{root.mountpoint}{known} is what {command(root)} measures, against another --recordsize; "
+                     "pool reads no file")
+    own = [fs for fs in (every[1:] if root else every) if judged(fs)
+           and (root is None or fs.recordsize != root.recordsize)]
+    if own:
+        named = [f"{fs.name} ({record_text(int(fs.recordsize))}): {command(fs)}" for fs in own[:NAMED_AT_MOST]]
+        if len(own) > NAMED_AT_MOST:
+            named.append(f"and {len(own) - NAMED_AT_MOST} more (`zfs get -r recordsize {shlex.quote(state.name)}`)")
+        parts.append(f"datasets with a recordsize of their own: {'; '.join(named)}")
+    return "; ".join(parts)
 
 
 SPEED_UNITS = {"write_mb_s": "MB/s", "rewrite_mb_s": "MB/s", "read_mb_s": "MB/s"}

@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 
 from zfslab.errors import InputError, shown
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, checked_count
-from zfslab.system.pool_read import raidz_attaches, read_json, read_text
+from zfslab.system.pool_read import (FILESYSTEM_PROPS, json_filesystems, raidz_attaches, read_json, read_text,
+                                     text_filesystems)
 from zfslab.system.runner import Runner
 from zfslab.system.smart import read_health, whole_disk
 from zfslab.system.zfs import NoSuchPool
@@ -90,6 +92,14 @@ def read_pool(runner: Runner, pool: str, names: list[str] | None = None) -> Live
         state = read_text(pool, out("zpool", "status", "-D", "-P", "-p", pool), out("zpool", "list", "-vHPp", pool),
                           out("zpool", "get", "-Hp", "all", pool), out("zfs", "get", "-Hp", "all", pool), vdev_text,
                           ddt_per_entry=_series(running) < (2, 3))
+    # every filesystem's recordsize and compression: a child dataset may set its own (docs/pool.md#findings)
+    props = ",".join(FILESYSTEM_PROPS)
+    if state.source == "json":
+        filesystems = json_filesystems(out("zfs", "get", "-j", "--json-int", "-r", "-t", "filesystem", props, pool),
+                                       pool)
+    else:
+        filesystems = text_filesystems(out("zfs", "get", "-Hp", "-r", "-t", "filesystem", props, pool), pool)
+    state = dataclasses.replace(state, filesystems=filesystems)
     paths = sorted({leaf.name for v in state.vdevs for leaf in v.leaves if leaf.name.startswith("/dev/")})
     disks = {}
     if runner.which("lsblk"):

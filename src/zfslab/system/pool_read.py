@@ -12,14 +12,14 @@ import re
 from datetime import datetime, timezone
 
 from zfslab.errors import InputError, shown
-from zfslab.model.pool_state import PoolScan, PoolState, PoolVdev, checked_count
+from zfslab.model.pool_state import Filesystem, PoolScan, PoolState, PoolVdev, checked_count
 from zfslab.system.zfs_output import VdevStatus, parse_status
 
 # zpool status's section headings and zpool list -v's, as the class of the vdevs under them
 _TEXT_CLASSES = {"special": "special", "dedup": "dedup", "logs": "log", "cache": "cache", "spares": "spare",
                  "spare": "spare"}
 _JSON_KINDS = {"disk": "disk", "file": "file", "mirror": "mirror", "raidz": "raidz", "draid": "draid",
-               "replacing": "replacing", "spare": "spare"}
+               "replacing": "replacing", "spare": "spare", "dspare": "dspare"}
 _JSON_CLASSES = {"normal": "normal", "special": "special", "dedup": "dedup", "log": "log", "logs": "log",
                  "cache": "cache", "l2cache": "cache", "spare": "spare", "spares": "spare"}
 
@@ -76,6 +76,51 @@ def text_properties(text: str, pool: str) -> tuple[tuple[str, str], ...]:
             raise _bad("zpool/zfs get -Hp line", line)
         out.append((words[1], words[2]))
     return tuple(out)
+
+
+# what zfslab asks of every filesystem (live_pool.py runs `zfs get ... -r -t filesystem FILESYSTEM_PROPS POOL`)
+FILESYSTEM_PROPS = ("recordsize", "compression", "mountpoint")
+
+
+def _filesystems(values: dict[str, dict[str, str]], pool: str, what: str) -> tuple[Filesystem, ...]:
+    out = []
+    for name, props in values.items():
+        if name != pool and not name.startswith(pool + "/"):
+            raise _bad(f"{what}: a dataset of another pool", name)
+        missing = [p for p in FILESYSTEM_PROPS if p not in props]
+        if missing:
+            raise _bad(f"{what}: {name}'s {missing[0]}", "(not shown)")
+        out.append(Filesystem(name, *(props[p] for p in FILESYSTEM_PROPS)))
+    return tuple(out)
+
+
+def text_filesystems(text: str, pool: str) -> tuple[Filesystem, ...]:
+    """Each filesystem's recordsize, compression and mountpoint from `zfs get -Hp -r -t filesystem
+    recordsize,compression,mountpoint POOL` (name, property, value, source; in zfs's order, the root first)."""
+    values: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        words = line.split("\t")
+        if len(words) != 4:
+            raise _bad("zfs get -Hp -r line", line)
+        if words[1] in FILESYSTEM_PROPS:
+            values.setdefault(words[0], {})[words[1]] = words[2]
+    return _filesystems(values, pool, "zfs get -r")
+
+
+def json_filesystems(text: str, pool: str) -> tuple[Filesystem, ...]:
+    """The same from `zfs get -j --json-int -r -t filesystem recordsize,compression,mountpoint POOL` (2.3+)."""
+    data = _load(text, "zfs get -j -r")
+    datasets = data.get("datasets")
+    if not isinstance(datasets, dict):
+        raise _bad("zfs get -j -r: datasets", datasets)
+    values = {}
+    for name, entry in datasets.items():
+        if not isinstance(entry, dict):
+            raise _bad(f"zfs get -j -r: {name}", entry)
+        values[str(name)] = dict(_properties(entry, "zfs get -j -r"))
+    return _filesystems(values, pool, "zfs get -j -r")
 
 
 def vdev_props(text: str, prop: str) -> dict[str, int]:
@@ -275,6 +320,8 @@ def list_sizes(text: str) -> dict[str, tuple[int | None, ...]]:
 
 
 def _text_kind(name: str) -> tuple[str, int]:
+    if re.fullmatch(r"draid[1-3]-[0-9]+-[0-9]+", name):
+        return "dspare", 0  # a dRAID's distributed spare (vdev_draid_spare_...: draidP-N-S)
     m = re.fullmatch(r"(mirror|raidz([1-3])?|draid([1-3])[^-]*|replacing|spare)-[0-9]+", name)
     if not m:
         return ("disk" if name.startswith("/dev/") or not name.startswith("/") else "file"), 0

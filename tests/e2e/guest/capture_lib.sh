@@ -27,6 +27,8 @@ cap() {  # cap POOL [SUFFIX]: every listing of one pool into $O/POOL/
   zpool status -P -p "$p" > "$o/zpool_status_Pp$s.txt"
   zpool get -Hp all "$p" > "$o/zpool_get_Hp$s.txt"
   zfs get -Hp all "$p" > "$o/zfs_get_Hp$s.txt"
+  # every filesystem's recordsize (a child dataset may set its own)
+  zfs get -Hp -r -t filesystem recordsize,compression,mountpoint "$p" > "$o/zfs_get_rHp$s.txt"
   zpool history "$p" > "$o/zpool_history$s.txt"
   # 2.2+: each vdev's own properties (ashift, asize, psize...)
   zpool get -Hp all "$p" all-vdevs > "$o/zpool_get_vdevs_Hp$s.txt" 2>&1
@@ -36,6 +38,7 @@ cap() {  # cap POOL [SUFFIX]: every listing of one pool into $O/POOL/
     zpool list -j -v -P --json-int "$p" > "$o/zpool_list_jvP$s.json" 2> "$o/zpool_list_jvP$s.err"
     zpool get -j --json-int all "$p" > "$o/zpool_get_j$s.json"
     zfs get -j --json-int all "$p" > "$o/zfs_get_j$s.json"
+    zfs get -j --json-int -r -t filesystem recordsize,compression,mountpoint "$p" > "$o/zfs_get_rj$s.json"
     zpool get -j --json-int all "$p" all-vdevs > "$o/zpool_get_vdevs_j$s.json" 2>&1
   fi
 }

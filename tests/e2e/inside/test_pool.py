@@ -1,10 +1,11 @@
 """`zfslab pool` on a real pool (docs/pool.md): the model against reality to the byte, the
 findings expected of the pools built, and nothing written (`zpool history` unchanged). Small: one
 raidz2:4 plus a single disk added by mistake, raidz1:3 beside raidz1:4 of sparse files made
-with every feature but lz4 left disabled (`zpool create -d`, as an old pool is), and raidz1:3 with
+with every feature but lz4 left disabled (`zpool create -d`, as an old pool is), raidz1:3 with
 ashift 9 on three 512e disks of the kernel's scsi_debug module (512-byte logical, 4096-byte physical
-sectors, as tests/e2e/guest/capture_4k.sh makes them), all empty, read by one zfslab run in the 2.4
-boot."""
+sectors, as tests/e2e/guest/capture_4k.sh makes them), and draid1:2d:6c:1s of files of two sizes
+with a child dataset of recordsize 4K (tests/e2e/guest/capture_shapes.sh's shapes in one pool), all
+empty, read by one zfslab run in the 2.4 boot."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from zfslab.model.layout_grammar import parse_layout
 POOL = "zfslab-e2e-pool"
 OLD_POOL = "zfslab-e2e-oldpool"
 ASHIFT9_POOL = "zfslab-e2e-ashift9"
+SHAPES_POOL = "zfslab-e2e-shapes"
 
 
 def deferred_free_bytes(pool: str) -> int:
@@ -87,6 +89,26 @@ def old_pool(filedir):
 
 
 @pytest.fixture
+def shapes_pool(filedir):
+    """draid1:2d:6c:1s of five 1 GiB files and one of 1.5 GiB (the dRAID counts each child as its
+    smallest), lz4, with a child dataset of recordsize 4K: what this pool shows only a dRAID, disks
+    of two sizes and zfs get -r can tell."""
+    files = [f"{filedir}/shape{i}" for i in range(6)]
+    for i, f in enumerate(files):
+        with open(f, "wb") as out:
+            out.truncate(3 << 29 if i == 0 else 1 << 30)
+    sh("zpool", "create", "-f", "-o", "ashift=12", "-O", "compression=lz4", "-O", "mountpoint=none", SHAPES_POOL,
+       "draid1:2d:6c:1s", *files)
+    sh("zfs", "create", "-o", "recordsize=4K", f"{SHAPES_POOL}/small")
+    try:
+        yield SHAPES_POOL
+    finally:
+        subprocess.run(["zpool", "destroy", "-f", SHAPES_POOL], capture_output=True)
+        for f in files:
+            os.unlink(f)
+
+
+@pytest.fixture
 def ashift9_pool():
     """raidz1:3, ashift 9, on three scsi_debug disks of 256 MiB in RAM, each its own store (one shared
     store would show ZFS one label three times), 4096-byte physical sectors, UNMAP as an SSD has (the
@@ -113,17 +135,17 @@ def ashift9_pool():
         subprocess.run(["rmmod", "scsi_debug"], capture_output=True)
 
 
-def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool, ashift9_pool):
+def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool, ashift9_pool, shapes_pool):
     """One run of zfslab (a Python start costs seconds under TCG); the missing pool's error and the
     text output are unit tests (tests/unit/test_pool_cmd.py, test_pool_view.py)."""
     ashift9, ashift9_disks = ashift9_pool
-    pools = (oops_pool, old_pool, ashift9)
+    pools = (oops_pool, old_pool, ashift9, shapes_pool)
     sh("zpool", "sync", *pools)
     history = {p: sh("zpool", "history", "-il", p) for p in pools}
     digests = {d: label_digests(f"{d}-part1") for d in ashift9_disks}
     p = zfslab_pool(*pools, "--json")
     assert p.returncode == 0, p.stderr
-    record, old, low = json.loads(p.stdout)["pools"]
+    record, old, low, shapes = json.loads(p.stdout)["pools"]
     model = record["model"]
     # zpool create reads a bare disk after raidz2's into the raidz2: zfslab puts it first
     assert model["layout"] == "disk+raidz2:4"
@@ -145,5 +167,10 @@ def test_zfslab_pool_reads_real_pools_and_writes_nothing(oops_pool, old_pool, as
     assert low["model"]["layout"] == "raidz1:3" and low["model"]["agrees"] is True, low["model"]
     assert [f["code"] for f in low["findings"]] == ["ashift-below-sector"], low["findings"]
     assert "ashift 9 (512 B) on disks with 4096-byte physical sectors" in low["findings"][0]["text"]
+    # dRAID with a distributed spare, on disks of two sizes: to the byte; the 4K child under lz4 named
+    assert shapes["model"]["layout"] == "draid1:2d:6c:1s@1x1536MiB/5x1GiB", shapes["model"]
+    assert shapes["model"]["agrees"] is True, shapes["model"]
+    assert [f["code"] for f in shapes["findings"]] == ["recordsize-uncompressible"], shapes["findings"]
+    assert f"4K on {shapes_pool}/small," in shapes["findings"][0]["text"]
     assert {p: sh("zpool", "history", "-il", p) for p in pools} == history
     assert {d: label_digests(f"{d}-part1") for d in ashift9_disks} == digests  # no txg synced
