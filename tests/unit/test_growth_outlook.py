@@ -117,16 +117,38 @@ def test_replacing_the_data_disks_of_a_special_pool_gives_its_risk():
     assert after.p_loss == pytest.approx(now, rel=1e-3) and not after.risk_reason
 
 
-def test_a_pool_no_option_can_bring_into_budget_is_told_so_not_recommended():
+def test_a_plain_disk_added_by_mistake_is_mirrored_by_attach_and_that_is_recommended():
     """The oops pool (raidz2:4 and a plain disk added by mistake) survives no failure whatever is
-    added: no option meets home data's budget, and the line says so instead of 'recommended'."""
+    added beside it; `zpool attach` to the plain disk makes it a mirror: with two new disks a
+    three-way one, as redundant as the raidz2, and that is the pick (same space, undone by detach)."""
     from zfslab.report.pool_view import growth_lines
     state, check, grown, look, by = _grown("oops", 4, 12 * 10**12)
+    side = next(o for o in grown.options if o.attach_to)
+    assert side.survives == 2 and side.gain_bytes == 0 and len(side.commands) == 2
+    assert side.layout_after == "raidz2:4+mirror:3" and grown.options[look.recommended] is side
+    assert look.recommendation.within_budget
+    assert any("2 of the 4 new disks" in c for c in side.cautions)
+    assert all("no redundancy" in x.left_out for o, x in zip(grown.options, look.options)
+               if o.how == "zpool add" and not o.adds.startswith(("special=", "log=")))
+    # the new side's risk: the raidz2 and a three-way mirror, far below the pool with its plain disk
+    adds = [x.p_loss[1] for o, x in zip(grown.options, look.options) if o.how == "zpool add" and o.added[0][0] == "normal"]
+    assert adds and by[side.adds].p_loss[1] < min(adds) / 1000
+    # the finding names the fix: two attaches to the plain disk
+    from zfslab.model.pool_findings import redundancy_findings
+    (finding,) = [f for f in redundancy_findings(state) if f.code == "vdev-less-redundant"]
+    assert "`zpool attach oops scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0004 NEW` 2 times makes it a mirror" in finding.text
+
+
+def test_a_pool_no_option_can_bring_into_budget_is_told_so_not_recommended():
+    """One new disk for the oops pool, for data that asks to survive two failures: the mirror the
+    attach makes survives one, an add none; no option meets the budget, and the line says so
+    instead of 'recommended'."""
+    from zfslab.report.pool_view import growth_lines
+    state, check, grown, look, by = _grown("oops", 1, 12 * 10**12, goal=Goal(data="business", max_damage=1.0))
     assert not look.recommendation.within_budget
-    assert all(x.left_out and "no redundancy" in x.left_out for o, x in zip(grown.options, look.options)
-               if not o.adds.startswith(("special=", "log=")))
     text = " ".join(line for line, _ in growth_lines(grown, 80, look))
     assert "no option meets the budget by plan's rule" in text and "recommended, by" not in text
+    assert grown.options[look.recommended].attach_to   # the closest: the pool then survives one failure
     healthy = _grown("healthy", 6, GIB2)
     assert "recommended, by plan's rule" in " ".join(line for line, _ in growth_lines(healthy[2], 80, healthy[3]))
 

@@ -12,7 +12,7 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.performance import DiskProfile, predict, single_disk
 from zfslab.model.plan import PlanRow
-from zfslab.model.pool_growth import Growth, GrowthOption
+from zfslab.model.pool_growth import Growth, GrowthOption, side_attached
 from zfslab.model.pool_model import failures_survived, pool_layout
 from zfslab.model.pool_risk import YEARS, risk_after
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
@@ -77,6 +77,9 @@ def _pool_after(state: PoolState, option: GrowthOption, count: int) -> tuple[Poo
     if option.how == "zpool replace":
         leaves = frozenset(leaf.name for v in state.of_class("normal") for leaf in v.leaves)
         return state, leaves, False
+    if option.attach_to:
+        k = len(option.commands)   # one zpool attach per new side
+        return side_attached(state, option.attach_to, k), frozenset(f"NEW{i}" for i in range(1, k + 1)), True
     if option.how == "zpool attach":
         raidz = state.of_class("normal")[0]
         new = tuple(PoolVdev(f"NEW{i}", "disk", "normal", "ONLINE") for i in range(1, count + 1))
@@ -102,7 +105,8 @@ def _row(option: GrowthOption, state: PoolState, grown: Growth, old_bytes: int |
     disks_now = sum(len(v.leaves) for v in state.of_class("normal"))
     new = grown.new_vdev_bytes or 0
     raw = disks_now * new if option.how == "zpool replace" else disks_now * old_bytes + \
-        (grown.count if option.how == "zpool attach" else sum(g.disks for c, g in option.added if c == "normal")) * new
+        (len(option.commands) if option.attach_to else grown.count if option.how == "zpool attach"
+         else sum(g.disks for c, g in option.added if c == "normal")) * new
     force = any(c.startswith("zpool add -f ") for c in option.commands)   # plan's practice: -f is for emergencies
     return PlanRow(option.layout_after, f"{option.how} {option.adds}", layout.disks, layout.hot_spares,
                    layout.top_level_vdevs, option.size_after_bytes or 0, option.usable_after_bytes, raw,

@@ -50,11 +50,15 @@ def redundancy_findings(state: PoolState) -> list[Finding]:
     least = min(failures_survived(v) for v in data)
     for v in data:
         if failures_survived(v) < most:
+            lacking = most - failures_survived(v)
+            # zpool-attach(8): a disk attached to a plain disk makes a mirror, to a mirror one more side
+            fix = (f"; `zpool attach {state.name} {(v.children or (v,))[0].short_name} NEW` {lacking} time"
+                   f"{'s' * (lacking > 1)} makes it a mirror that survives as many" if v.kind in ("disk", "file", "mirror") else "")
             found.append(Finding(
                 "vdev-less-redundant", "warning",
                 f"{v.short_name} survives {failures_survived(v)} disk failure(s), the pool's other data vdevs "
-                f"{most}: losing it loses the pool (a `zpool add` of the wrong shape cannot be undone on raidz)",
-                v.name))
+                f"{most}: losing it loses the pool (a `zpool add` of the wrong shape cannot be undone on raidz)"
+                f"{fix}", v.name))
     for cls in ("special", "dedup"):
         for v in state.of_class(cls):
             if failures_survived(v) < least:

@@ -14,8 +14,8 @@ from zfslab.model.capacity import (Rules, linux_whole_disk_osize, pool_capacity,
 from zfslab.model.expansion import EXPANSION_SINCE, expand, parse_release
 from zfslab.model.layouts import ClassGroup, Layout, VdevGroup, VdevKind
 from zfslab.model.pool_findings import sizes_unequal
-from zfslab.model.pool_model import ModelCheck, class_alloc_bytes, pool_layout
-from zfslab.model.pool_state import PoolState
+from zfslab.model.pool_model import ModelCheck, class_alloc_bytes, failures_survived, pool_layout
+from zfslab.model.pool_state import PoolState, PoolVdev
 from zfslab.model.reliability.params import RiskParams
 from zfslab.model.zpool_syntax import replication_mismatch
 
@@ -39,6 +39,7 @@ class GrowthOption:
     reason: str = ""
     resilver_hours: float | None = None  # zpool replace: the resilvers one after another, in all
     added: tuple[tuple[str, VdevGroup], ...] = ()  # zpool add: (allocation class, the vdevs) it adds
+    attach_to: str = ""  # zpool attach to a plain disk or a mirror: the vdev that gains sides (its name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,7 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     attach = _attach(state, check, layout, data, count, new_osize, attached)
     if attach is not None:
         options.append(attach)
+    options += _attach_sides(state, check, count, new_osize, before)
     # vdevs like those there first: the pool's balance of space, speed and safety, more of it; then
     # the raidz grown (more space, the same parity over more disks); then the rest, safest first;
     # special and log vdevs last (they add no room for data)
@@ -379,6 +381,64 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
         return replace(option, reason=str(e))
     return replace(option, usable_after_bytes=steps[-1].usable_bytes, size_after_bytes=steps[-1].size_bytes,
                    gain_bytes=steps[-1].usable_bytes - steps[before].usable_bytes)
+
+
+def side_attached(state: PoolState, vdev_name: str, count: int) -> PoolState:
+    """The pool once `count` new disks (NEW1..) are attached to its plain-disk or mirror vdev
+    `vdev_name`: a mirror of the disk or sides it had and the new ones."""
+    def grown(v: PoolVdev) -> PoolVdev:
+        if v.name != vdev_name:
+            return v
+        sides = v.children or (v,)
+        new = tuple(PoolVdev(f"NEW{i}", "disk", v.alloc_class, "ONLINE") for i in range(1, count + 1))
+        return PoolVdev(v.name if v.children else f"mirror-{v.short_name}", "mirror", v.alloc_class, v.state,
+                        size_bytes=v.size_bytes, alloc_bytes=v.alloc_bytes, ashift=v.ashift, children=sides + new)
+    return replace(state, vdevs=tuple(grown(v) for v in state.vdevs))
+
+
+def _attach_sides(state: PoolState, check: ModelCheck, count: int, new_osize: int,
+                  before: tuple[int, int] | None) -> list[GrowthOption]:
+    """`zpool attach` of new disks to a plain-disk or mirror data vdev that survives fewer failures
+    than the pool's most redundant one (the vdev-less-redundant finding): zpool-attach(8) makes a
+    plain disk a two-way mirror and gives a mirror one more side, so with as many disks as it lacks
+    it survives as many failures as the rest, and unlike `zpool add` it can be undone (`zpool
+    detach`). SIZE and USED+AVAIL stay: a mirror is as large as its smallest side, and zpool attach
+    refuses a disk smaller than the one it mirrors."""
+    data = state.of_class("normal")
+    most = max((failures_survived(v) for v in data), default=0)
+    options = []
+    for v in data:
+        if v.kind not in ("disk", "file", "mirror") or failures_survived(v) >= most:
+            continue
+        k = min(count, most - failures_survived(v))
+        after = side_attached(state, v.name, k)
+        layout_after = pool_layout(after)
+        if isinstance(layout_after, str):
+            continue
+        survives = min(failures_survived(x) for x in after.vdevs if x.alloc_class in ("normal", "special", "dedup"))
+        side = (v.children or (v,))[0]
+        commands = tuple(f"zpool attach {state.name} {side.name} NEW{i}" for i in range(1, k + 1))
+        cautions = ["each attach resilvers the new side from the vdev's data before it counts (`zpool status` "
+                    "shows it); `zpool detach` can take a side out again"]
+        if k < most - failures_survived(v):
+            cautions.append(f"it then survives {failures_survived(v) + k} failed disks, the pool's other data vdevs "
+                            f"{most}: {most - failures_survived(v) - k} more disks attached would match them")
+        if count > k:
+            cautions.append(f"it takes {k} of the {count} new disks; the rest stay free for another option")
+        smallest = min((leaf.device_bytes for leaf in v.leaves if leaf.device_bytes), default=None)
+        if smallest is not None and new_osize > smallest and sizes_unequal((new_osize, smallest)):
+            cautions.append("the mirror stays as large as its smallest side: the new disks' extra space waits "
+                            "until the old one is replaced too (autoexpand)")
+        option = GrowthOption("zpool attach", f"+{k} disk{'s' * (k > 1)} to {v.short_name}", str(layout_after),
+                              survives, commands, False, cautions=tuple(cautions), attach_to=v.name)
+        if smallest is not None and new_osize < smallest:
+            option = replace(option, reason=f"the new disks are smaller than {v.short_name}: zpool attach refuses them")
+        elif before is None:
+            option = replace(option, reason=f"no capacity figures: {check.reason}")
+        else:
+            option = replace(option, usable_after_bytes=before[1], size_after_bytes=before[0], gain_bytes=0)
+        options.append(option)
+    return options
 
 
 def _duration(hours: float) -> str:
