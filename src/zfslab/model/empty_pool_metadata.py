@@ -37,8 +37,8 @@ ZPL_COPIES = 2
 TOLERANCE_COPIES = 8  # what the model is held to against libzpool, in block copies
 
 # What the kernel's `zpool create` leaves on the special class right after it returns, counted in
-# the 2.3.9 and 2.4.4 guests on one vCPU (more CPUs: KERNEL_SPREAD_SECTORS below) (docs/capacity.md#the-kernels-count): one-sector block copies at
-# ashift 12, the same on both versions, on whole disks and on files of 16 GiB to 12 TiB alike,
+# the 2.3.9 and 2.4.4 guests on one vCPU (more CPUs: KERNEL_SPREAD_SECTORS below;
+# docs/capacity.md#the-kernels-count): one-sector block copies at ashift 12, the same on both versions, on whole disks and on files of 16 GiB to 12 TiB alike,
 # whatever the leaves and the kind of the data vdevs. It is more than libzpool's spa_create and the
 # ZPL above (by 9 to 23 copies): the kernel's create also logs the command to the pool's history and
 # syncs the ZPL's creation in txgs of its own. Each further top-level vdev of a class adds its
