@@ -294,15 +294,15 @@ def test_at_ashift_9_identical_creates_differ_and_stay_in_the_measured_spread(ve
 def test_on_several_cpus_the_count_is_the_rule_or_more_within_the_measured_spread():
     """Two and four vCPUs, one to four allocators, ashift 12: the MOS object ids come in chunks of 128
     per CPU (dmu_object.c), so each further CPU's chunk adds a dnode block and the meta-dnode's L1;
-    never fewer copies than the rule, at most 55 more; on four vCPUs the usual figure is 9 more."""
+    never fewer copies than the rule, at most 55 more; on four vCPUs 6 or more, mostly 9."""
     from zfslab.model.empty_pool_metadata import empty_pool_special_spread_bytes
     low, high = (b >> 12 for b in empty_pool_special_spread_bytes(12, openzfs_24=True))
     rows = [r for pattern in ("repeat-cpus[24]-zfs-*.txt", "alloc2-zfs-*.txt") for r in _special_rows(pattern)
             if r[3] == 12]
-    assert len(rows) == 2 * 12 + 18 + 2 * 5 and all(r[1] > 1 for r in rows)
+    assert len(rows) == 2 * 12 + 2 * 18 + 2 * 5 and all(r[1] > 1 for r in rows)
     assert min(r[4] for r in rows) == low == 0 and max(r[4] for r in rows) == high
     four = sorted(r[4] for r in rows if r[1] == 4)
-    assert four[len(four) // 2] == 9 and 0 not in four[:6]   # one allocator on 4 vCPUs never left the rule's
+    assert four[len(four) // 2] == 9 and 0 not in four   # on 4 vCPUs never the rule's own figure
 
 
 def test_capacity_prints_the_measured_spread_of_the_predicted_metadata(run_cli):

@@ -107,7 +107,7 @@ KERNEL_ASHIFT_9_SECTORS_PER_COPY_24 = 2.972
 # - at ashift 9, also the compressed sizes (the ZAPs' random salts, the config's random GUIDs, the
 #   device paths in the config and the command in the history).
 KERNEL_SPREAD_SECTORS = {12: (0, 55), 13: (0, 55)}
-KERNEL_SPREAD_SECTORS_ASHIFT_9 = (-12, 39)
+KERNEL_SPREAD_SECTORS_ASHIFT_9 = (-12, 127)
 KERNEL_SPREAD_SECTORS_ASHIFT_9_24 = (-26, 132)
 def copy_bytes(ashift: int) -> int:
     """Bytes one copy of a MOS block allocates at this ashift."""
