@@ -111,12 +111,13 @@ case " $SETS " in *" repeat "*)
 # issue #38: the same create REPEAT times (default 4) in one boot, with the same file names (n=0),
 # to tell a rule of the layout from a spread between identical creates: ashift 9 (the MOS blocks'
 # compressed sizes), ashift 12 with one allocator (the control), then two allocators
-echo "nproc=$(nproc)"; R=${REPEAT:-4}; OBJS=1
+# (RA=13 makes the ashift-12 pools at 13 instead; R9=0 skips the ashift-9 ones)
+echo "nproc=$(nproc)"; R=${REPEAT:-4}; OBJS=1; RA=${RA:-12}; [ "${R9:-1}" = 0 ] && R=0
 i=1; while [ $i -le $R ]; do n=0; probe k1a9r$i 9 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
 i=1; while [ $i -le $R ]; do n=0; probe k3a9r$i 9 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S; i=$((i+1)); done
-OBJS=""
-i=1; while [ $i -le $R ]; do n=0; probe k1a12r$i 12 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
+OBJS=""; R=${REPEAT:-4}
+i=1; while [ $i -le $R ]; do n=0; probe k1a${RA}r$i $RA 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
 echo 1 > /sys/module/zfs/parameters/spa_cpus_per_allocator
-i=1; while [ $i -le $R ]; do n=0; probe k1a12m$i 12 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
-i=1; while [ $i -le $R ]; do n=0; probe k3a12m$i 12 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S; i=$((i+1)); done
+i=1; while [ $i -le $R ]; do n=0; probe k1a${RA}m$i $RA 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
+i=1; while [ $i -le $R ]; do n=0; probe k3a${RA}m$i $RA 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S; i=$((i+1)); done
 ;; esac
