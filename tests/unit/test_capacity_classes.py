@@ -294,7 +294,8 @@ def test_at_ashift_9_identical_creates_differ_and_stay_in_the_measured_spread(ve
 def test_on_several_cpus_the_count_is_the_rule_or_more_within_the_measured_spread():
     """Two and four vCPUs, one to four allocators, ashift 12: the MOS object ids come in chunks of 128
     per CPU (dmu_object.c), so each further CPU's chunk adds a dnode block and the meta-dnode's L1;
-    never fewer copies than the rule, at most 55 more; on four vCPUs 6 or more, mostly 9."""
+    never fewer copies than the rule, at most 55 more; on four vCPUs 6 or more, mostly 9; at ashift 13
+    the same in copies."""
     from zfslab.model.empty_pool_metadata import empty_pool_special_spread_bytes
     low, high = (b >> 12 for b in empty_pool_special_spread_bytes(12, openzfs_24=True))
     rows = [r for pattern in ("repeat-cpus[24]-zfs-*.txt", "alloc2-zfs-*.txt") for r in _special_rows(pattern)
@@ -303,6 +304,10 @@ def test_on_several_cpus_the_count_is_the_rule_or_more_within_the_measured_sprea
     assert min(r[4] for r in rows) == low == 0 and max(r[4] for r in rows) == high
     four = sorted(r[4] for r in rows if r[1] == 4)
     assert four[len(four) // 2] == 9 and 0 not in four   # on 4 vCPUs never the rule's own figure
+    # ashift 13 (2.4.4, four vCPUs): the same spread in copies of 8 KiB
+    low13, high13 = (b >> 13 for b in empty_pool_special_spread_bytes(13, openzfs_24=True))
+    a13 = sorted(r[4] for r in _special_rows("repeat13-cpus4-zfs-*.txt"))
+    assert len(a13) == 18 and low13 < a13[0] and a13[-1] <= high13 and a13[len(a13) // 2] in (6, 9)
 
 
 def test_capacity_prints_the_measured_spread_of_the_predicted_metadata(run_cli):
