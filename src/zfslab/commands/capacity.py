@@ -7,6 +7,7 @@ import argparse
 from zfslab.commands._common import add_zfs_options, console, disk_size_arg, size_arg
 from zfslab.errors import UsageError
 from zfslab.model.allocation import block_allocation, efficiency_table, file_allocation, format_recordsize
+from zfslab.model.empty_pool_metadata import empty_pool_special_spread_bytes
 from zfslab.model.capacity import PoolCapacity, linux_whole_disk_osize, osizes, pool_capacity, rules_for
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import size_text
@@ -118,6 +119,23 @@ def _capacity_record(cap: PoolCapacity, recordsize: int, file_bytes: int | None)
     return record
 
 
+def _spread(cap: PoolCapacity) -> list[int] | None:
+    """Below and above the predicted special-class bytes, what repeated creates measured; None if not predicted."""
+    if not cap.class_alloc_predicted or not cap.class_alloc_bytes:
+        return None
+    spread = empty_pool_special_spread_bytes(cap.ashift, openzfs_24=cap.rules.special_embedded_log)
+    return list(spread) if spread else None
+
+
+def _spread_words(cap: PoolCapacity) -> str:
+    spread = _spread(cap)
+    if spread is None:
+        return ""
+    low, high = (f"{b / 1024:+g} KiB" if b else "0" for b in spread)
+    return (f" as zpool create leaves it on a one-CPU host; repeated creates on 1 to 4 CPUs differed by {low}"
+            f" to {high}")
+
+
 def _class_record(cap: PoolCapacity) -> dict:
     """Per class: the vdevs, what each adds to SIZE, and how this version counts what they hold."""
     vdevs = []
@@ -132,6 +150,7 @@ def _class_record(cap: PoolCapacity) -> dict:
         "log_size_bytes": cap.class_size_bytes("log"), "cache_devices": cap.layout.cache_devices,
         "cache_device_bytes": cap.cache_vdev_bytes, "special_used_bytes": cap.class_alloc_bytes,
         "special_used_predicted": cap.class_alloc_predicted,
+        "special_used_spread_bytes": _spread(cap),
         "special_used_counts_in_avail": cap.rules.class_alloc_in_dspace,
         "zpool_create_needs_force": replication_mismatch(cap.layout),
         "class_redundancy_risk": class_redundancy_risk(cap.layout),
@@ -159,7 +178,7 @@ def _print_classes(cap: PoolCapacity, record: dict, line) -> None:
         if cap.rules.class_alloc_in_dspace:
             how = (f"what the special/dedup vdevs hold is added back to USED+AVAIL (spa_update_dspace), so it "
                    f"does not shrink AVAIL; counted here: {cap.class_alloc_bytes:,} B "
-                   + ("(the empty pool's own metadata, predicted within a few sectors; --special-used sets it)"
+                   + (f"(the empty pool's own metadata, predicted{_spread_words(cap)}; --special-used sets it)"
                       if cap.class_alloc_predicted else "(--special-used)"))
         else:
             how = ("what the special/dedup vdevs hold counts in USED and lowers AVAIL, though it takes no space "

@@ -6,7 +6,7 @@
 #       | grep -E '^(zfs-|ROW)' > out.txt
 # tests/data/special-create/layouts.txt names each pool's layout in zfslab's grammar.
 # SETS picks the sets to run (default all): "SETS=rotor; $(cat ...)" runs the third alone. The
-# "alloc2" set (not in the default) needs two vCPUs (guest.py --cpus 2 ...): it sets
+# "alloc2" and "repeat" sets (not in the default) need two vCPUs (guest.py --cpus 2 ...): it sets
 # spa_cpus_per_allocator=1, so pools made after have two allocators, as on a host of 8 to 11 CPUs.
 set -u
 SETS=${SETS:-first tree rotor objects}
@@ -29,6 +29,9 @@ probe() {  # probe NAME ASHIFT SIZE SPECIALSIZE VDEVS (D: a data file, S: a clas
   # each top-level vdev's ALLOC (its metaslab group), in vdev order: which special vdevs took blocks
   v=$(zpool list -vHp "$name" | awk -F'\t' '$1 == "" && $4 ~ /^[0-9]+$/ {printf "%s%s", sep, $4; sep=","}')
   o=$(zdb -d "$name" 2>/dev/null | awk '/^Dataset mos/ {for(i=1;i<=NF;i++) if ($i ~ /objects/) print $(i-1)}' | tr -d ',')
+  # OBJS=1: the MOS's objects (zdb -dd: dsize is all copies' sectors), as OBJ lines
+  [ -n "${OBJS:-}" ] && zdb -dd "$name" 2>/dev/null \
+      | awk -v p="$name" '/^Dataset / {m = ($2 == "mos")} m && $1 ~ /^[0-9]+$/ {print "OBJ", p, $0}'
   zpool sync "$name"
   s=$(zfs list -Hp -o used,avail "$name" | awk '{print $1+$2, $1}')
   echo "ROW $name a$ashift $size $ssize create=$c sync=$s mos_objects=$o top_alloc=$v :: $*"
@@ -103,4 +106,18 @@ probe k2a12 12 64G 16G raidz1 D D D special mirror S S special mirror S S
 probe k3a12 12 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S
 probe k4a12 12 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S special mirror S S
 probe d2a12 12 64G 16G raidz1 D D D raidz1 D D D special mirror S S
+;; esac
+case " $SETS " in *" repeat "*)
+# issue #38: the same create REPEAT times (default 4) in one boot, with the same file names (n=0),
+# to tell a rule of the layout from a spread between identical creates: ashift 9 (the MOS blocks'
+# compressed sizes), ashift 12 with one allocator (the control), then two allocators
+# (RA=13 makes the ashift-12 pools at 13 instead; R9=0 skips the ashift-9 ones)
+echo "nproc=$(nproc)"; R=${REPEAT:-4}; OBJS=1; RA=${RA:-12}; [ "${R9:-1}" = 0 ] && R=0
+i=1; while [ $i -le $R ]; do n=0; probe k1a9r$i 9 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
+i=1; while [ $i -le $R ]; do n=0; probe k3a9r$i 9 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S; i=$((i+1)); done
+OBJS=""; R=${REPEAT:-4}
+i=1; while [ $i -le $R ]; do n=0; probe k1a${RA}r$i $RA 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
+echo 1 > /sys/module/zfs/parameters/spa_cpus_per_allocator
+i=1; while [ $i -le $R ]; do n=0; probe k1a${RA}m$i $RA 64G 16G raidz1 D D D special mirror S S; i=$((i+1)); done
+i=1; while [ $i -le $R ]; do n=0; probe k3a${RA}m$i $RA 64G 16G raidz1 D D D special mirror S S special mirror S S special mirror S S; i=$((i+1)); done
 ;; esac
