@@ -35,13 +35,15 @@ esac
 
 
 def fake_tools(tmp_path: pathlib.Path, status: pathlib.Path = DATA / "zpool_status_jP.json",
-               smart: pathlib.Path | None = None) -> pathlib.Path:
-    """The stand-ins on a new PATH; with `smart`, a smartctl that prints that report for every disk."""
+               smart: pathlib.Path | None = None, data: pathlib.Path = DATA) -> pathlib.Path:
+    """The stand-ins on a new PATH; with `smart`, a smartctl that prints that report for every disk; `data`:
+    another captured pool's directory (the pool named as it)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name in ("zpool", "zfs", "lsblk") + (("smartctl",) if smart else ()):
         path = bin_dir / name
-        path.write_text(FAKE.format(log=shlex.quote(str(tmp_path / "argv.log")), data=shlex.quote(str(DATA)),
+        path.write_text(FAKE.replace("healthy", data.name).format(log=shlex.quote(str(tmp_path / "argv.log")),
+                                                                  data=shlex.quote(str(data)),
                                     status=shlex.quote(str(status)), smart=shlex.quote(str(smart))))
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return bin_dir
@@ -319,3 +321,28 @@ def test_disks_smart_flags_raise_the_risk_at_80_columns_and_replacing_them_is_in
                                               "days": 60, "after_factor": 10.0}
     assert len(risk["flagged_replaced"]["disks"]) == 6
     assert risk["flagged_replaced"]["p_loss"]["1"] < risk["p_loss"]["1"]
+
+
+def test_a_third_side_for_a_mirror_is_offered_at_80_columns_and_in_the_json(on_path, capsys, monkeypatch, tmp_path):
+    """The captured degraded mirror with its offline side back: one more side lowers every horizon."""
+    data = DATA.parent / "degraded"
+    status = json.loads((data / "zpool_status_jP.json").read_text())
+    text = json.dumps(status).replace('"OFFLINE"', '"ONLINE"').replace('"DEGRADED"', '"ONLINE"')
+    whole = json.loads(text)
+    for key in ("status", "action"):
+        del whole["pools"]["degraded"][key]
+    (tmp_path / "whole.json").write_text(json.dumps(whole))
+    on_path(status=tmp_path / "whole.json", data=data)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["pool", "degraded"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    text = " ".join(" ".join(lines).split())
+    assert ("- what lowers it most: attaching one more side to mirror-0 (1 new disk, `zpool attach degraded DISK "
+            "NEW`): 1 in") in text
+    assert main(["pool", "degraded", "--json"]) == 0
+    risk = json.loads(capsys.readouterr().out)["pools"][0]["risk"]
+    added = risk["parity_added"]
+    assert added["vdevs"] == ["mirror-0"] and added["new_disks"] == 1 and risk["parity_fixed"] == []
+    assert added["commands"] == ["zpool attach degraded scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0000 NEW1"]
+    assert all(added["p_loss"][y] < risk["p_loss"][y] for y in ("1", "5"))

@@ -16,12 +16,14 @@ from test_pool_model import version
 from test_pool_read import read_both
 from tests.conftest import DATA
 from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, HOURS_PER_YEAR
+from zfslab.model.layout_grammar import parse_layout
+from zfslab.model.pool_growth import side_attached
 from zfslab.model.pool_model import check_model, pool_layout
 from zfslab.model.pool_risk import risk_now
 from zfslab.model.pool_state import DiskFacts, DiskHealth
 from zfslab.model.reliability.params import params_for_class
 from zfslab.model.reliability.risk import markov_risk
-from zfslab.report.pool_view import risk_lines
+from zfslab.report.pool_view import risk_lines, risk_record
 from zfslab.system.smart import parse_health
 
 
@@ -304,7 +306,8 @@ def test_replacing_the_oldest_disk_is_offered_when_it_lowers_every_horizon():
     leaves = [leaf for v in state.vdevs for leaf in v.leaves]
     assert risk.oldest_disk == leaves[4].short_name and risk.oldest_age_years == pytest.approx(70_000 / 8760)
     assert all(after < 0.95 * now for after, now in zip(risk.p_loss_oldest_replaced, risk.p_loss))
-    assert risk_lines(risk)[-1].startswith(f"- what lowers it most: replacing the oldest disk, {leaves[4].short_name} "
+    # a third side for the special mirror lowers it more (the next test): the replacement comes next
+    assert risk_lines(risk)[-1].startswith(f"- next: replacing the oldest disk, {leaves[4].short_name} "
                                            "(8.0 y), with a new one: 1 in")
     # disks of 2 y: a new one's first months (3 %) would raise the year ahead: nothing offered
     young, _ = _risk(state, _aged(state, [17_520] * 8, [f"m{i}" for i in range(8)]))
@@ -313,7 +316,8 @@ def test_replacing_the_oldest_disk_is_offered_when_it_lowers_every_horizon():
 
 def test_the_risk_lines_of_the_captured_special_pool_with_captured_smart_reports():
     """The example docs/pool.md#risk-now shows: raidz2:4 of four 3.3-year-old disks of one model (one
-    batch), a special mirror of a 4.6-year-old and a new disk (2 GB disks: resilvers of seconds)."""
+    batch), a special mirror of a 4.6-year-old and a new disk (2 GB disks: resilvers of seconds). The
+    special mirror survives one failure where the raidz2 survives two: a third side for it comes first."""
     state = read_both("zfs-2.4", "special")[0]
     names = ["ata-hdd-hours-only.json"] * 4 + ["scsi-used.json", "ata-new-hdd.json"]
     leaves = [leaf for v in state.vdevs if v.alloc_class in ("normal", "special") for leaf in v.leaves]
@@ -325,7 +329,9 @@ def test_the_risk_lines_of_the_captured_special_pool_with_captured_smart_reports
         "- raidz2-0: by age: 3.3 y → AFR 2.1 % (1 y ahead), 3.3 % (5 y ahead); one batch: 4 × Example HDD 4TB "
         "within 720 power-on hours, so while failures are unrepaired the others fail faster (×1.29, ×1.58)",
         "- mirror-1: by age: 2.3 y → AFR 2.5 % (1 y ahead), 2.6 % (5 y ahead)",
-        "- what lowers it most: replacing the oldest disk, scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0004 (4.6 y), with a "
+        "- what lowers it most: attaching one more side to mirror-1 (1 new disk, `zpool attach special DISK NEW`): "
+        "1 in 1.2×10⁸ within 1 year, 1 in 6.8×10⁶ within 5 years",
+        "- next: replacing the oldest disk, scsi-0QEMU_QEMU_HARDDISK_ZFSLAB0004 (4.6 y), with a "
         "new one: 1 in 200,000 within 1 year, 1 in 46,000 within 5 years"]
     assert _risk(state)[0].p_loss[1] == pytest.approx(1 / 80_000, rel=0.05)   # the class rate: 1 in 80,000
 
@@ -339,3 +345,57 @@ def test_solid_state_disks_keep_their_class_rate_whatever_their_age_and_say_why(
     assert risk.disk_class == "ssd" and not risk.by_age and risk.p_loss == plain.p_loss
     assert risk.notes == ("the SSD class's 1.0 % a year for every disk: the age table is for spinning disks (flash "
                           "wears by writes, not modelled yet)",)
+
+
+def _whole(state):
+    """The pool with every vdev and side ONLINE: the captured degraded mirror with its side back."""
+    def online(v):
+        return dataclasses.replace(v, state="ONLINE", children=tuple(online(c) for c in v.children))
+    return dataclasses.replace(state, vdevs=tuple(online(v) for v in state.vdevs))
+
+
+def test_a_side_attached_to_a_mirror_is_the_plans_three_way_mirror_and_not_offered_with_a_side_out():
+    """zpool attach gives a mirror one more side: the pool after is plan's mirror:3 (markov_risk, an
+    independent path through the engine). With a side out the new one would resilver from the survivor
+    alone, which the chains after do not carry: replacing what is out comes first."""
+    degraded = read_both("zfs-2.4", "degraded")[0]
+    risk, _ = _risk(degraded)
+    assert risk.p_loss_parity_added == () and risk.parity_vdevs == () and risk.parity_fixed == ()
+    assert not any("attaching" in line for line in risk_lines(risk))
+    state = _whole(degraded)
+    risk, check = _risk(state)
+    params = params_for_class("hdd", check.vdev_bytes, years=risk.years, fill=state.alloc_bytes / state.size_bytes)
+    plan = markov_risk(parse_layout("mirror:3"), params, usable_bytes=state.usable_bytes)
+    assert risk.p_loss_parity_added == pytest.approx(plan.p_loss, rel=1e-9)
+    assert all(after < 0.95 * now for after, now in zip(risk.p_loss_parity_added, risk.p_loss))
+    side = state.vdevs[0].children[0].short_name
+    assert risk.parity_vdevs == ("mirror-0",) and risk.parity_commands == (f"zpool attach degraded {side} NEW1",)
+    assert risk_lines(risk)[-1].startswith("- what lowers it most: attaching one more side to mirror-0 (1 new disk, "
+                                           "`zpool attach degraded DISK NEW`): 1 in")
+    assert risk_record(risk)["parity_added"] == {"vdevs": ["mirror-0"], "new_disks": 1,
+                                                 "commands": [f"zpool attach degraded {side} NEW1"],
+                                                 "p_loss": {"1": risk.p_loss_parity_added[0],
+                                                            "5": risk.p_loss_parity_added[1]}}
+
+
+def test_a_plain_disk_beside_a_raidz2_made_a_mirror_is_the_plans_raidz2_and_mirror():
+    """The captured oops pool: raidz2:4 and a disk added beside it, which loses the pool on its own."""
+    state = read_both("zfs-2.4", "oops")[0]
+    risk, check = _risk(state)
+    disk = next(v for v in state.vdevs if v.kind == "disk")
+    params = params_for_class("hdd", check.vdev_bytes, years=risk.years, fill=state.alloc_bytes / state.size_bytes)
+    plan = markov_risk(pool_layout(side_attached(state, disk.name, 1)), params, usable_bytes=state.usable_bytes)
+    assert risk.p_loss_parity_added == pytest.approx(plan.p_loss, rel=1e-9)
+    assert risk.p_loss_parity_added[0] < risk.p_loss[0] / 1000   # the disk alone was the risk
+    assert risk.parity_fixed == ("raidz2-0",) and risk.parity_commands == (f"zpool attach oops {disk.short_name} NEW1",)
+    assert risk_lines(risk)[-1].startswith(f"- what lowers it most: attaching one more side to {disk.short_name} (")
+
+
+@pytest.mark.parametrize("name, vdev", [("healthy", "raidz2-0"), ("files", "raidz1-0")])
+def test_a_raidz_only_pool_gets_no_added_side_and_is_told_its_parity_is_fixed(name, vdev):
+    risk, _ = _risk(read_both("zfs-2.4", name)[0])
+    assert risk.p_loss_parity_added == () and risk.parity_vdevs == () and risk.parity_fixed == (vdev,)
+    assert risk_lines(risk)[-1] == (f"- more parity: {vdev} keeps the parity it was created with (zpool cannot "
+                                    "raise a raidz's or dRAID's in place; a new pool with more, then zfs send | "
+                                    "zfs receive, does)")
+    assert risk_record(risk)["parity_added"] is None and risk_record(risk)["parity_fixed"] == [vdev]

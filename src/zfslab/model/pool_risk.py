@@ -4,7 +4,8 @@ special and dedup vdev is its Markov chain (the one plan and risk use), started 
 and disk class; each vdev's failure rate from its disks' ages (SMART power-on hours on the bathtub
 curve, model/disk_age.py) where SMART gives them, and raised for disks of one batch; then the same
 pool with every disk out replaced, with every disk SMART flags as failing gone as well, and with its
-oldest disk replaced, and with the disks whose SMART counters raise their rate replaced. The
+oldest disk replaced, with the disks whose SMART counters raise their rate replaced, and with one
+new side attached to each mirror and plain disk (zpool attach: the in-place way to more parity). The
 chains step through time (the age bands, a flagged disk's first 60 days), each stretch with its own
 rate, carrying the state distribution across. Pure: the caller has read the pool, its disks and their counters."""
 
@@ -17,6 +18,7 @@ from zfslab.model.disk_age import (BATCH_FRAILTY_VARIANCE, FLAGGED_HOURS, HOURS_
                                    DiskHazard, SmartSignal, afr_of_rate, disk_age, largest_batch, loss_term_rate,
                                    rate_edges, vdev_rate_ahead)
 from zfslab.model.layouts import Layout, VdevGroup
+from zfslab.model.pool_growth import side_attached
 from zfslab.model.pool_model import _group, failures_survived, pool_layout
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
 from zfslab.model.reliability import markov
@@ -66,6 +68,12 @@ class RiskNow:
     p_loss_oldest_replaced: tuple[float, ...] = ()
     flagged_raised: tuple[str, ...] = ()  # disks whose rate their SMART counters raise (disk_age.SMART_SIGNALS)
     p_loss_flagged_replaced: tuple[float, ...] = ()  # those disks replaced by new ones
+    # one new side attached to each mirror and plain disk of the pool's data, special and dedup vdevs
+    # (zpool-attach(8)): the vdevs, one command each, and P(loss) after; () when it gains too little
+    parity_vdevs: tuple[str, ...] = ()
+    parity_commands: tuple[str, ...] = ()
+    p_loss_parity_added: tuple[float, ...] = ()
+    parity_fixed: tuple[str, ...] = ()  # raidz and dRAID vdevs: their parity is set at creation, none added in place
 
 
 def _out(vdev: PoolVdev) -> int:
@@ -302,12 +310,59 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
         oldest_p = chains.pool_p(_out, in_service, frozenset({oldest.name}))[0]
         if any(after > (1 - OLDEST_MIN_GAIN) * before for after, before in zip(oldest_p, now)):
             oldest, oldest_p = None, ()  # a new disk's first months would raise a horizon, or it gains little
+    attach = _parity_added(state, vdev_bytes, disks, health, fill, years)
+    if attach and any(after > (1 - OLDEST_MIN_GAIN) * before for after, before in zip(attach[2], now)):
+        attach = None   # the new disks' first months outweigh the side they add, or another vdev dominates
+    parity_vdevs, parity_commands, parity_p = attach or ((), (), ())
     return RiskNow(years, cls, now, repaired, flagged_out, out, flagged, by_age=by_age, class_afr_per_year=params.afr,
                    rates=rates, notes=notes, oldest_disk=oldest.short_name if oldest else "",
                    oldest_age_years=ages[oldest.name].age_years if oldest else None, p_loss_oldest_replaced=oldest_p,
                    flagged_raised=tuple(leaf.short_name for _, v, _ in members for leaf in v.leaves
                                         if leaf.name in raised),
-                   p_loss_flagged_replaced=raised_p)
+                   p_loss_flagged_replaced=raised_p, parity_vdevs=parity_vdevs, parity_commands=parity_commands,
+                   p_loss_parity_added=parity_p,
+                   parity_fixed=tuple(v.short_name for _, v, _ in members if v.kind in ("raidz", "draid")))
+
+
+def _side_named(state: PoolState, v: PoolVdev, name: str, device_bytes: int | None) -> PoolState:
+    """side_attached's pool with its new side (NEW1 there) named `name` and of `device_bytes`."""
+    grown = side_attached(state, v.name, 1)
+    target = v.name if v.children else f"mirror-{v.short_name}"
+
+    def named(g: PoolVdev) -> PoolVdev:
+        if g.name != target:
+            return g
+        *sides, added = g.children
+        return replace(g, children=(*sides, replace(added, name=name, device_bytes=device_bytes)))
+    return replace(grown, vdevs=tuple(named(g) for g in grown.vdevs))
+
+
+def _parity_added(state: PoolState, vdev_bytes: int, disks: dict[str, DiskFacts], health: dict[str, DiskHealth],
+                  fill: float, years: tuple[float, ...]) -> tuple[tuple[str, ...], tuple[str, ...],
+                                                                  tuple[float, ...]] | None:
+    """(the vdevs, the commands, P(loss) after) once one new disk is attached to each mirror and plain
+    disk that holds the pool's data or metadata: zpool attach makes a plain disk a two-way mirror and
+    gives a mirror one more side, the only way to add redundancy to a vdev in place (a raidz's parity is
+    set at creation). The new sides are as large as the vdev's smallest (zpool attach takes none
+    smaller, and the mirror stays its size). None: no such vdev, one of them with a side out, or the
+    engine gives no figure for the pool after."""
+    targets = [v for v in state.vdevs if v.alloc_class in ("normal", "special", "dedup")
+               and v.kind in ("disk", "file", "mirror")]
+    if not targets or any(_out(v) for v in targets):
+        # a side out: the new one would resilver from the survivors alone, a window the chains after do
+        # not carry (they count it serving at once); replacing what is out comes first ("once replaced")
+        return None
+    after, commands, new = state, [], set()
+    for v in targets:
+        side = (v.children or (v,))[0].leaves[0]
+        name = f"NEW{len(commands) + 1}"
+        sizes = [leaf.device_bytes for leaf in v.leaves]
+        after = _side_named(after, v, name, None if None in sizes else min(sizes))
+        commands.append(f"zpool attach {state.name} {side.short_name} {name}")
+        new.add(name)
+    p = risk_after(after, vdev_bytes, disks, health, new_leaves=frozenset(new), new_bytes=vdev_bytes, fill=fill,
+                   fill_now=fill, out_now=True, years=years)
+    return None if isinstance(p, str) else (tuple(v.short_name for v in targets), tuple(commands), p)
 
 
 def smart_signal(health: DiskHealth | None) -> SmartSignal | None:

@@ -336,12 +336,20 @@ def risk_lines(risk: RiskNow) -> list[str]:
     if risk.p_loss_flagged_out:
         lines.append(f"- if the {risk.disks_flagged} disk{'s' * (risk.disks_flagged != 1)} SMART flags "
                      f"fail{'s' * (risk.disks_flagged == 1)} now: {_within(risk, risk.p_loss_flagged_out)}")
-    lines += [f"- {head}: {text}" for head, text in zip(("what lowers it most", "next"), _replacements(risk))]
+    lowering = _replacements(risk)
+    lines += [f"- {head}: {text}" for head, text in zip(("what lowers it most", "next", "then"), lowering)]
+    if not lowering and risk.parity_fixed:
+        # the one step left would be more parity, which a raidz or dRAID cannot take in place
+        one = len(risk.parity_fixed) == 1
+        lines.append(f"- more parity: {', '.join(risk.parity_fixed)} keep{'s' * one} the parity "
+                     f"{'it was' if one else 'they were'} created with (zpool cannot raise a raidz's or dRAID's in place; a new pool with more, "
+                     "then zfs send | zfs receive, does)")
     return lines
 
 
 def _replacements(risk: RiskNow) -> list[str]:
-    """The disk replacements that lower the risk, the one that lowers the year ahead most first."""
+    """The disk replacements and the added sides that lower the risk, the one that lowers the year ahead
+    most first."""
     options = []
     if risk.p_loss_flagged_replaced:
         n = len(risk.flagged_raised)
@@ -351,6 +359,12 @@ def _replacements(risk: RiskNow) -> list[str]:
     if risk.p_loss_oldest_replaced:
         options.append((risk.p_loss_oldest_replaced, f"replacing the oldest disk, {risk.oldest_disk} "
                                                      f"({risk.oldest_age_years:.1f} y), with a new one"))
+    if risk.p_loss_parity_added:
+        n = len(risk.parity_vdevs)
+        which = risk.parity_vdevs[0] if n == 1 else f"each of its {n} mirrors and plain disks"
+        command = risk.parity_commands[0].rsplit(" ", 2)[0]   # zpool attach POOL, then its side and the new disk
+        how = f"1 new disk, `{command} DISK NEW`" if n == 1 else f"{n} new disks, one `{command} DISK NEW` each"
+        options.append((risk.p_loss_parity_added, f"attaching one more side to {which} ({how})"))
     return [f"{text}: {_within(risk, p)}" for p, text in sorted(options)]
 
 
@@ -373,4 +387,8 @@ def risk_record(risk: RiskNow) -> dict:
             "oldest_replaced": {"disk": risk.oldest_disk, "age_years": risk.oldest_age_years,
                                 "p_loss": by_year(risk.p_loss_oldest_replaced)} if risk.p_loss_oldest_replaced else None,
             "flagged_replaced": {"disks": list(risk.flagged_raised), "p_loss": by_year(risk.p_loss_flagged_replaced)}
-            if risk.p_loss_flagged_replaced else None}
+            if risk.p_loss_flagged_replaced else None,
+            "parity_added": {"vdevs": list(risk.parity_vdevs), "new_disks": len(risk.parity_commands),
+                             "commands": list(risk.parity_commands), "p_loss": by_year(risk.p_loss_parity_added)}
+            if risk.p_loss_parity_added else None,
+            "parity_fixed": list(risk.parity_fixed)}
