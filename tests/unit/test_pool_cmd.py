@@ -264,8 +264,12 @@ def test_the_risk_now_is_printed_and_in_the_json(on_path, capsys, monkeypatch):
     on_path()
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["pool", "healthy"]) == 0
-    text = " ".join(capsys.readouterr().out.split())
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    text = " ".join(" ".join(lines).split())
     assert "risk of losing the pool (HDD failure and resilver rates, docs/pool.md#risk-now): 1 in" in text
+    # nothing lowers it, and the one step left, more parity, a raidz cannot take in place
+    assert "- more parity: raidz2-0 keeps the parity it was created with (zpool cannot raise" in text
     assert "- whether recordsize 128K suits the files under /healthy" in text
     assert main(["pool", "healthy", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)["pools"][0]
@@ -276,6 +280,7 @@ def test_the_risk_now_is_printed_and_in_the_json(on_path, capsys, monkeypatch):
     assert risk["disk_class"] == "hdd" and 0 < risk["p_loss"]["1"] < risk["p_loss"]["5"] < 1
     assert risk["disks_out"] == 0 and risk["p_loss_repaired"] is None and risk["reason"] == ""
     assert risk["rate_basis"] == "class" and risk["rates"] == [] and "no SMART report was read" in risk["notes"][0]
+    assert risk["parity_added"] is None and risk["parity_fixed"] == ["raidz2-0"]
 
 
 def test_the_risk_by_the_disks_ages_names_each_rate_in_text_and_json(on_path, capsys, monkeypatch):
