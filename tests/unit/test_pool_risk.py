@@ -395,6 +395,9 @@ def test_a_plain_disk_beside_a_raidz2_made_a_mirror_is_the_plans_raidz2_and_mirr
 def test_a_raidz_only_pool_gets_no_added_side_and_is_told_its_parity_is_fixed(name, vdev):
     risk, _ = _risk(read_both("zfs-2.4", name)[0])
     assert risk.p_loss_parity_added == () and risk.parity_vdevs == () and risk.parity_fixed == (vdev,)
+    if risk.p_loss[-1] <= 1e-6:   # below every data level's budget: the line would be noise
+        assert name == "healthy" and not any(line.startswith("- more parity") for line in risk_lines(risk))
+        return
     assert risk_lines(risk)[-1] == (f"- more parity: {vdev} keeps the parity it was created with (zpool cannot "
                                     "raise a raidz's or dRAID's in place; a new pool with more, then zfs send | "
                                     "zfs receive, does)")

@@ -10,7 +10,7 @@ from zfslab.model.fleet_pool import FleetPools
 from zfslab.model.pool_findings import NAMED_AT_MOST, Finding, record_text
 from zfslab.model.growth_outlook import OptionOutlook, Outlook
 from zfslab.model.pool_growth import Growth
-from zfslab.model.recommend import METRIC_NAMES, workload_text
+from zfslab.model.recommend import DATA_LEVELS, METRIC_NAMES, workload_text
 from zfslab.model.pool_model import ModelCheck, failures_survived
 from zfslab.model.disk_age import BATCH_FRAILTY_VARIANCE, BATCH_HOURS_APART, FLAGGED_HOURS
 from zfslab.model.pool_risk import RiskNow, VdevRate
@@ -338,13 +338,18 @@ def risk_lines(risk: RiskNow) -> list[str]:
                      f"fail{'s' * (risk.disks_flagged == 1)} now: {_within(risk, risk.p_loss_flagged_out)}")
     lowering = _replacements(risk)
     lines += [f"- {head}: {text}" for head, text in zip(("what lowers it most", "next", "then"), lowering)]
-    if not lowering and risk.parity_fixed:
-        # the one step left would be more parity, which a raidz or dRAID cannot take in place
+    if not lowering and risk.parity_fixed and risk.p_loss and risk.p_loss[-1] > PARITY_NOTE_ABOVE:
+        # the one step left would be more parity, which a raidz or dRAID cannot take in place; said only
+        # where the risk is above the strictest data level's budget, as a pool far below it needs none
         one = len(risk.parity_fixed) == 1
         lines.append(f"- more parity: {', '.join(risk.parity_fixed)} keep{'s' * one} the parity "
                      f"{'it was' if one else 'they were'} created with (zpool cannot raise a raidz's or dRAID's in place; a new pool with more, "
                      "then zfs send | zfs receive, does)")
     return lines
+
+
+# the strictest budget of any data level (archive's 1 in 1,000,000 over five years, model/recommend.py)
+PARITY_NOTE_ABOVE = min(d.max_loss for d in DATA_LEVELS.values())
 
 
 def _replacements(risk: RiskNow) -> list[str]:
