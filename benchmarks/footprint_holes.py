@@ -20,16 +20,12 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GIB, MIB = 1 << 30, 1 << 20
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from sparse_files import write_sparse  # noqa: E402
 
 
 def _sparse(path: str, size: int, writes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.ftruncate(fd, size)
-        for offset, data in writes:
-            os.pwrite(fd, data, offset)
-    finally:
-        os.close(fd)
+    write_sparse(path, size, writes)
 
 
 def make_trees(top: str) -> tuple[str, str]:

@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from tests.sparse_files import write_sparse
 from zfslab.model.footprint import Compression, data_footprint
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.system import footprint_reader
@@ -21,14 +22,7 @@ LZ4 = Compression(True)
 
 def _sparse(path, size: int, writes) -> None:
     """A new file of `size` bytes, holes but for `writes` [(offset, bytes)]; never through a symlink."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.ftruncate(fd, size)
-        for offset, data in writes:
-            os.pwrite(fd, data, offset)
-    finally:
-        os.close(fd)
-    if os.stat(path).st_blocks * 512 >= size:
+    if not write_sparse(path, size, writes):
         pytest.skip("this file system keeps no holes")
 
 

@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from cli_fuzz import ISSUE_38_SIZES, TB, RandomChooser, check_safe, issue_38_line, snapshot  # noqa: E402
+from sparse_files import write_sparse  # noqa: E402
 
 
 @pytest.fixture
@@ -28,13 +29,7 @@ def cpu_guard():
 
 
 def _sparse(path, size, writes=()):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.ftruncate(fd, size)
-        for offset, data in writes:
-            os.pwrite(fd, data, offset)
-    finally:
-        os.close(fd)
+    write_sparse(path, size, writes)
     if os.stat(path).st_blocks * 512 >= 1 << 30:
         pytest.skip("this file system keeps no holes")
 
