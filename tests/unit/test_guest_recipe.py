@@ -4,6 +4,8 @@ series, what its cache key follows, and which in-guest files each series runs
 
 import tempfile
 
+import time
+
 import pytest
 
 from tests.e2e import test_guest
@@ -218,6 +220,36 @@ def test_a_payload_that_hangs_after_a_hung_task_report_is_killed_and_said(tmp_pa
     with pytest.raises(guest.GuestHung, match="hung in its payload"):
         running.wait(payload_within_s=30, hung_s=0.5)
     assert running.process.returncode is not None
+
+
+def test_a_hung_task_report_the_kernel_repeats_is_no_progress(tmp_path, monkeypatch):
+    """A CI-like run's 2.4-drivers boot hung in a raidz expansion (txg_sync and raidz_expand
+    blocked) and its kernel repeated the report every 120 s of the guest's clock: the console kept
+    changing, so the watchdog that took any console change as progress never fired. The report's
+    lines do not count; a kernel line of another kind does."""
+    monkeypatch.setattr(guest, "WATCH_S", 0.2)   # a stray clock tick of the stand-in's own is 5 %, not busy
+    report = ("[ 1450.94] INFO: task raidz_expand:4350 blocked for more than 120 seconds.\n"
+              "[ 1450.94]       Tainted: P           OE      6.12.117+deb13-amd64 #1 Debian 6.12.117-1\n"
+              "[ 1450.94] \"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.\n")
+    running = _running(tmp_path, f"echo started > run.log; while true; do printf '{report}' >> console.log; "
+                                 "sleep 0.1; done")
+    t0 = time.monotonic()
+    with pytest.raises(guest.GuestHung, match="hung in its payload"):
+        running.wait(payload_within_s=30, hung_s=0.6)
+    assert time.monotonic() - t0 < 20
+    # the kernel saying something else is progress, as the payload's output is
+    (tmp_path / "b").mkdir()
+    running = _running(tmp_path / "b", f"echo started > run.log; printf '{report}' > console.log; "
+                                       "for i in 1 2 3 4 5 6 7 8 9 10; do echo \"[ 9.$i] sd 0:0:0:$i: attached\" "
+                                       ">> console.log; sleep 0.2; done; echo rc=0 > run.rc")
+    assert running.wait(payload_within_s=30, hung_s=1.0).returncode == 0
+    # nor is a guest that burns its CPU (a slow reflow): only an idle one is hung
+    (tmp_path / "c").mkdir()
+    running = _running(tmp_path / "c", f"echo started > run.log; printf '{report}' > console.log; "
+                                       "t=$(($(date +%s) + 3)); while [ $(date +%s) -lt $t ]; do i=0; "
+                                       "while [ $i -lt 20000 ]; do i=$((i + 1)); done; done; "
+                                       "echo rc=0 > run.rc")
+    assert running.wait(payload_within_s=30, hung_s=1.0).returncode == 0
 
 
 def test_a_payload_still_writing_is_not_taken_as_hung_by_an_old_report(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ Run by hand: python3 tests/e2e/guest/guest.py 2.4 'zpool version; lsblk'
 from __future__ import annotations
 
 import hashlib
+import re
 import os
 import shutil
 import subprocess
@@ -73,6 +74,16 @@ CRASH_MARKS = ("general protection fault", "BUG:", "Oops:", "Kernel panic", "PAN
 # (a dot per test), and a passing stall rarely lasts beyond the report's 120 s.
 HUNG_MARK = "blocked for more than"
 HUNG_S = 600.0
+# The report's own lines, which the kernel repeats every 120 s of the guest's clock (faster than the
+# host's) while the task stays blocked: no progress, so they do not count as output (a CI-like run's
+# raidz_expand hang kept its console changing for 18 min, and the watchdog never fired).
+# A guest that works burns qemu's CPU; a hung one idles (ci9's sat at 6 % of a core, ci12's used
+# none between looks): a look that finds qemu busier than this since the last counts as progress,
+# so a slow reflow whose kernel reports blocked tasks and whose test writes nothing for minutes
+# is not taken for a hang.
+BUSY_FRACTION = 0.12
+HUNG_REPORT = re.compile(r"blocked for more than|^\s*Tainted: |hung_task_timeout_secs|^\s*(Call Trace:|</?TASK>|\? |"
+                         r"[A-Za-z_][A-Za-z_0-9.]*\+0x)")
 WATCH_S = 5.0   # how often wait() looks at the share for a stalled boot or a hung payload
 
 
@@ -222,6 +233,9 @@ class RunningGuest:
         self.process, self.share, self.disk_dir = process, share, disk_dir
         self.keep_disks, self.timeout_s = keep_disks, timeout_s
         self.t0 = time.monotonic()
+        self._output: tuple = ()   # what the payload and the kernel had written at the last look
+        self._output_at = self.t0  # when that last changed
+        self._cpu = (self.t0, self._cpu_s())  # (when, qemu's CPU seconds) at the last look
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -245,14 +259,32 @@ class RunningGuest:
         """ci-init redirects the payload's output to run.log as it starts it: the boot is over."""
         return (self.share / "run.log").exists()
 
+    def _cpu_s(self) -> float:
+        """qemu's own CPU time (user and system), from /proc; 0 once it is gone."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
     def hung(self, quiet_s: float) -> bool:
-        """The payload started, the console holds the kernel's hung-task report, and neither the
-        payload's output nor the console has changed for quiet_s."""
-        files = [self.share / "run.log", self.share / "console.log"]
-        if not self.payload_started() or HUNG_MARK not in self.console():
+        """The payload started, the console holds the kernel's hung-task report, and for quiet_s
+        neither the payload's output nor the console has changed, but for the report's own lines,
+        and qemu has been idle at every look (BUSY_FRACTION)."""
+        if not self.payload_started():
             return False
-        last = max(f.stat().st_mtime for f in files if f.exists())
-        return time.time() - last > quiet_s
+        console = self.console()
+        log = self.share / "run.log"
+        kernel = [line for line in console.splitlines() if not HUNG_REPORT.search(line.split("] ", 1)[-1])]
+        output = (log.stat().st_size if log.exists() else 0, len(kernel), kernel[-1:])
+        now = time.monotonic()
+        (then, cpu_then), cpu = self._cpu, self._cpu_s()
+        self._cpu = (now, cpu)
+        busy = now > then and (cpu - cpu_then) / (now - then) >= BUSY_FRACTION
+        if output != self._output or busy:
+            self._output, self._output_at = output, now
+        return HUNG_MARK in console and now - self._output_at > quiet_s
 
     def wait(self, timeout_s: float | None = None, *, payload_within_s: float | None = None,
              hung_s: float = HUNG_S) -> GuestResult:
