@@ -169,3 +169,24 @@ def test_an_add_less_redundant_than_the_pool_is_not_recommended_while_another_ke
     # a pool that survives one failure: the raidz1 keeps it, nothing is held back for it
     state1, check1, grown1, look1, by1 = _grown("files", 3, 12 * 10**12, series)   # raidz1:3
     assert not any("vdev-less-redundant" in why for x in look1.options for why in x.left_out)
+
+
+def test_a_pool_of_mirrors_gains_a_side_on_each_when_the_data_asks_for_two_failures():
+    """The captured mirror (its side back) and two new disks, for business data (two failures): an
+    add of another two-way mirror survives one and is left out; one more side for the mirror makes
+    it three-way, survives two, keeps the space, and is the pick. A pool with a raidz gets no such
+    option (its parity is fixed)."""
+    from test_pool_risk import _whole
+    state = _whole(read_both("zfs-2.4", "degraded")[0])
+    check = check_model(state, version("zfs-2.4"))
+    grown = growth(state, check, 2, 4 * 10**12)
+    look = outlook(state, check.vdev_bytes, grown, {}, {}, goal=Goal(data="business", max_damage=1.0),
+                   ashift=check.ashift)
+    pick = grown.options[look.recommended]
+    assert pick.attach_to == (("mirror-0", 1),) and pick.survives == 2 and pick.gain_bytes == 0
+    assert pick.layout_after == "mirror:3" and look.recommendation.within_budget
+    assert any("1 of the 2 new disks" in c for c in pick.cautions)
+    add = next(x for o, x in zip(grown.options, look.options) if o.adds == "mirror:2")
+    assert "survives 1 failure, 2 asked" in add.left_out
+    healthy = _grown("healthy", 2, 4 * 10**12)[2]
+    assert not any(o.attach_to for o in healthy.options)

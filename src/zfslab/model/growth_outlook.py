@@ -12,7 +12,7 @@ from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.performance import DiskProfile, predict, single_disk
 from zfslab.model.plan import PlanRow
-from zfslab.model.pool_growth import Growth, GrowthOption, side_attached
+from zfslab.model.pool_growth import Growth, GrowthOption, sides_attached
 from zfslab.model.pool_model import failures_survived, pool_layout
 from zfslab.model.pool_risk import YEARS, risk_after
 from zfslab.model.pool_state import DiskFacts, DiskHealth, PoolState, PoolVdev, disk_class
@@ -79,7 +79,7 @@ def _pool_after(state: PoolState, option: GrowthOption, count: int) -> tuple[Poo
         return state, leaves, False
     if option.attach_to:
         k = len(option.commands)   # one zpool attach per new side
-        return side_attached(state, option.attach_to, k), frozenset(f"NEW{i}" for i in range(1, k + 1)), True
+        return sides_attached(state, option.attach_to), frozenset(f"NEW{i}" for i in range(1, k + 1)), True
     if option.how == "zpool attach":
         raidz = state.of_class("normal")[0]
         new = tuple(PoolVdev(f"NEW{i}", "disk", "normal", "ONLINE") for i in range(1, count + 1))

@@ -39,7 +39,8 @@ class GrowthOption:
     reason: str = ""
     resilver_hours: float | None = None  # zpool replace: the resilvers one after another, in all
     added: tuple[tuple[str, VdevGroup], ...] = ()  # zpool add: (allocation class, the vdevs) it adds
-    attach_to: str = ""  # zpool attach to a plain disk or a mirror: the vdev that gains sides (its name)
+    # zpool attach to plain disks or mirrors: each vdev that gains sides (its name) and how many, NEW1.. in order
+    attach_to: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,62 +384,78 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
                    gain_bytes=steps[-1].usable_bytes - steps[before].usable_bytes)
 
 
-def side_attached(state: PoolState, vdev_name: str, count: int) -> PoolState:
-    """The pool once `count` new disks (NEW1..) are attached to its plain-disk or mirror vdev
+def side_attached(state: PoolState, vdev_name: str, count: int, first: int = 1) -> PoolState:
+    """The pool once `count` new disks (NEW<first>..) are attached to its plain-disk or mirror vdev
     `vdev_name`: a mirror of the disk or sides it had and the new ones."""
     def grown(v: PoolVdev) -> PoolVdev:
         if v.name != vdev_name:
             return v
         sides = v.children or (v,)
-        new = tuple(PoolVdev(f"NEW{i}", "disk", v.alloc_class, "ONLINE") for i in range(1, count + 1))
+        new = tuple(PoolVdev(f"NEW{i}", "disk", v.alloc_class, "ONLINE") for i in range(first, first + count))
         return PoolVdev(v.name if v.children else f"mirror-{v.short_name}", "mirror", v.alloc_class, v.state,
                         size_bytes=v.size_bytes, alloc_bytes=v.alloc_bytes, ashift=v.ashift, children=sides + new)
     return replace(state, vdevs=tuple(grown(v) for v in state.vdevs))
 
 
+def sides_attached(state: PoolState, attach_to: tuple[tuple[str, int], ...]) -> PoolState:
+    """The pool once each (vdev, sides) of attach_to is done, the new disks NEW1.. in that order."""
+    first = 1
+    for name, sides in attach_to:
+        state, first = side_attached(state, name, sides, first), first + sides
+    return state
+
+
 def _attach_sides(state: PoolState, check: ModelCheck, count: int, new_osize: int,
                   before: tuple[int, int] | None) -> list[GrowthOption]:
-    """`zpool attach` of new disks to a plain-disk or mirror data vdev that survives fewer failures
-    than the pool's most redundant one (the vdev-less-redundant finding): zpool-attach(8) makes a
-    plain disk a two-way mirror and gives a mirror one more side, so with as many disks as it lacks
-    it survives as many failures as the rest, and unlike `zpool add` it can be undone (`zpool
-    detach`). SIZE and USED+AVAIL stay: a mirror is as large as its smallest side, and zpool attach
-    refuses a disk smaller than the one it mirrors."""
+    """`zpool attach` of new disks to plain-disk or mirror data vdevs (zpool-attach(8): a plain disk
+    becomes a two-way mirror, a mirror gains a side): to one that survives fewer failures than the
+    pool's most redundant (the vdev-less-redundant finding), as many as it lacks; and, in a pool of
+    mirrors and plain disks alone, one more side to each, which raises the failures the whole pool
+    survives by one. Unlike `zpool add` it can be undone (`zpool detach`). SIZE and USED+AVAIL stay:
+    a mirror is as large as its smallest side, and zpool attach refuses a disk smaller than the one
+    it mirrors."""
     data = state.of_class("normal")
     most = max((failures_survived(v) for v in data), default=0)
-    options = []
-    for v in data:
-        if v.kind not in ("disk", "file", "mirror") or failures_survived(v) >= most:
-            continue
-        k = min(count, most - failures_survived(v))
-        after = side_attached(state, v.name, k)
-        layout_after = pool_layout(after)
-        if isinstance(layout_after, str):
-            continue
-        survives = min(failures_survived(x) for x in after.vdevs if x.alloc_class in ("normal", "special", "dedup"))
-        side = (v.children or (v,))[0]
-        commands = tuple(f"zpool attach {state.name} {side.name} NEW{i}" for i in range(1, k + 1))
-        cautions = ["each attach resilvers the new side from the vdev's data before it counts (`zpool status` "
-                    "shows it); `zpool detach` can take a side out again"]
-        if k < most - failures_survived(v):
-            cautions.append(f"it then survives {failures_survived(v) + k} failed disks, the pool's other data vdevs "
-                            f"{most}: {most - failures_survived(v) - k} more disks attached would match them")
-        if count > k:
-            cautions.append(f"it takes {k} of the {count} new disks; the rest stay free for another option")
-        smallest = min((leaf.device_bytes for leaf in v.leaves if leaf.device_bytes), default=None)
-        if smallest is not None and new_osize > smallest and sizes_unequal((new_osize, smallest)):
-            cautions.append("the mirror stays as large as its smallest side: the new disks' extra space waits "
-                            "until the old one is replaced too (autoexpand)")
-        option = GrowthOption("zpool attach", f"+{k} disk{'s' * (k > 1)} to {v.short_name}", str(layout_after),
-                              survives, commands, False, cautions=tuple(cautions), attach_to=v.name)
-        if smallest is not None and new_osize < smallest:
-            option = replace(option, reason=f"the new disks are smaller than {v.short_name}: zpool attach refuses them")
-        elif before is None:
-            option = replace(option, reason=f"no capacity figures: {check.reason}")
-        else:
-            option = replace(option, usable_after_bytes=before[1], size_after_bytes=before[0], gain_bytes=0)
-        options.append(option)
-    return options
+    plans = [((v,), min(count, most - failures_survived(v))) for v in data
+             if v.kind in ("disk", "file", "mirror") and failures_survived(v) < most]
+    if not plans and data and len(data) <= count and all(v.kind in ("disk", "file", "mirror") for v in data):
+        plans = [(tuple(data), 1)]
+    return [_sides_option(state, check, vdevs, k, count, most, new_osize, before) for vdevs, k in plans]
+
+
+def _sides_option(state: PoolState, check: ModelCheck, vdevs: tuple[PoolVdev, ...], k: int, count: int, most: int,
+                  new_osize: int, before: tuple[int, int] | None) -> GrowthOption:
+    """`k` new sides attached to each of `vdevs`, its commands, cautions and figures."""
+    attach_to = tuple((v.name, k) for v in vdevs)
+    after = sides_attached(state, attach_to)
+    survives = min(failures_survived(x) for x in after.vdevs if x.alloc_class in ("normal", "special", "dedup"))
+    new = iter(range(1, count + 1))
+    commands = tuple(f"zpool attach {state.name} {(v.children or (v,))[0].name} NEW{next(new)}"
+                     for v in vdevs for _ in range(k))
+    used = k * len(vdevs)
+    cautions = ["each attach resilvers the new side from the vdev's data before it counts (`zpool status` "
+                "shows it); `zpool detach` can take a side out again"]
+    lacking = most - failures_survived(vdevs[0])
+    if len(vdevs) == 1 and 0 < k < lacking:
+        cautions.append(f"it then survives {failures_survived(vdevs[0]) + k} failed disks, the pool's other data "
+                        f"vdevs {most}: {lacking - k} more disks attached would match them")
+    if count > used:
+        cautions.append(f"it takes {used} of the {count} new disks; the rest stay free for another option")
+    sides = [leaf.device_bytes for v in vdevs for leaf in v.leaves if leaf.device_bytes]
+    if sides and new_osize > min(sides) and sizes_unequal((new_osize, min(sides))):
+        cautions.append("a mirror stays as large as its smallest side: the new disks' extra space waits "
+                        "until the old ones are replaced too (autoexpand)")
+    adds = (f"+{k} disk{'s' * (k > 1)} to {vdevs[0].short_name}" if len(vdevs) == 1 else
+            f"+1 disk to each of {len(vdevs)} vdevs")
+    layout_after = pool_layout(after)
+    option = GrowthOption("zpool attach", adds, str(layout_after), survives, commands, False,
+                          cautions=tuple(cautions), attach_to=attach_to)
+    if sides and new_osize < min(sides):
+        return replace(option, reason="the new disks are smaller than those they would mirror: zpool attach "
+                                      "refuses them")
+    if before is None or isinstance(layout_after, str):
+        return replace(option, reason=f"no capacity figures: {check.reason}")
+    return replace(option, usable_after_bytes=before[1], size_after_bytes=before[0], gain_bytes=0)
 
 
 def _duration(hours: float) -> str:

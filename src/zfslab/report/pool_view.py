@@ -182,7 +182,7 @@ def growth_lines(grown: Growth, width: int | None, outlook: Outlook | None = Non
     if grown.note:
         out.append((f"note: {grown.note}", 2))
     rec = outlook.recommendation if outlook is not None else None
-    if rec is not None and (rec.considered > 1 or outlook.lowering):
+    if rec is not None and (rec.considered > 1 or outlook.lowering or not rec.within_budget):
         pick = grown.options[outlook.recommended]
         rule = f"plan's rule (docs/recommend.md; {workload_text(rec.goal)}, --data {rec.goal.data})"
         lead = (f"recommended, by {rule}: {pick.how} {pick.adds}." if rec.within_budget else
