@@ -335,3 +335,24 @@ def test_the_probe_reads_a_database_caught_between_two_migrations_as_nothing_don
         conn.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
     conn.close()
     assert finished_layouts(db, "h1") == []
+
+
+def test_the_probe_reads_a_database_a_bench_is_creating_as_nothing_done(tmp_path):
+    """A CI-like run's --stop called a host not reached: its probe met the bench's database at the
+    instant SQLite had made the file (empty, or a WAL header alone) and refused it as 'an empty
+    SQLite database'. That is a bench starting: nothing done. Another program's file is still
+    refused."""
+    import sqlite3
+    from zfslab.store.schema import NotOurDatabase
+    from zfslab.system.detached_probe import finished_layouts
+    open(tmp_path / "zero.sqlite", "wb").close()
+    conn = sqlite3.connect(tmp_path / "wal.sqlite", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.close()
+    assert finished_layouts(str(tmp_path / "zero.sqlite"), "h1") == []
+    assert finished_layouts(str(tmp_path / "wal.sqlite"), "h1") == []
+    conn = sqlite3.connect(tmp_path / "other.sqlite", isolation_level=None)
+    conn.execute("CREATE TABLE notes (text)")
+    conn.close()
+    with pytest.raises(NotOurDatabase):
+        finished_layouts(str(tmp_path / "other.sqlite"), "h1")

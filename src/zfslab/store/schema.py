@@ -162,6 +162,10 @@ class NotOurDatabase(ZfslabError):
     exit_code = 2
 
 
+class EmptyDatabase(NotOurDatabase):
+    """{}: {}; give --db a zfslab results file (or a new file name)"""
+
+
 class NoDatabase(ZfslabError):
     """{}: no such results file; run `zfslab bench` or `zfslab drill` first, or give --db the file they wrote"""
 
@@ -302,7 +306,7 @@ def open_readonly(path: str) -> sqlite3.Connection:
         version = _version_or_close(conn, path)
     if version == 0:
         conn.close()
-        raise NotOurDatabase(path, "an empty SQLite database, with no zfslab results in it")
+        raise EmptyDatabase(path, "an empty SQLite database, with no zfslab results in it")
     return conn
 
 

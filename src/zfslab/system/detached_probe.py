@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from zfslab.store.schema import has_table, open_readonly
+from zfslab.store.schema import EmptyDatabase, has_table, open_readonly
 
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
@@ -27,7 +27,10 @@ def finished_layouts(db: str, origin: str) -> list[str]:
     """Layouts of this host's finished runs in its database (one layout a run)."""
     if not os.path.exists(db):
         return []
-    conn = open_readonly(db)
+    try:
+        conn = open_readonly(db)
+    except EmptyDatabase:   # a bench creating it: the file is there, its first migration not yet
+        return []
     try:
         if not has_table(conn, "measurements"):
             return []
