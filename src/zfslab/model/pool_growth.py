@@ -384,14 +384,17 @@ def _attach(state: PoolState, check: ModelCheck, layout: Layout, data, count: in
                    gain_bytes=steps[-1].usable_bytes - steps[before].usable_bytes)
 
 
-def side_attached(state: PoolState, vdev_name: str, count: int, first: int = 1) -> PoolState:
-    """The pool once `count` new disks (NEW<first>..) are attached to its plain-disk or mirror vdev
-    `vdev_name`: a mirror of the disk or sides it had and the new ones."""
+def side_attached(state: PoolState, vdev_name: str, count: int, first: int = 1,
+                  device_bytes: int | None = None) -> PoolState:
+    """The pool once `count` new disks (NEW<first>.., of `device_bytes` as ZFS sees them, if known) are
+    attached to its plain-disk or mirror vdev `vdev_name`: a mirror of the disk or sides it had and the
+    new ones."""
     def grown(v: PoolVdev) -> PoolVdev:
         if v.name != vdev_name:
             return v
         sides = v.children or (v,)
-        new = tuple(PoolVdev(f"NEW{i}", "disk", v.alloc_class, "ONLINE") for i in range(first, first + count))
+        new = tuple(PoolVdev(f"NEW{i}", "disk", v.alloc_class, "ONLINE", device_bytes=device_bytes)
+                    for i in range(first, first + count))
         return PoolVdev(v.name if v.children else f"mirror-{v.short_name}", "mirror", v.alloc_class, v.state,
                         size_bytes=v.size_bytes, alloc_bytes=v.alloc_bytes, ashift=v.ashift, children=sides + new)
     return replace(state, vdevs=tuple(grown(v) for v in state.vdevs))

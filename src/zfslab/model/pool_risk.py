@@ -324,19 +324,6 @@ def risk_now(state: PoolState, vdev_bytes: int | None, disks: dict[str, DiskFact
                    parity_fixed=tuple(v.short_name for _, v, _ in members if v.kind in ("raidz", "draid")))
 
 
-def _side_named(state: PoolState, v: PoolVdev, name: str, device_bytes: int | None) -> PoolState:
-    """side_attached's pool with its new side (NEW1 there) named `name` and of `device_bytes`."""
-    grown = side_attached(state, v.name, 1)
-    target = v.name if v.children else f"mirror-{v.short_name}"
-
-    def named(g: PoolVdev) -> PoolVdev:
-        if g.name != target:
-            return g
-        *sides, added = g.children
-        return replace(g, children=(*sides, replace(added, name=name, device_bytes=device_bytes)))
-    return replace(grown, vdevs=tuple(named(g) for g in grown.vdevs))
-
-
 def _parity_added(state: PoolState, vdev_bytes: int, disks: dict[str, DiskFacts], health: dict[str, DiskHealth],
                   fill: float, years: tuple[float, ...]) -> tuple[tuple[str, ...], tuple[str, ...],
                                                                   tuple[float, ...]] | None:
@@ -357,7 +344,7 @@ def _parity_added(state: PoolState, vdev_bytes: int, disks: dict[str, DiskFacts]
         side = (v.children or (v,))[0].leaves[0]
         name = f"NEW{len(commands) + 1}"
         sizes = [leaf.device_bytes for leaf in v.leaves]
-        after = _side_named(after, v, name, None if None in sizes else min(sizes))
+        after = side_attached(after, v.name, 1, len(commands) + 1, None if None in sizes else min(sizes))
         commands.append(f"zpool attach {state.name} {side.short_name} {name}")
         new.add(name)
     p = risk_after(after, vdev_bytes, disks, health, new_leaves=frozenset(new), new_bytes=vdev_bytes, fill=fill,
