@@ -356,3 +356,25 @@ def test_the_probe_reads_a_database_a_bench_is_creating_as_nothing_done(tmp_path
     conn.close()
     with pytest.raises(NotOurDatabase):
         finished_layouts(str(tmp_path / "other.sqlite"), "h1")
+
+
+def test_every_state_a_new_database_commits_reads_as_nothing_done_or_as_results(tmp_path, monkeypatch):
+    """A bench makes its database one transaction at a time; a probe may read it between any two.
+    The version table once committed alone, before its first version: a CI-like run's probe read
+    that as 'its schema_version table does not hold zfslab's version numbers' (another program's
+    file), and --stop called the host not reached. The probe reads the file after every commit
+    of a real creation here (fails before: the version table's own commit)."""
+    from contextlib import contextmanager
+    from zfslab.store import schema
+    from zfslab.system.detached_probe import finished_layouts
+    db = str(tmp_path / "h1.sqlite")
+    real, seen = schema.atomic, []
+
+    @contextmanager
+    def then_probe(conn):
+        with real(conn):
+            yield conn
+        seen.append(finished_layouts(db, "h1"))   # committed: what a probe now would read
+    monkeypatch.setattr(schema, "atomic", then_probe)
+    schema.connect(db).close()
+    assert seen == [[]] * schema.SCHEMA_VERSION
