@@ -378,3 +378,25 @@ def test_every_state_a_new_database_commits_reads_as_nothing_done_or_as_results(
     monkeypatch.setattr(schema, "atomic", then_probe)
     schema.connect(db).close()
     assert seen == [[]] * schema.SCHEMA_VERSION
+def test_the_probe_as_fleet_detach_runs_it_skips_benchs_parser_and_answers_as_the_parser_does(tmp_path):
+    """Every look of --status and --attach runs the probe on each host; its exact command line is
+    answered without building bench's parser (whose imports double the probe's CPU), and any other
+    spelling of it, through the parser, answers the same, refusals included."""
+    prefix = str(tmp_path / "db.sqlite.RUN")
+    with open(prefix + ".pid", "w") as f:
+        f.write(f"{os.getsid(0)} 00000000-dead-beef-0000-000000000000\n")
+    answers = {}
+    for db in (str(tmp_path / "db.sqlite"), str(tmp_path)):   # the second: a folder, refused
+        for name, argv in (("fast", ["bench", "--probe-detached", prefix, "--db", db, "--origin", "h1"]),
+                           ("parsed", ["bench", "--db", db, "--probe-detached", prefix, "--origin", "h1"])):
+            code = f"import sys; from zfslab.cli import main; rc = main({argv!r}); " \
+                   "print('bench parsed' if 'zfslab.commands.bench' in sys.modules else 'bench not imported'); sys.exit(rc)"
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                                  env={**os.environ, "PYTHONPATH": os.path.join(REPO, "src")})
+            answers[name, db] = (done.returncode, done.stdout.splitlines()[:-1], done.stderr)
+            assert done.stdout.splitlines()[-1] == ("bench not imported" if name == "fast" else "bench parsed")
+        assert answers["fast", db] == answers["parsed", db]
+    ok = answers["fast", str(tmp_path / "db.sqlite")]
+    assert ok[0] == 0 and json.loads(ok[1][0])["rebooted"] is True
+    refused = answers["fast", str(tmp_path)]
+    assert refused[0] == 2 and "a directory, not a results file" in refused[2]
