@@ -356,3 +356,47 @@ def test_the_probe_reads_a_database_a_bench_is_creating_as_nothing_done(tmp_path
     conn.close()
     with pytest.raises(NotOurDatabase):
         finished_layouts(str(tmp_path / "other.sqlite"), "h1")
+
+
+def test_every_state_a_new_database_commits_reads_as_nothing_done_or_as_results(tmp_path, monkeypatch):
+    """A bench makes its database one transaction at a time; a probe may read it between any two.
+    The version table once committed alone, before its first version: a CI-like run's probe read
+    that as 'its schema_version table does not hold zfslab's version numbers' (another program's
+    file), and --stop called the host not reached. The probe reads the file after every commit
+    of a real creation here (fails before: the version table's own commit)."""
+    from contextlib import contextmanager
+    from zfslab.store import schema
+    from zfslab.system.detached_probe import finished_layouts
+    db = str(tmp_path / "h1.sqlite")
+    real, seen = schema.atomic, []
+
+    @contextmanager
+    def then_probe(conn):
+        with real(conn):
+            yield conn
+        seen.append(finished_layouts(db, "h1"))   # committed: what a probe now would read
+    monkeypatch.setattr(schema, "atomic", then_probe)
+    schema.connect(db).close()
+    assert seen == [[]] * schema.SCHEMA_VERSION
+def test_the_probe_as_fleet_detach_runs_it_skips_benchs_parser_and_answers_as_the_parser_does(tmp_path):
+    """Every look of --status and --attach runs the probe on each host; its exact command line is
+    answered without building bench's parser (whose imports double the probe's CPU), and any other
+    spelling of it, through the parser, answers the same, refusals included."""
+    prefix = str(tmp_path / "db.sqlite.RUN")
+    with open(prefix + ".pid", "w") as f:
+        f.write(f"{os.getsid(0)} 00000000-dead-beef-0000-000000000000\n")
+    answers = {}
+    for db in (str(tmp_path / "db.sqlite"), str(tmp_path)):   # the second: a folder, refused
+        for name, argv in (("fast", ["bench", "--probe-detached", prefix, "--db", db, "--origin", "h1"]),
+                           ("parsed", ["bench", "--db", db, "--probe-detached", prefix, "--origin", "h1"])):
+            code = f"import sys; from zfslab.cli import main; rc = main({argv!r}); " \
+                   "print('bench parsed' if 'zfslab.commands.bench' in sys.modules else 'bench not imported'); sys.exit(rc)"
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                                  env={**os.environ, "PYTHONPATH": os.path.join(REPO, "src")})
+            answers[name, db] = (done.returncode, done.stdout.splitlines()[:-1], done.stderr)
+            assert done.stdout.splitlines()[-1] == ("bench not imported" if name == "fast" else "bench parsed")
+        assert answers["fast", db] == answers["parsed", db]
+    ok = answers["fast", str(tmp_path / "db.sqlite")]
+    assert ok[0] == 0 and json.loads(ok[1][0])["rebooted"] is True
+    refused = answers["fast", str(tmp_path)]
+    assert refused[0] == 2 and "a directory, not a results file" in refused[2]

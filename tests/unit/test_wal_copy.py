@@ -7,6 +7,8 @@ import os
 import shutil
 import sqlite3
 
+import pytest
+
 from zfslab.store import wal_copy
 
 
@@ -54,5 +56,51 @@ def test_a_log_still_there_is_replayed_into_the_copy(tmp_path):
         copy = str(tmp_path / "copy.sqlite")
         wal_copy.copy_with_log(path, "-wal", copy)
         assert _rows(copy) == (100, sum(range(100)))   # every row was only in the -wal
+    finally:
+        writer.close()
+
+
+def _changing(monkeypatch, writer, times):
+    """copyfile that commits a row in the writer as the log is copied, `times` times."""
+    real, commits = shutil.copyfile, []
+
+    def commit_then_copy(src, dst):
+        if src.endswith("-wal") and len(commits) < times:
+            writer.execute("INSERT INTO t VALUES (?)", (1000 + len(commits),))
+            commits.append(src)
+        return real(src, dst)
+    monkeypatch.setattr(wal_copy.shutil, "copyfile", commit_then_copy)
+    return commits
+
+
+def test_a_burst_of_commits_during_the_copy_is_waited_out_with_growing_pauses(tmp_path, monkeypatch):
+    """A bench creating its file commits its migrations in a burst: a fleet probe's five copies back
+    to back all met changes and it refused the host's database (a CI-like run). Six changes in a
+    row are now waited out (fails before: five attempts, no pause)."""
+    path = str(tmp_path / "db.sqlite")
+    writer = _writer(path)
+    pauses = []
+    monkeypatch.setattr(wal_copy, "_pause", pauses.append)
+    try:
+        commits = _changing(monkeypatch, writer, 6)
+        copy = str(tmp_path / "copy.sqlite")
+        wal_copy.copy_with_log(path, "-wal", copy)
+        assert len(commits) == 6
+        assert _rows(copy) == (106, sum(range(100)) + sum(range(1000, 1006)))   # the last commit is in
+        assert pauses == sorted(pauses) and len(pauses) == 6 and pauses[0] > 0
+    finally:
+        writer.close()
+
+
+def test_a_file_that_never_stops_changing_is_refused_after_the_pauses(tmp_path, monkeypatch):
+    path = str(tmp_path / "db.sqlite")
+    writer = _writer(path)
+    pauses = []
+    monkeypatch.setattr(wal_copy, "_pause", pauses.append)
+    try:
+        _changing(monkeypatch, writer, 10 ** 6)
+        with pytest.raises(wal_copy.CopyFailed, match=f"changed {wal_copy.COPY_ATTEMPTS} times"):
+            wal_copy.copy_with_log(path, "-wal", str(tmp_path / "copy.sqlite"))
+        assert sum(pauses) >= 1.0   # waited longer than a burst lasts before refusing
     finally:
         writer.close()

@@ -206,12 +206,14 @@ def stored_version(conn: sqlite3.Connection, path: str) -> int:
 def migrate(conn: sqlite3.Connection, path: str = ":memory:") -> int:
     """Apply the migrations this database lacks; returns the version it is at."""
     version = stored_version(conn, path)
-    if version == 0:
-        with atomic(conn):
-            conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     for number in range(version + 1, SCHEMA_VERSION + 1):
         with atomic(conn):
+            if number == 1:
+                # a new file's version table and id commit with its first migration: a reader (a
+                # fleet's probe) never meets a version table without a version in it, which reads
+                # as another program's file (the header's id is transactional too)
+                conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             for statement in MIGRATIONS[number - 1]:
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))

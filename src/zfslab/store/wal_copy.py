@@ -18,9 +18,15 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 
-COPY_ATTEMPTS = 5
+# The pause before each attempt. A bench commits its migrations in a burst as it creates its file
+# and a row a measurement after that: five attempts back to back fell within one burst in a CI-like
+# run (a fleet probe then refused the host's database); these span 1.9 s, longer than any burst.
+RETRY_PAUSES_S = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+COPY_ATTEMPTS = len(RETRY_PAUSES_S)
+_pause = time.sleep   # a test records the pauses instead of taking them
 LOGS = ("-wal", "-journal")
 
 
@@ -53,7 +59,9 @@ def copy_with_log(path: str, log: str, copy: str) -> None:
     A log that goes away meanwhile is a writer's last close: SQLite checkpoints the whole -wal into
     the file before it deletes it, so the file alone is then complete, and is copied alone (seen on
     a fleet guest: a probe read a host's database as its bench closed it)."""
-    for _ in range(COPY_ATTEMPTS):
+    for pause_s in RETRY_PAUSES_S:
+        if pause_s:
+            _pause(pause_s)
         log_before = _marks_if_there(path + log)
         before = (_marks(path), log_before)
         try:
