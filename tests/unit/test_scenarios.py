@@ -242,6 +242,14 @@ SCENARIOS = [
      "general data on eight 20 TB disks: one raidz2 [oracle-raidz2], [leventhal-triple-parity]"),
     ("4x4TB enterprise database", ((4, 4),), "hdd-enterprise", {"workload": "database"}, (two_way_mirrors,),
      "a database on four enterprise disks: 2 x 2-way mirrors [oracle-mirrors], [field-lse]"),
+    # issue 35 item 2, a review on scenarios outside the suite: a backup target's pool-loss budget is
+    # media's, as docs/recommend.md#1-the-data-level-sets-the-budget says; at 1 in 1,000 these got raidz1
+    ("6x20TB backup", ((6, 20),), "hdd", {"data": "backup"}, (survives(2),),
+     "a backup target of six 20 TB disks: raidz1:6's resilvers (1 in 2,700) are past media's budget, which a "
+     "backup carries; raidz2:6 [oracle-raidz2], [leventhal-triple-parity]"),
+    ("10x12TB backup", ((10, 12),), "hdd", {"data": "backup"}, (survives(2), raidz_at_most(12)),
+     "ten 12 TB disks as a backup target: raidz2:10, not a 10-wide raidz1 (1 in 1,100) [oracle-raidz2], "
+     "[leventhal-triple-parity]"),
     ("4x12TB+4x8TB home", ((4, 12), (4, 8)), "hdd", {}, (each_size_own_vdevs, survives(1)),
      "disks of two sizes: a vdev per size, no space wasted [oracle-redundancy] (similar size disks)"),
     ("6x16TB+6x8TB business", ((6, 16), (6, 8)), "hdd", {"data": "business"}, (each_size_own_vdevs, one_kind, survives(2)),

@@ -49,7 +49,7 @@ DATA_LEVELS = {
         DataLevel("scratch", 1.0, 1.0, 0, "can be lost: caches, downloads, build trees", "general"),
         DataLevel("media", 1e-4, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
                   "bulk"),
-        DataLevel("backup", 1e-3, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
+        DataLevel("backup", 1e-4, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
                   "backup"),
         DataLevel("home", 1e-4, 0.1, 1, "personal files and photos, with a backup elsewhere", "general"),
         DataLevel("business", 1e-5, 1e-2, 2, "work data whose loss stops a business for days", "general"),
