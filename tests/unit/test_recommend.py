@@ -310,3 +310,29 @@ def test_below_the_draid_threshold_the_short_list_holds_raidz_and_no_draid(count
     assert all(draid_rebuild_gain(g.width, g.draid_data, g.parity) >= SAFER_FACTOR
                for g in groups if g.kind is VdevKind.DRAID)
     assert any(g.kind is VdevKind.RAIDZ for g in groups)
+
+
+@settings(max_examples=40, deadline=None)
+@given(disk_sets, goals)
+def test_the_short_list_holds_the_fastest_layout_in_budget(disks, goal):
+    """The short list spans what the priorities ask for: the roomiest, the safest and the fastest in
+    budget are on it, whatever the trimming to SHORT_LIST_MAX leaves out (docs/recommend.md#5-the-short-list)."""
+    rows = list(rows_for(*disks))
+    rec = recommend(rows, goal)
+    if not rec.within_budget:
+        return
+    out = {v.layout for v in rec.over_budget}
+    feasible = [r for r in rows if r.layout not in out]
+    fastest = max(speed_score(r, rec.goal.metrics) for r in feasible)
+    roomiest = max(r.usable_bytes for r in feasible)
+    listed = [r for r in feasible if r.layout in rec.shortlist]
+    assert any(math.isclose(speed_score(r, rec.goal.metrics), fastest) for r in listed), rec.shortlist
+    assert any(r.usable_bytes == roomiest for r in listed), rec.shortlist
+
+
+def test_the_short_list_fills_up_to_its_size_when_the_ends_are_chosen_already():
+    """Trimming spreads the layouts not chosen already, so the list is SHORT_LIST_MAX long when the
+    front has more (24 x 4 TB for VMs: 6 of 8 before, the spread meeting the pick and the safest)."""
+    from zfslab.model.recommend import SHORT_LIST_MAX
+    rec = recommend(list(rows_for(24, 4)), Goal(workload="vm"))
+    assert len(rec.shortlist) == SHORT_LIST_MAX
