@@ -336,3 +336,39 @@ def test_the_short_list_fills_up_to_its_size_when_the_ends_are_chosen_already():
     from zfslab.model.recommend import SHORT_LIST_MAX
     rec = recommend(list(rows_for(24, 4)), Goal(workload="vm"))
     assert len(rec.shortlist) == SHORT_LIST_MAX
+
+
+def other_choices(reason: str) -> list[str]:
+    return reason.split("Other choices in budget: ")[1].rstrip(".").split("; ") if "Other choices" in reason else []
+
+
+def test_other_choices_name_a_layout_once_and_only_a_real_trade():
+    """'Other choices' names what a layout gives over the pick beyond §4's tolerances: 4 x 8 TB named
+    2xmirror:2 twice (3 % more space, then 1.3x as fast), 36 x 12 TB of media '4xraidz2:9 is 1x as fast'."""
+    rec, _ = pick(4, 8)
+    choices = other_choices(rec.reason)
+    names = [c.split()[0] for c in choices]
+    assert len(names) == len(set(names)) and choices, rec.reason
+    for disks, goal in (((36, 12), dict(data="media")), ((4, 8), {}), ((24, 4), {})):
+        rec, _ = pick(*disks, **goal)
+        assert not any(" 1× " in c for c in other_choices(rec.reason)), rec.reason
+
+
+@settings(max_examples=40, deadline=None)
+@given(disk_sets, goals)
+def test_other_choices_are_beyond_the_tolerances(disks, goal):
+    from zfslab.model.recommend import SPACE_TOLERANCE, SPEED_TOLERANCE
+    rows = {r.layout: r for r in rows_for(*disks)}
+    rec = recommend(list(rows.values()), goal)
+    if not rec.within_budget:
+        return
+    p = rows[rec.layout]
+    seen = []
+    for choice in other_choices(rec.reason):
+        r = rows[choice.split()[0]]
+        seen.append(r.layout)
+        if " more space" in choice:
+            assert p.usable_bytes < (1 - SPACE_TOLERANCE) * r.usable_bytes, choice
+        else:
+            assert speed_score(p, rec.goal.metrics) < (1 - SPEED_TOLERANCE) * speed_score(r, rec.goal.metrics), choice
+    assert len(seen) == len(set(seen)), rec.reason

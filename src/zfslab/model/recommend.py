@@ -539,13 +539,19 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
         text += f" Safer: {safer_text(safer, pick, goal)}."
     others = [r for r in shortlist if r.layout not in (pick.layout, getattr(safer, "layout", None))]
     score = {id(r): speed_score(r, goal.metrics) for r in [pick, *others]}
-    trades = []
+    # a trade is named when it is one by §4's terms: more than SPACE_TOLERANCE more space, more than
+    # SPEED_TOLERANCE faster; each layout once (the roomiest's phrase already says its speed)
+    trades, named = [], set()
     roomiest = max(others, key=lambda r: r.usable_bytes, default=None)
-    if roomiest is not None and roomiest.usable_bytes > pick.usable_bytes:
+    if roomiest is not None and pick.usable_bytes < (1 - SPACE_TOLERANCE) * roomiest.usable_bytes:
+        named.add(roomiest.layout)
+        ratio = score[id(roomiest)] / score[id(pick)] if score[id(pick)] and score[id(roomiest)] else None
         trades.append(f"{roomiest.layout} gives {format_bytes(roomiest.usable_bytes - pick.usable_bytes)} more space"
-                      + (f" at {score[id(roomiest)] / score[id(pick)]:.2g}× the speed" if score[id(pick)] else ""))
+                      + ("" if ratio is None else " at about the same speed"
+                         if 1 - SPEED_TOLERANCE <= ratio <= 1 / (1 - SPEED_TOLERANCE) else f" at {ratio:.2g}× the speed"))
     fastest = max(others, key=lambda r: score[id(r)] or 0, default=None)
-    if fastest is not None and score[id(pick)] and score[id(fastest)] > score[id(pick)]:
+    if (fastest is not None and fastest.layout not in named and score[id(pick)]
+            and score[id(pick)] < (1 - SPEED_TOLERANCE) * (score[id(fastest)] or 0)):
         trades.append(f"{fastest.layout} is {score[id(fastest)] / score[id(pick)]:.2g}× as fast with "
                       f"{format_bytes(fastest.usable_bytes)} usable")
     if trades:
