@@ -202,3 +202,12 @@ def test_the_star_paragraph_says_what_the_table_does_not_in_5_lines(args):
     budget = header.split("[")[1].split("]")[0]
     assert "within the budget" in star and budget not in star  # the budget once, in the header
     assert "usable (" not in star and "P(pool loss)" not in star  # the pick's and the safer one's figures: their rows
+
+
+def test_an_essential_column_dropped_for_width_comes_back_before_any_other():
+    """Disks of two sizes have long layout names: at 80 columns the essentials did not all fit, and
+    the room left went to write MB/s while speed ×disk, an essential, was left out
+    (docs/recommend.md#6-how-figures-are-written: speed ×disk always, then the workload's figures)."""
+    text = in_terminal(["plan", "6x8TB,2x4TB"], 80)
+    header = next(line for line in text.splitlines() if line.strip().startswith("layout"))
+    assert "×disk" in header and "MB/s" not in header, header
