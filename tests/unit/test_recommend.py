@@ -372,3 +372,21 @@ def test_other_choices_are_beyond_the_tolerances(disks, goal):
         else:
             assert speed_score(p, rec.goal.metrics) < (1 - SPEED_TOLERANCE) * speed_score(r, rec.goal.metrics), choice
     assert len(seen) == len(set(seen)), rec.reason
+
+
+def test_draid_left_out_reason_claims_its_rebuild_speed_not_a_risk_gain():
+    """Below the gate the reason said '1.4× less risk' beside raidz2:11+spare:1, safer than
+    draid2:8d:12c:1s in the same table (12 x 16 TB): the gate is on the rebuild's speed."""
+    from zfslab.model.recommend import advice
+    text = " ".join(advice("draid2:8d:12c:1s"))
+    assert "rebuilds 1.2× as fast as raidz; 3.2× needs 32 disks" in text and "risk" not in text
+
+
+@pytest.mark.parametrize("children,raidz", [(36, "4xraidz2:9"), (60, "6xraidz2:10")])
+def test_past_the_gate_draid_is_not_ten_times_safer_than_raidz_of_its_groups(children, raidz):
+    """To leading order the faster rebuild and the larger failure domain cancel, so the model gives
+    dRAID no order of magnitude over the raidz vdevs one builds instead
+    (docs/recommend.md#2-openzfs-practice-breaks-ties)."""
+    rows = {r.layout: r for r in rows_for(children, 16, (5.0,))}
+    d, r = rows[f"draid2:8d:{children}c:1s"], rows[raidz]
+    assert r.p_loss[0] / d.p_loss[0] < 10

@@ -115,10 +115,13 @@ STURDIER_SPACE = 0.10
 RAIDZ_MAX_WIDTH = 9
 RAIDZ_MAX_WIDTH_LARGE_RECORDS = 12
 # dRAID's distributed spare rebuilds children / (data + parity) times as fast as a raidz resilver
-# onto a hot spare (the rebuild model, docs/reliability.md#repair-time), and P(loss) of parity p
-# scales as the repair time to the p-th power. The gain is material when it is SAFER_FACTOR, the
-# order of magnitude that the rule calls a difference (§4): below that a raidz of the same parity
-# gives the same safety without dRAID's fixed stripe width and its vdev that cannot be expanded.
+# onto a hot spare (the rebuild model, docs/reliability.md#repair-time). A vdev of parity p spends
+# that much less time degraded, which lowers P(loss) of one vdev of `children` disks by its p-th
+# power; dRAID is advised from where that reaches SAFER_FACTOR (§4). Against the raidz vdevs of
+# data + parity disks one builds instead, the model's P(loss) shows no such gain (the larger
+# failure domain cancels it, docs/recommend.md#2-openzfs-practice-breaks-ties): the gate keeps
+# dRAID to many children, where its short degraded window is worth its fixed stripe width and a
+# vdev that cannot be expanded.
 
 
 def scale_risk(p_reference: float, years: float) -> float:
@@ -248,9 +251,11 @@ def advice(layout_text: str, workload: Workload | None = None) -> tuple[str, ...
         if g.kind is VdevKind.DRAID and g.draid_spares == 0:
             notes.append("dRAID without a distributed spare (its fast rebuild needs one)")
         elif g.kind is VdevKind.DRAID and draid_rebuild_gain(g.width, g.draid_data, g.parity) < SAFER_FACTOR:
-            gain = draid_rebuild_gain(g.width, g.draid_data, g.parity)
+            # the gate is the rebuild's speed, not a risk gain: against raidz vdevs of the same groups
+            # the faster rebuild and dRAID's larger failure domain cancel
+            # (docs/recommend.md#2-openzfs-practice-breaks-ties)
             notes.append(f"dRAID of {g.width} disks: its spare rebuilds {g.width / (g.draid_data + g.parity):.2g}× "
-                         f"as fast as raidz, {gain:.2g}× less risk; a {SAFER_FACTOR:g}× gain needs "
+                         f"as fast as raidz; {SAFER_FACTOR ** (1 / g.parity):.2g}× needs "
                          f"{draid_min_children(g.draid_data, g.parity)} disks")
     kinds = {g.kind for g in parse_layout(layout_text).groups}
     if VdevKind.MIRROR in kinds and kinds & {VdevKind.RAIDZ, VdevKind.DRAID}:
