@@ -390,3 +390,11 @@ def test_past_the_gate_draid_is_not_ten_times_safer_than_raidz_of_its_groups(chi
     rows = {r.layout: r for r in rows_for(children, 16, (5.0,))}
     d, r = rows[f"draid2:8d:{children}c:1s"], rows[raidz]
     assert r.p_loss[0] / d.p_loss[0] < 10
+
+
+def test_the_closest_layout_follows_openzfs_practice_when_one_as_close_does():
+    """Nothing meets the budget for 6 x 10 TB with 45 TB usable: the closest named was
+    draid1:4d:6c:0s (no distributed spare, 6 children), beside raidz1:6 of the same space and P(loss)."""
+    rows = list(rows_for(6, 10, (5.0,)))
+    rec = recommend(rows, Goal(min_usable_bytes=45 * TB))
+    assert not rec.within_budget and rec.layout == "raidz1:6", rec.layout

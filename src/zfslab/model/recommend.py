@@ -496,8 +496,10 @@ def recommend(rows: list[PlanRow], goal: Goal = Goal()) -> Recommendation:
         reason = _reason(pick, shortlist, goal, safer)
     else:  # nothing fits: the closest to the budget, said plainly
         pool = [r for r in rows if r.usable_bytes >= goal.min_usable_bytes] or rows
-        pick = min(pool, key=lambda r: (max(goal.failures - r.failures_guaranteed, 0), _risk_key(r, goal),
-                                        -r.usable_bytes))
+        # the failures asked first (a floor), then OpenZFS practice as in budget (§2), then the risk:
+        # 6 x 10 TB with --min-usable 45TB named a dRAID without a spare, not raidz1:6 of its space and P(loss)
+        pick = min(pool, key=lambda r: (max(goal.failures - r.failures_guaranteed, 0), bool(verdicts[r.layout].advice),
+                                        _risk_key(r, goal), -r.usable_bytes))
         shortlist = [pick]
         reason = (f"No layout of these disks meets the budget for {goal.data} data [{budget_text(goal)}]. "
                   f"The closest is {pick.layout} ({pick.shape}): {_figures(pick, goal)}; it misses on "
