@@ -48,7 +48,7 @@ def test_every_command_has_help(run_cli, capsys, command):
 def test_plan_table_shows_the_short_list_and_all_shows_every_layout(run_cli):
     r = run_cli("plan", "24x4TB")
     assert r.exit_code == 0 and r.stderr == ""
-    assert "★ Recommended: 4xraidz2:6" in r.stdout and "--all shows them" in r.stdout
+    assert "★ Recommended: 4xraidz2:6" in r.stdout and "--all shows them" in " ".join(r.stdout.split())  # prose wraps
     assert "2xraidz2:12" not in r.stdout.split("★ Recommended")[0]  # wider than OpenZFS advises: not listed
     every = run_cli("plan", "24x4TB", "--all", "--wide")
     assert "2xraidz2:12" in every.stdout and "72.96" in every.stdout  # usable TB of 2 x raidz2(12) on 24 x 4 TB
@@ -506,3 +506,12 @@ def test_footprint_explains_its_columns_and_plan_puts_the_data_before_its_footer
     assert "-" not in row.split()[-1] and row.split()[-1] != "0"  # what compression saved, as a size
     plan = run_cli("plan", "8x12TB", "--data-from", str(tmp_path)).stdout
     assert plan.index("Your data (") < plan.index("◆ worth considering") < plan.index("Figures:")
+
+
+def test_plan_footer_counts_what_it_left_out_when_nothing_meets_the_budget(run_cli):
+    """Two disks cannot survive two failures: the closest layout is shown, and the footer counts the
+    one left out, not it ('1 more layout: 2 outside the budget ..., -1 beaten' before)."""
+    r = run_cli("plan", "2x4TB", "--data", "business")
+    footer = " ".join(r.stdout.split("◆ worth considering.")[1].split())
+    assert r.exit_code == 0 and "No layout of these disks meets the budget" in r.stdout
+    assert "-1" not in footer and footer.startswith("1 more layout: 1 outside the budget"), footer

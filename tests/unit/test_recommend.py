@@ -310,3 +310,91 @@ def test_below_the_draid_threshold_the_short_list_holds_raidz_and_no_draid(count
     assert all(draid_rebuild_gain(g.width, g.draid_data, g.parity) >= SAFER_FACTOR
                for g in groups if g.kind is VdevKind.DRAID)
     assert any(g.kind is VdevKind.RAIDZ for g in groups)
+
+
+@settings(max_examples=40, deadline=None)
+@given(disk_sets, goals)
+def test_the_short_list_holds_the_fastest_layout_in_budget(disks, goal):
+    """The short list spans what the priorities ask for: the roomiest, the safest and the fastest in
+    budget are on it, whatever the trimming to SHORT_LIST_MAX leaves out (docs/recommend.md#5-the-short-list)."""
+    rows = list(rows_for(*disks))
+    rec = recommend(rows, goal)
+    if not rec.within_budget:
+        return
+    out = {v.layout for v in rec.over_budget}
+    feasible = [r for r in rows if r.layout not in out]
+    fastest = max(speed_score(r, rec.goal.metrics) for r in feasible)
+    roomiest = max(r.usable_bytes for r in feasible)
+    listed = [r for r in feasible if r.layout in rec.shortlist]
+    assert any(math.isclose(speed_score(r, rec.goal.metrics), fastest) for r in listed), rec.shortlist
+    assert any(r.usable_bytes == roomiest for r in listed), rec.shortlist
+
+
+def test_the_short_list_fills_up_to_its_size_when_the_ends_are_chosen_already():
+    """Trimming spreads the layouts not chosen already, so the list is SHORT_LIST_MAX long when the
+    front has more (24 x 4 TB for VMs: 6 of 8 before, the spread meeting the pick and the safest)."""
+    from zfslab.model.recommend import SHORT_LIST_MAX
+    rec = recommend(list(rows_for(24, 4)), Goal(workload="vm"))
+    assert len(rec.shortlist) == SHORT_LIST_MAX
+
+
+def other_choices(reason: str) -> list[str]:
+    return reason.split("Other choices in budget: ")[1].rstrip(".").split("; ") if "Other choices" in reason else []
+
+
+def test_other_choices_name_a_layout_once_and_only_a_real_trade():
+    """'Other choices' names what a layout gives over the pick beyond §4's tolerances: 4 x 8 TB named
+    2xmirror:2 twice (3 % more space, then 1.3x as fast), 36 x 12 TB of media '4xraidz2:9 is 1x as fast'."""
+    rec, _ = pick(4, 8)
+    choices = other_choices(rec.reason)
+    names = [c.split()[0] for c in choices]
+    assert len(names) == len(set(names)) and choices, rec.reason
+    for disks, goal in (((36, 12), dict(data="media")), ((4, 8), {}), ((24, 4), {})):
+        rec, _ = pick(*disks, **goal)
+        assert not any(" 1× " in c for c in other_choices(rec.reason)), rec.reason
+
+
+@settings(max_examples=40, deadline=None)
+@given(disk_sets, goals)
+def test_other_choices_are_beyond_the_tolerances(disks, goal):
+    from zfslab.model.recommend import SPACE_TOLERANCE, SPEED_TOLERANCE
+    rows = {r.layout: r for r in rows_for(*disks)}
+    rec = recommend(list(rows.values()), goal)
+    if not rec.within_budget:
+        return
+    p = rows[rec.layout]
+    seen = []
+    for choice in other_choices(rec.reason):
+        r = rows[choice.split()[0]]
+        seen.append(r.layout)
+        if " more space" in choice:
+            assert p.usable_bytes < (1 - SPACE_TOLERANCE) * r.usable_bytes, choice
+        else:
+            assert speed_score(p, rec.goal.metrics) < (1 - SPEED_TOLERANCE) * speed_score(r, rec.goal.metrics), choice
+    assert len(seen) == len(set(seen)), rec.reason
+
+
+def test_draid_left_out_reason_claims_its_rebuild_speed_not_a_risk_gain():
+    """Below the gate the reason said '1.4× less risk' beside raidz2:11+spare:1, safer than
+    draid2:8d:12c:1s in the same table (12 x 16 TB): the gate is on the rebuild's speed."""
+    from zfslab.model.recommend import advice
+    text = " ".join(advice("draid2:8d:12c:1s"))
+    assert "rebuilds 1.2× as fast as raidz; 3.2× needs 32 disks" in text and "risk" not in text
+
+
+@pytest.mark.parametrize("children,raidz", [(36, "4xraidz2:9"), (60, "6xraidz2:10")])
+def test_past_the_gate_draid_is_not_ten_times_safer_than_raidz_of_its_groups(children, raidz):
+    """To leading order the faster rebuild and the larger failure domain cancel, so the model gives
+    dRAID no order of magnitude over the raidz vdevs one builds instead
+    (docs/recommend.md#2-openzfs-practice-breaks-ties)."""
+    rows = {r.layout: r for r in rows_for(children, 16, (5.0,))}
+    d, r = rows[f"draid2:8d:{children}c:1s"], rows[raidz]
+    assert r.p_loss[0] / d.p_loss[0] < 10
+
+
+def test_the_closest_layout_follows_openzfs_practice_when_one_as_close_does():
+    """Nothing meets the budget for 6 x 10 TB with 45 TB usable: the closest named was
+    draid1:4d:6c:0s (no distributed spare, 6 children), beside raidz1:6 of the same space and P(loss)."""
+    rows = list(rows_for(6, 10, (5.0,)))
+    rec = recommend(rows, Goal(min_usable_bytes=45 * TB))
+    assert not rec.within_budget and rec.layout == "raidz1:6", rec.layout

@@ -135,6 +135,11 @@ def two_way_mirrors(rec, row):
     return kinds(rec.layout) == {(VdevKind.MIRROR, 1)}
 
 
+def three_way_mirrors_listed(rec, row):
+    """A pool of 3-way mirrors (hot spares beside them allowed) is on the short list."""
+    return any({(g.kind, g.width) for g in parse_layout(x).groups} == {(VdevKind.MIRROR, 3)} for x in rec.shortlist)
+
+
 def raidz_listed(rec, row):
     """A raidz layout is on the short list (below dRAID's threshold, raidz is the alternative)."""
     return any(VdevKind.RAIDZ in {k for k, _ in kinds(x)} for x in rec.shortlist)
@@ -242,6 +247,20 @@ SCENARIOS = [
      "general data on eight 20 TB disks: one raidz2 [oracle-raidz2], [leventhal-triple-parity]"),
     ("4x4TB enterprise database", ((4, 4),), "hdd-enterprise", {"workload": "database"}, (two_way_mirrors,),
      "a database on four enterprise disks: 2 x 2-way mirrors [oracle-mirrors], [field-lse]"),
+    # issue 35 item 2, a review on scenarios outside the suite: a backup target's pool-loss budget is
+    # media's, as docs/recommend.md#1-the-data-level-sets-the-budget says; at 1 in 1,000 these got raidz1
+    ("6x20TB backup", ((6, 20),), "hdd", {"data": "backup"}, (survives(2),),
+     "a backup target of six 20 TB disks: raidz1:6's resilvers (1 in 2,700) are past media's budget, which a "
+     "backup carries; raidz2:6 [oracle-raidz2], [leventhal-triple-parity]"),
+    ("10x12TB backup", ((10, 12),), "hdd", {"data": "backup"}, (survives(2), raidz_at_most(12)),
+     "ten 12 TB disks as a backup target: raidz2:10, not a 10-wide raidz1 (1 in 1,100) [oracle-raidz2], "
+     "[leventhal-triple-parity]"),
+    # the short list kept both ends of space and the safest, and spread the rest over space: the fastest
+    # layout in budget, the 3-way mirrors a database of business data is built on, was left out
+    ("20x4TB ssd database business", ((20, 4),), "ssd", {"data": "business", "workload": "database"},
+     (survives(2), three_way_mirrors_listed),
+     "a business database on twenty SSDs: 3-way mirrors, the fastest layout that survives two failures, are "
+     "shown [oracle-mirrors], [ix-whitepaper]"),
     ("4x12TB+4x8TB home", ((4, 12), (4, 8)), "hdd", {}, (each_size_own_vdevs, survives(1)),
      "disks of two sizes: a vdev per size, no space wasted [oracle-redundancy] (similar size disks)"),
     ("6x16TB+6x8TB business", ((6, 16), (6, 8)), "hdd", {"data": "business"}, (each_size_own_vdevs, one_kind, survives(2)),

@@ -293,7 +293,12 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
         lines = [f"◆ worth considering. {out} of {len(rows)} layouts are outside the budget or against OpenZFS practice."]
     else:
         hidden = len(rows) - len(shown_rows)
-        safer = sum(1 for v in rec.over_budget if not v.why_out and v.advice[-1].endswith("much safer"))
+        # what is left out, not what is shown: when no layout meets the budget the closest is shown
+        # and is itself outside it (the footer counted it, and said "-1 beaten" for 2 x 4 TB of business data)
+        shown = {r.layout for r in shown_rows}
+        out = sum(1 for v in rec.over_budget if v.layout not in shown)
+        safer = sum(1 for v in rec.over_budget if v.layout not in shown and not v.why_out
+                    and v.advice[-1].endswith("much safer"))
         parts = [(out - safer, "outside the budget or against OpenZFS practice"),
                  (safer, "replaced by one as good and much safer"),
                  (hidden - out, "beaten on space, speed and risk by one shown")]

@@ -49,7 +49,7 @@ DATA_LEVELS = {
         DataLevel("scratch", 1.0, 1.0, 0, "can be lost: caches, downloads, build trees", "general"),
         DataLevel("media", 1e-4, 1.0, 1, "replaceable at a cost of time: ripped media, mirrors of public data",
                   "bulk"),
-        DataLevel("backup", 1e-3, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
+        DataLevel("backup", 1e-4, 0.1, 1, "a second copy of data kept elsewhere: its loss costs a full re-copy",
                   "backup"),
         DataLevel("home", 1e-4, 0.1, 1, "personal files and photos, with a backup elsewhere", "general"),
         DataLevel("business", 1e-5, 1e-2, 2, "work data whose loss stops a business for days", "general"),
@@ -115,10 +115,13 @@ STURDIER_SPACE = 0.10
 RAIDZ_MAX_WIDTH = 9
 RAIDZ_MAX_WIDTH_LARGE_RECORDS = 12
 # dRAID's distributed spare rebuilds children / (data + parity) times as fast as a raidz resilver
-# onto a hot spare (the rebuild model, docs/reliability.md#repair-time), and P(loss) of parity p
-# scales as the repair time to the p-th power. The gain is material when it is SAFER_FACTOR, the
-# order of magnitude that the rule calls a difference (§4): below that a raidz of the same parity
-# gives the same safety without dRAID's fixed stripe width and its vdev that cannot be expanded.
+# onto a hot spare (the rebuild model, docs/reliability.md#repair-time). A vdev of parity p spends
+# that much less time degraded, which lowers P(loss) of one vdev of `children` disks by its p-th
+# power; dRAID is advised from where that reaches SAFER_FACTOR (§4). Against the raidz vdevs of
+# data + parity disks one builds instead, the model's P(loss) shows no such gain (the larger
+# failure domain cancels it, docs/recommend.md#2-openzfs-practice-breaks-ties): the gate keeps
+# dRAID to many children, where its short degraded window is worth its fixed stripe width and a
+# vdev that cannot be expanded.
 
 
 def scale_risk(p_reference: float, years: float) -> float:
@@ -248,9 +251,11 @@ def advice(layout_text: str, workload: Workload | None = None) -> tuple[str, ...
         if g.kind is VdevKind.DRAID and g.draid_spares == 0:
             notes.append("dRAID without a distributed spare (its fast rebuild needs one)")
         elif g.kind is VdevKind.DRAID and draid_rebuild_gain(g.width, g.draid_data, g.parity) < SAFER_FACTOR:
-            gain = draid_rebuild_gain(g.width, g.draid_data, g.parity)
+            # the gate is the rebuild's speed, not a risk gain: against raidz vdevs of the same groups
+            # the faster rebuild and dRAID's larger failure domain cancel
+            # (docs/recommend.md#2-openzfs-practice-breaks-ties)
             notes.append(f"dRAID of {g.width} disks: its spare rebuilds {g.width / (g.draid_data + g.parity):.2g}× "
-                         f"as fast as raidz, {gain:.2g}× less risk; a {SAFER_FACTOR:g}× gain needs "
+                         f"as fast as raidz; {SAFER_FACTOR ** (1 / g.parity):.2g}× needs "
                          f"{draid_min_children(g.draid_data, g.parity)} disks")
     kinds = {g.kind for g in parse_layout(layout_text).groups}
     if VdevKind.MIRROR in kinds and kinds & {VdevKind.RAIDZ, VdevKind.DRAID}:
@@ -429,15 +434,19 @@ def _shortlist(pick: PlanRow, feasible: list[PlanRow], goal: Goal, safer: PlanRo
         return all(x >= y for x, y in zip(ka, kb))
     front = [r for r in feasible if not any(beats(o, r) for o in feasible if o is not r)]
     safest = min(feasible, key=lambda r: (_risk_key(r, goal), -r.usable_bytes))
-    chosen = {id(pick): pick, id(safest): safest}
+    # what each priority asks for is on the list, whatever the trimming: the safest, the roomiest and
+    # the fastest (spreading over space alone left out the 3-way mirrors of 20 SSDs for a database)
+    front.sort(key=lambda r: -r.usable_bytes)
+    fastest = max(front, key=lambda r: (score[id(r)], r.usable_bytes))
+    chosen = {id(pick): pick, id(safest): safest, id(front[0]): front[0], id(fastest): fastest}
     if safer is not None:
         chosen[id(safer)] = safer
-    front.sort(key=lambda r: -r.usable_bytes)
+    rest = [r for r in front if id(r) not in chosen]
     room = SHORT_LIST_MAX - len(chosen)
-    if len(front) > room:  # keep both ends and spread the rest evenly
-        step = (len(front) - 1) / max(room - 1, 1)
-        front = [front[round(i * step)] for i in range(room)]
-    for r in front:
+    if len(rest) > room:  # spread the others evenly over the range of space
+        step = (len(rest) - 1) / max(room - 1, 1)
+        rest = [rest[round(i * step)] for i in range(room)] if room > 0 else []
+    for r in rest:
         chosen.setdefault(id(r), r)
     return sorted(chosen.values(), key=lambda r: (-r.usable_bytes, -score[id(r)]))
 
@@ -487,8 +496,10 @@ def recommend(rows: list[PlanRow], goal: Goal = Goal()) -> Recommendation:
         reason = _reason(pick, shortlist, goal, safer)
     else:  # nothing fits: the closest to the budget, said plainly
         pool = [r for r in rows if r.usable_bytes >= goal.min_usable_bytes] or rows
-        pick = min(pool, key=lambda r: (max(goal.failures - r.failures_guaranteed, 0), _risk_key(r, goal),
-                                        -r.usable_bytes))
+        # the failures asked first (a floor), then OpenZFS practice as in budget (§2), then the risk:
+        # 6 x 10 TB with --min-usable 45TB named a dRAID without a spare, not raidz1:6 of its space and P(loss)
+        pick = min(pool, key=lambda r: (max(goal.failures - r.failures_guaranteed, 0), bool(verdicts[r.layout].advice),
+                                        _risk_key(r, goal), -r.usable_bytes))
         shortlist = [pick]
         reason = (f"No layout of these disks meets the budget for {goal.data} data [{budget_text(goal)}]. "
                   f"The closest is {pick.layout} ({pick.shape}): {_figures(pick, goal)}; it misses on "
@@ -535,13 +546,19 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
         text += f" Safer: {safer_text(safer, pick, goal)}."
     others = [r for r in shortlist if r.layout not in (pick.layout, getattr(safer, "layout", None))]
     score = {id(r): speed_score(r, goal.metrics) for r in [pick, *others]}
-    trades = []
+    # a trade is named when it is one by §4's terms: more than SPACE_TOLERANCE more space, more than
+    # SPEED_TOLERANCE faster; each layout once (the roomiest's phrase already says its speed)
+    trades, named = [], set()
     roomiest = max(others, key=lambda r: r.usable_bytes, default=None)
-    if roomiest is not None and roomiest.usable_bytes > pick.usable_bytes:
+    if roomiest is not None and pick.usable_bytes < (1 - SPACE_TOLERANCE) * roomiest.usable_bytes:
+        named.add(roomiest.layout)
+        ratio = score[id(roomiest)] / score[id(pick)] if score[id(pick)] and score[id(roomiest)] else None
         trades.append(f"{roomiest.layout} gives {format_bytes(roomiest.usable_bytes - pick.usable_bytes)} more space"
-                      + (f" at {score[id(roomiest)] / score[id(pick)]:.2g}× the speed" if score[id(pick)] else ""))
+                      + ("" if ratio is None else " at about the same speed"
+                         if 1 - SPEED_TOLERANCE <= ratio <= 1 / (1 - SPEED_TOLERANCE) else f" at {ratio:.2g}× the speed"))
     fastest = max(others, key=lambda r: score[id(r)] or 0, default=None)
-    if fastest is not None and score[id(pick)] and score[id(fastest)] > score[id(pick)]:
+    if (fastest is not None and fastest.layout not in named and score[id(pick)]
+            and score[id(pick)] < (1 - SPEED_TOLERANCE) * (score[id(fastest)] or 0)):
         trades.append(f"{fastest.layout} is {score[id(fastest)] / score[id(pick)]:.2g}× as fast with "
                       f"{format_bytes(fastest.usable_bytes)} usable")
     if trades:

@@ -237,11 +237,17 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
         if key in essential:
             essential.remove(key)
     chosen = set(essential)
-    order = ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + ["why_not", "tib", "raw_pct", "mttdl", "best_case"] + \
+    # an essential column dropped for width comes back, most needed first, before any other column
+    # uses the room left: long layout names (disks of two sizes) dropped P(damage) and speed ×disk
+    # from 80 columns, and a narrower write MB/s took speed ×disk's place
+    dropped = [k for k in ("loss", "tb", "fails", "damage", "cost", "speed", "tib")
+               if any(c.key == k and c.essential for c in cols) and k not in chosen]
+    order = dropped + ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + \
+        ["why_not", "tib", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
+    order = list(dict.fromkeys(order))
     by_key = {c.key: c for c in cols}
-    left_out = [_named(by_key[k].header) for k in ("tib", "speed", "cost", "damage", "fails", "tb", "loss")
-                if k in by_key and by_key[k].essential and k not in chosen]
+    left_out = []
     # --all: after the workload's own figures, room for the reasons, which wrap in it (issue 33:
     # never shown, even at 160 columns, for want of room for the longest on one line)
     reserve = 0
