@@ -190,3 +190,18 @@ def test_a_pool_of_mirrors_gains_a_side_on_each_when_the_data_asks_for_two_failu
     assert "survives 1 failure, 2 asked" in add.left_out
     healthy = _grown("healthy", 2, 4 * 10**12)[2]
     assert not any(o.attach_to for o in healthy.options)
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_a_draid_added_beside_a_draid_brings_its_distributed_spare_into_the_risk(series):
+    """The dRAID added to a dRAID pool (capture_grown.sh's dgrow) is a dRAID in the chains, its
+    distributed spare rebuilding at once: it was taken for a raidz of its parity and width, and
+    risked exactly as raidz1:4 beside it (fails before)."""
+    state = read_both(series, "dgrow", folder="dgrow_before")[0]   # draid1:2d:4c:1s
+    check = check_model(state, version(series))
+    grown = growth(state, check, 4, 12 * 10**12)
+    look = outlook(state, check.vdev_bytes, grown, {}, {}, goal=HOME, ashift=check.ashift)
+    by = {o.adds: look.options[i] for i, o in enumerate(grown.options)}
+    assert by["draid1:2d:4c:1s"].p_loss[1] < by["raidz1:4"].p_loss[1] / 100
+    # one parity and a spare already rebuilt into: between raidz1:4 and three-way safety, near raidz2:4
+    assert by["raidz2:4"].p_loss[1] / 10 < by["draid1:2d:4c:1s"].p_loss[1] < by["raidz2:4"].p_loss[1] * 10

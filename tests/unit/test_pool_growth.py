@@ -251,3 +251,29 @@ def test_a_vdev_grown_from_its_own_size_is_a_new_pool_and_larger_disks_add_metas
     grown = pool_capacity(layout, 16 * 10**12, grown_from_bytes=4 * 10**12)
     assert {v.ms_shift for v in grown.vdevs} == {v.ms_shift for v in same.vdevs}
     assert all(v.ms_count > 600 for v in grown.vdevs)   # four times the ~150 of the original
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_a_draid_pool_grows_by_another_of_its_geometry_and_by_a_mirror_as_zfs_showed(series):
+    """capture_grown.sh's dgrow: draid1:2d:4c:1s on four disks, then another draid1:2d:4c:1s added
+    (the way a dRAID pool grows: no attach), then a mirror of two. zfslab offered no dRAID beside a
+    dRAID before (fails before); each step is ZFS's SIZE and USED+AVAIL to the byte, and each
+    command carries -f exactly when zpool wanted it (zpool_add.txt: 'as given' or 'with -f')."""
+    steps = grown_in_guest(series, "dgrow_before", "dgrow_added", "dgrow_mirror")
+    for form in (0, 1):
+        before, added, mirrored = (step[form] for step in steps)
+        check = check_model(before, version(series))
+        assert check.agrees is True
+        like = growth(before, check, 4, DISK_OSIZE, whole_disk=False).options[0]
+        assert (like.adds, like.like_the_pool, like.how) == ("draid1:2d:4c:1s", True, "zpool add")
+        assert (like.size_after_bytes, like.usable_after_bytes) == (added.size_bytes, added.usable_bytes)
+        assert like.layout_after == "draid1:2d:4c:1s+draid1:2d:4c:1s" and like.survives == 1 and not like.cautions
+        check = check_model(added, version(series))
+        assert check.agrees is True
+        mirror = next(o for o in growth(added, check, 2, DISK_OSIZE, whole_disk=False).options
+                      if o.adds == "mirror:2")
+        assert (mirror.size_after_bytes, mirror.usable_after_bytes) == (mirrored.size_bytes, mirrored.usable_bytes)
+        for option, step in ((like, "dgrow_added"), (mirror, "dgrow_mirror")):
+            forced = captured(series, step, "zpool_add.txt").startswith("with -f")
+            assert ("-f" in option.commands[0].split()) == forced, (step, option.commands)
+    assert like.commands == ("zpool add dgrow draid1:2d:4c:1s NEW1 NEW2 NEW3 NEW4",)

@@ -52,8 +52,10 @@ def _recordsize(state: PoolState) -> int:
     return value if 512 <= value <= 16 * 2**20 and value & (value - 1) == 0 else DEFAULT_RECORDSIZE
 
 
-def _new_vdevs(added: tuple[tuple[str, VdevGroup], ...]) -> tuple[PoolVdev, ...]:
-    """The vdevs a `zpool add` makes, their leaves NEW1..NEWn as its commands name them."""
+def _new_vdevs(added: tuple[tuple[str, VdevGroup], ...], first_id: int) -> tuple[PoolVdev, ...]:
+    """The vdevs a `zpool add` makes, their leaves NEW1..NEWn as its commands name them; first_id: the
+    top-level vdevs there now (a dRAID is named by its geometry and its id, as zpool names it, which is
+    how its chain knows it for one: pool_model.DRAID_NAME)."""
     vdevs, n = [], 0
 
     def leaf(cls: str) -> PoolVdev:
@@ -65,9 +67,9 @@ def _new_vdevs(added: tuple[tuple[str, VdevGroup], ...]) -> tuple[PoolVdev, ...]
             if g.kind is VdevKind.DISK:
                 vdevs.append(leaf(cls))
                 continue
-            kind = "mirror" if g.kind is VdevKind.MIRROR else "raidz"
-            vdevs.append(PoolVdev(f"{kind}-new{len(vdevs)}", kind, cls, "ONLINE",
-                                  parity=g.parity if kind == "raidz" else 0,
+            kind = {VdevKind.MIRROR: "mirror", VdevKind.DRAID: "draid"}.get(g.kind, "raidz")
+            name = f"{g.spec}-{first_id + len(vdevs)}" if kind == "draid" else f"{kind}-new{len(vdevs)}"
+            vdevs.append(PoolVdev(name, kind, cls, "ONLINE", parity=g.parity if kind != "mirror" else 0,
                                   children=tuple(leaf(cls) for _ in range(g.width))))
     return tuple(vdevs)
 
@@ -86,7 +88,7 @@ def _pool_after(state: PoolState, option: GrowthOption, count: int) -> tuple[Poo
         grown = replace(raidz, children=raidz.children + new)
         return (replace(state, vdevs=tuple(grown if v is raidz else v for v in state.vdevs)),
                 frozenset(v.name for v in new), True)
-    added = _new_vdevs(option.added)
+    added = _new_vdevs(option.added, sum(v.alloc_class not in ("spare", "cache") for v in state.vdevs))
     return (replace(state, vdevs=state.vdevs + added),
             frozenset(leaf.name for v in added for leaf in v.leaves), True)
 

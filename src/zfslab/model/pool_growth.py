@@ -69,11 +69,11 @@ def _candidates(existing: tuple[VdevGroup, ...], count: int) -> list[tuple[VdevG
     found: list[tuple[VdevGroup, bool]] = []
     seen = set()
 
-    def take(kind: VdevKind, width: int, parity: int, like: bool) -> None:
+    def take(kind: VdevKind, width: int, parity: int, like: bool, data: int = 0, spares: int = 0) -> None:
         if width < 1 or count % width or (kind, width, parity) in seen:
             return
         try:
-            group = VdevGroup(kind, width, parity, count // width)
+            group = VdevGroup(kind, width, parity, count // width, data, spares)
         except ZfslabError:
             return  # wider than a vdev can be
         seen.add((kind, width, parity))
@@ -82,6 +82,10 @@ def _candidates(existing: tuple[VdevGroup, ...], count: int) -> list[tuple[VdevG
     for g in existing:
         if g.kind in MODELLED:
             take(g.kind, g.width, g.parity, True)
+        elif g.kind is VdevKind.DRAID:
+            # a dRAID vdev grows by another of its geometry beside it, never by an attach (zpool-attach(8):
+            # raidz only); the new one brings its own distributed spares
+            take(g.kind, g.width, g.parity, True, g.draid_data, g.draid_spares)
     take(VdevKind.MIRROR, 2, 1, False)
     for parity in (1, 2, 3):
         if count >= parity + 2:
