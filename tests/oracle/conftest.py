@@ -51,7 +51,8 @@ class OracleResult:
 class Oracle:
     """The harness built against one libzpool: oracle(layout, vdev_bytes, ashift[, write_mib]).
 
-    write_mib > 0 first writes that many MiB of incompressible 128 KiB records."""
+    write_mib > 0 first writes that many MiB of incompressible records of record_bytes (128 KiB by
+    default; a block size set as a zvol's volblocksize is)."""
 
     target: harness.Target
     binary: Path
@@ -62,7 +63,8 @@ class Oracle:
         return self.target.version
 
     def __call__(self, layout: Layout, vdev_bytes: int | Mapping[int, int], ashift: int,
-                 write_mib: int = 0, class_vdev_bytes: Mapping[int, int] | None = None) -> OracleResult:
+                 write_mib: int = 0, class_vdev_bytes: Mapping[int, int] | None = None,
+                 record_bytes: int = 128 * 1024) -> OracleResult:
         """vdev_bytes: each file's size; for a sized layout (disks of several sizes), a map from
         each size written in it to the file size (capacity.osizes). class_vdev_bytes: the same for
         special, dedup, log and cache disks that name a size (default: the size as written)."""
@@ -73,7 +75,8 @@ class Oracle:
                 with open(path, "wb") as f:
                     f.truncate(size)
                 files.append(path)
-            argv = [str(self.binary), "-a", str(ashift), "-w", str(write_mib), f"zo{os.getpid()}",
+            argv = [str(self.binary), "-a", str(ashift), "-w", str(write_mib), "-b", str(record_bytes),
+                    f"zo{os.getpid()}",
                     *zpool_vdev_args(layout, files)]
             p = subprocess.run(harness.wrap(self.target, argv), capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, f"zspace {self.version} failed for {layout}: {p.stderr[-1000:]}"

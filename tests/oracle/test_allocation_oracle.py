@@ -8,6 +8,7 @@ metadata (indirect blocks, dnodes, their ditto copies) aside.
 
 import pytest
 
+from zfslab.model.allocation import block_space_fraction
 from zfslab.model.capacity import psize_to_asize
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import GB
@@ -30,3 +31,23 @@ def test_written_records_allocate_what_the_model_says(zspace, layout, ashift):
     expected = (MIB << 20) // RECORD * psize_to_asize(lay.groups[0], RECORD, ashift)
     grown = written - empty
     assert expected <= grown <= expected * 1.01, (layout, ashift, grown, expected, grown / expected)
+
+
+@pytest.mark.parametrize("layout,ashift,block", [
+    ("mirror:2", 12, 16384), ("raidz1:5", 12, 16384), ("raidz2:4", 12, 16384), ("raidz2:4", 9, 8192),
+    ("raidz3:9", 12, 8192), ("raidz2:6", 12, 16384), ("draid2:4d:8c:1s", 12, 16384),
+])
+def test_small_blocks_get_the_share_of_usable_space_the_model_says(zspace, layout, ashift, block):
+    """An object of `block`-byte blocks (a zvol of that volblocksize): ALLOCATED grows by asize per
+    block and USED by its dsize, so the data written over the USED it costs is block_space_fraction
+    (docs/capacity.md#space-at-a-block-size), less what the object's indirect blocks add (< 1 %)."""
+    lay = parse_layout(layout)
+    empty = zspace(lay, 4 * GB, ashift)
+    written = zspace(lay, 4 * GB, ashift, write_mib=MIB, record_bytes=block)
+    blocks = (MIB << 20) // block
+    asize = psize_to_asize(lay.groups[0], block, ashift)
+    grown = written.alloc_bytes - empty.alloc_bytes
+    assert blocks * asize <= grown <= blocks * asize * 1.01, (layout, ashift, block, grown, blocks * asize)
+    fraction = block_space_fraction(lay.groups[0], block, ashift)
+    charged = written.used_bytes - empty.used_bytes
+    assert (MIB << 20) / fraction <= charged <= (MIB << 20) / fraction * 1.01, (layout, charged, float(fraction))

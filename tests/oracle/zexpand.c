@@ -187,7 +187,7 @@ main(int argc, char **argv)
 	VERIFY0(spa_open(pool, &spa, FTAG));
 	txg_wait_synced(spa_get_dsl(spa), 0);
 	if (write_mib > 0)
-		write_records(pool, spa, write_mib);
+		write_records(pool, spa, write_mib, 128 * 1024);
 	report(pool, spa, "created");
 
 	for (int n = first_new; n < argc; n++) {
@@ -217,7 +217,7 @@ main(int argc, char **argv)
 		fnvlist_free(leaf);
 	}
 	if (write_after_mib > 0) {
-		write_records(pool, spa, write_after_mib);
+		write_records(pool, spa, write_after_mib, 128 * 1024);
 		report(pool, spa, "written-after");
 	}
 	if (fill)

@@ -58,9 +58,8 @@ cpu_seconds(void)
 
 /* Write `mib` MiB of 128 KiB records, one tx each, and wait until they are synced. */
 static void
-write_records(const char *pool, spa_t *spa, long mib)
+write_records(const char *pool, spa_t *spa, long mib, size_t bs)
 {
-	const size_t bs = 128 * 1024;
 	objset_t *os;
 	/* own, not hold: a hold keeps the pool config locked and tx assignment asserts */
 	VERIFY0(dmu_objset_own(pool, DMU_OST_ZFS, B_FALSE, B_FALSE, FTAG, &os));

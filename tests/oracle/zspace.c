@@ -3,11 +3,12 @@
  * on sparse files and print what `zpool list -Hp` and `zfs list -Hp` would show.
  * It is the capacity oracle of zfslab's tests; see docs/test-guest.md#libzpool-oracle.
  *
- * usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...
+ * usage: zspace [-a ashift] [-b BYTES] [-k] [-w MIB] POOL VDEVSPEC...
  *   VDEVSPEC is zpool create's grammar: FILE, or mirror|raidz[1-3]|draidP[:Nd][:Nc][:Ns]|spare|cache
  *   followed by its FILEs; special, dedup and log put the vdevs after them in that class, as
  *   zpool_vdev.c construct_spec does (ZPOOL_CONFIG_ALLOCATION_BIAS, ZPOOL_CONFIG_IS_LOG).  -k exports the pool instead of destroying it.
- *   -w MIB first writes MIB MiB of incompressible 128 KiB records into one object and
+ *   -w MIB first writes MIB MiB of incompressible records (of -b BYTES, default 128 KiB: the
+ *   object's block size, as a zvol's volblocksize) into one object and
  *   prints the CPU seconds this process spent until they are on the vdevs: the host cost of
  *   a layout's write pipeline (benchmarks/write_cpu_cost.py).
  *
@@ -68,20 +69,23 @@ main(int argc, char **argv)
 {
 	int opt, keep = 0;
 	long write_mib = 0;
-	while ((opt = getopt(argc, argv, "a:kw:")) != -1) {
+	size_t record = 128 * 1024;
+	while ((opt = getopt(argc, argv, "a:b:kw:")) != -1) {
 		if (opt == 'a')
 			ashift = atoi(optarg);
+		else if (opt == 'b')
+			record = (size_t)atol(optarg);
 		else if (opt == 'w')
 			write_mib = atol(optarg);
 		else if (opt == 'k')
 			keep = 1;
 		else {
-			fprintf(stderr, "usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...\n");
+			fprintf(stderr, "usage: zspace [-a ashift] [-b BYTES] [-k] [-w MIB] POOL VDEVSPEC...\n");
 			return (2);
 		}
 	}
 	if (argc - optind < 2) {
-		fprintf(stderr, "usage: zspace [-a ashift] [-k] [-w MIB] POOL VDEVSPEC...\n");
+		fprintf(stderr, "usage: zspace [-a ashift] [-b BYTES] [-k] [-w MIB] POOL VDEVSPEC...\n");
 		return (2);
 	}
 	const char *pool = argv[optind++];
@@ -196,7 +200,7 @@ main(int argc, char **argv)
 	VERIFY0(spa_open(pool, &spa, FTAG));
 	txg_wait_synced(spa_get_dsl(spa), 0);
 	if (write_mib > 0)
-		write_records(pool, spa, write_mib);
+		write_records(pool, spa, write_mib, record);
 
 	objset_t *os;
 	VERIFY0(dmu_objset_hold(pool, FTAG, &os));

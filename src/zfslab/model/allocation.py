@@ -7,8 +7,9 @@ compression is taken as off), and USED is charged at the vdev's 128K deflate rat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
-from zfslab.model.capacity import SPA_MINBLOCKSHIFT, deflate_ratio, psize_to_asize
+from zfslab.model.capacity import SPA_MINBLOCKSHIFT, PoolCapacity, deflate_ratio, psize_to_asize
 from zfslab.model.layouts import Layout, VdevGroup, VdevKind
 from zfslab.model.units import KiB, MiB
 
@@ -41,6 +42,27 @@ def block_allocation(group: VdevGroup, psize: int, ashift: int) -> BlockAllocati
     copies = group.width if group.kind is VdevKind.MIRROR else 1
     dsize = (asize >> SPA_MINBLOCKSHIFT) * deflate_ratio(group, ashift)
     return BlockAllocation(psize, asize, asize * copies, dsize, asize >> ashift)
+
+
+def block_space_fraction(group: VdevGroup, block_bytes: int, ashift: int) -> Fraction:
+    """The share of the space zfs list shows (deflated as if every block were 128K) that blocks of
+    `block_bytes` fill: each is charged dsize = (asize >> 9) * deflate_ratio, so AVAIL / dsize of them
+    fit (docs/capacity.md#space-at-a-block-size). Mirrors and single disks: 1 while a block is whole
+    sectors; raidz below 128K: parity and padding per block; dRAID: a whole row per block."""
+    if block_bytes <= 0:
+        raise ValueError(f"block_bytes(={block_bytes}) must be > 0")
+    dsize = (psize_to_asize(group, block_bytes, ashift) >> SPA_MINBLOCKSHIFT) * deflate_ratio(group, ashift)
+    return Fraction(block_bytes, dsize)
+
+
+def usable_at_block(cap: PoolCapacity, block_bytes: int) -> int:
+    """The pool's USED+AVAIL in bytes of `block_bytes` blocks: zfs list's figure times each data vdev
+    group's block_space_fraction, weighed by the deflated space (dspace) the group adds. ZFS spreads
+    writes by free space, so an empty pool fills its vdevs in that proportion."""
+    weights = [(v.dspace_bytes * v.group.count, block_space_fraction(v.group, block_bytes, cap.ashift))
+               for v in cap.vdevs]
+    total = sum(w for w, _ in weights)
+    return int(cap.usable_bytes * sum(w * f for w, f in weights) / total)
 
 
 @dataclass(frozen=True, slots=True)
