@@ -2,7 +2,8 @@ from fractions import Fraction
 
 import pytest
 
-from zfslab.model.allocation import block_allocation, block_space_fraction, efficiency_table, file_allocation, usable_at_block
+from zfslab.model.allocation import (block_allocation, block_space_fraction, efficiency_table, file_allocation,
+                                    usable_at_block)
 from zfslab.model.capacity import pool_capacity
 from zfslab.model.layout_grammar import parse_layout
 from zfslab.model.units import KiB, MiB
@@ -115,14 +116,16 @@ def test_a_pool_in_small_blocks_weighs_its_vdev_groups_by_their_space():
     """One group: zfs list's USED+AVAIL times the fraction; mirrors alone: unchanged; a mirror
     beside a raidz2: between the two, by each group's deflated space."""
     one = pool_capacity(parse_layout("raidz2:4"), 4 * 10**12, ashift=12)
-    assert usable_at_block(one, 16 * KiB) == int(one.usable_bytes * block_space_fraction(one.layout.groups[0], 16 * KiB, 12))
+    rz2 = one.layout.groups[0]
+    assert usable_at_block(one, 16 * KiB) == int(one.usable_bytes * block_space_fraction(rz2, 16 * KiB, 12))
     mirrors = pool_capacity(parse_layout("3xmirror:2"), 4 * 10**12, ashift=12)
     assert usable_at_block(mirrors, 16 * KiB) == mirrors.usable_bytes
     mixed = pool_capacity(parse_layout("mirror:2+raidz2:4"), 4 * 10**12, ashift=12)
     mirror_space, raidz_space = (v.dspace_bytes for v in mixed.vdevs)
-    share = (mirror_space + raidz_space * block_space_fraction(one.layout.groups[0], 16 * KiB, 12)) / (mirror_space + raidz_space)
+    share = (mirror_space + raidz_space * block_space_fraction(rz2, 16 * KiB, 12)) / (mirror_space + raidz_space)
     assert usable_at_block(mixed, 16 * KiB) == int(mixed.usable_bytes * share)
-    assert usable_at_block(one, 16 * KiB) / one.usable_bytes < usable_at_block(mixed, 16 * KiB) / mixed.usable_bytes < 1
+    assert (usable_at_block(one, 16 * KiB) / one.usable_bytes < usable_at_block(mixed, 16 * KiB) / mixed.usable_bytes
+            < 1)
 
 
 def test_a_block_size_must_be_positive():

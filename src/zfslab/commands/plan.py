@@ -20,6 +20,7 @@ from zfslab.model.plan import DiskSet, mixed_disk_set, plan
 from zfslab.model.recommend import METRIC_NAMES, Goal, budget_text, recommend, small_blocks_text, workload_text
 from zfslab.model.recommend import _figures as pick_figures  # the reason's own words for the pick's figures
 from zfslab.model.cost import money
+from zfslab.model.allocation import format_recordsize
 from zfslab.model.units import parse_blocksize
 from zfslab.commands import _data_fit
 from zfslab.report.plan_table import column_keys, fit_table, one_disk_figures, table_width
@@ -56,7 +57,9 @@ def add_parser(sub) -> None:
     add_zfs_options(p)
     add_risk_options(p)
     p.add_argument("--no-risk", action="store_true", help="leave out the risk columns (and the risk budget)")
-    p.add_argument("--recordsize", default="128K", metavar="R", help="recordsize for the speed model (default 128K)")
+    p.add_argument("--recordsize", default=None, metavar="R",
+                   help="recordsize for the speed model (default 128K); for --workload vm and database also the block "
+                        "size their space is weighed at (default 16K)")
     p.add_argument("--no-speed", action="store_true", help="leave out the speed columns")
     p.add_argument("--db", metavar="FILE",
                    help="bench results: fit the speed model on the latest run's streaming tests and predict every "
@@ -128,10 +131,13 @@ def run(args: argparse.Namespace) -> int:
     goal, horizons = goal_from_args(args)
     risk, resilvers = _risk(args, horizons, disk, calibration)
     speed = None if args.no_speed else disk.speed if calibration is None else calibration.profile(disk.speed)
-    recordsize = parse_blocksize(args.recordsize)
+    recordsize = parse_blocksize(args.recordsize or "128K")
+    # vm and database: space weighed in their blocks (16K, or the --recordsize given), not zfs list's 128K
+    # (docs/recommend.md#space-at-the-workloads-block-size); the other workloads keep zfs list's figure
+    space_block = (recordsize if args.recordsize else goal.work.space_block_bytes) if goal.work.space_block_bytes else 0
     rows = plan(disks, ashift=args.ashift, rules=rules, layouts=layouts,
                 hot_spares=not args.no_spares, draid=not args.no_draid, risk=risk,
-                speed=speed, recordsize=recordsize, prices=prices_from_args(args, disks.sizes))
+                speed=speed, recordsize=recordsize, prices=prices_from_args(args, disks.sizes), space_block=space_block)
     if calibration is not None:  # deliberate lazy loading: the fit's code only for plan --db
         from zfslab.model.bench_fit import fit_ranges
         from zfslab.report.bench_fit_text import fit_dict, fit_fields, resilver_dicts
@@ -177,7 +183,7 @@ def _fit_table(rows, rec, goal: Goal, risk, speed, calibrated, keys, args):
     if not args.all:
         shown_rows.sort(key=lambda r: -r.usable_bytes)
     have = ({"risk"} if risk else set()) | ({"speed"} if speed else set()) | ({"interval"} if calibrated else set()) \
-        | ({"cost"} if args.disk_price else set())
+        | ({"cost"} if args.disk_price else set()) | ({"block"} if any(r.space_block_bytes for r in rows) else set())
     fitted = fit_table(shown_rows, goal, rec, width=width, have=have, keys=keys, calibrated=calibrated)
     # --wide: as wide as the table, whatever the terminal (the user asked for every column)
     page = width if width is not None else max(table_width(fitted.table), _table_width())
@@ -319,6 +325,10 @@ def _footer(rows, shown_rows, rec, goal: Goal, fitted, disk, risk, speed, args, 
     if speed is not None and calibration is not None and calibration.host_spread is not None:
         from zfslab.report.bench_fit_text import host_spread_line  # deliberate lazy loading: only for --db
         lines.append(host_spread_line(calibration))
+    block = next((r.space_block_bytes for r in rows if r.space_block_bytes), 0)
+    if block and not args.explain:  # vm, database: the space the recommendation weighs is not zfs list's
+        lines.append(f"Space is weighed in {format_recordsize(block)} blocks, as {goal.workload} data is written "
+                     f"(at {format_recordsize(block)} TB): raidz stores each with its own parity and padding.")
     legend = _legend(rows, goal, disk, risk, speed, args, h, calibration, resilvers, other_disks)
     if args.explain:
         if fitted.left_out:
@@ -345,6 +355,13 @@ def _legend(rows, goal: Goal, disk, risk, speed, args, h: str, calibration, resi
             other_disks: str | None = None) -> list[str]:
     """What each column means and the inputs behind the figures (plan --explain)."""
     lines = ["usable: zfs list USED+AVAIL of the empty pool. can fail: disks, at once, whichever they are."]
+    block = next((r.space_block_bytes for r in rows if r.space_block_bytes), 0)
+    if block:
+        b = format_recordsize(block)
+        lines.append(f"at {b} TB: what the empty pool holds in {b} blocks ({goal.workload} data's"
+                     + (", --recordsize" if args.recordsize else "") + "): usable times the share of it such blocks "
+                     "fill, as each is stored with its own parity and padding (raidz, dRAID; mirrors lose nothing). "
+                     "The recommendation weighs space by it (docs/recommend.md#space-at-the-workloads-block-size).")
     lines.append(f"disks: {disk.name} ({disk.source}).")
     if args.disk_price:
         lines.append(f"price/TB: what the disks a layout uses cost (--disk-price {args.disk_price}, in its currency) "

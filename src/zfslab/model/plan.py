@@ -9,7 +9,7 @@ from zfslab.errors import LayoutError, ParamError
 from zfslab.model.candidates import candidate_layouts, fill_by_size, mixed_candidate_layouts
 from zfslab.model.cost import DiskPrices, disk_counts
 from zfslab.model.capacity import PoolCapacity, Rules, linux_whole_disk_osize, osizes, pool_capacity
-from zfslab.model.allocation import block_allocation, format_recordsize
+from zfslab.model.allocation import block_allocation, format_recordsize, usable_at_block
 from zfslab.model.layouts import Layout, VdevKind, size_text
 from zfslab.model.zpool_syntax import replication_mismatch
 from zfslab.model.performance import DiskProfile, predict
@@ -111,6 +111,19 @@ class PlanRow:
     small_blocks: tuple[tuple[int, float], ...] = ()
     disks_price: float | None = None  # --disk-price: what the disks it uses cost (any currency); None: not asked
     force_command: str = "zpool create"  # what needs_force's -f is for (pool --add ranks `zpool add`s)
+    # a workload of small blocks (vm, database): the block size its space is weighed at, and USED+AVAIL
+    # in such blocks (raidz parity and padding per block, docs/capacity.md#space-at-a-block-size); 0: not asked
+    space_block_bytes: int = 0
+    block_usable_bytes: int = 0
+
+    @property
+    def space_bytes(self) -> int:
+        """The space the recommendation weighs: in the workload's blocks when asked, else zfs list's."""
+        return self.block_usable_bytes if self.space_block_bytes else self.usable_bytes
+
+    @property
+    def block_usable_tb(self) -> float:
+        return self.block_usable_bytes / TB
 
     @property
     def price_per_usable_tb(self) -> float | None:
@@ -161,6 +174,8 @@ class PlanRow:
             risk["draid_efficiency_by_block"] = {format_recordsize(b): round(e, 6) for b, e in self.small_blocks}
         if self.disks_price is not None:
             risk |= {"disks_price": round(self.disks_price, 2), "price_per_usable_tb": round(self.price_per_usable_tb, 2)}
+        if self.space_block_bytes:
+            risk |= {"space_block_bytes": self.space_block_bytes, "block_usable_bytes": self.block_usable_bytes}
         if self.mixed:
             risk |= {"unused_disks": self.unused_disks, "wasted_bytes": self.wasted_bytes,
                      "zpool_create_needs_force": self.needs_force}
@@ -175,9 +190,12 @@ class PlanRow:
 
 
 def plan_row(cap: PoolCapacity, risk: RiskParams | None = None, speed: DiskProfile | None = None,
-             recordsize: int = 128 * 1024, unused_disks: int = 0, disks_price: float | None = None) -> PlanRow:
+             recordsize: int = 128 * 1024, unused_disks: int = 0, disks_price: float | None = None,
+             space_block: int = 0) -> PlanRow:
     layout = cap.layout
     extra: dict = {}
+    if space_block:
+        extra |= {"space_block_bytes": space_block, "block_usable_bytes": usable_at_block(cap, space_block)}
     shape = layout.describe()
     if layout.sized or unused_disks or layout.classes:
         force = replication_mismatch(layout)
@@ -241,11 +259,14 @@ def plan(
     disks: DiskSet, *, ashift: int = 12, rules: Rules | str = "2.1", layouts: list[Layout] | None = None,
     hot_spares: bool = True, draid: bool = True, risk: RiskParams | None = None,
     speed: DiskProfile | None = None, recordsize: int = 128 * 1024, prices: DiskPrices | None = None,
+    space_block: int = 0,
 ) -> list[PlanRow]:
     """One row per layout (by default every candidate for the disks); with `risk`, the
     exact-chain risk of each under ZFS semantics. Disks of several sizes get sized layouts
     (docs/capacity.md#mixed-disk-sizes); a layout given without sizes is filled largest first.
-    With `prices`, each row carries what its disks cost (docs/recommend.md#7-cost)."""
+    With `prices`, each row carries what its disks cost (docs/recommend.md#7-cost). With `space_block`
+    (a workload of small blocks), each row also carries its USED+AVAIL in blocks of that size, which the
+    recommendation then weighs (docs/recommend.md#space-at-the-workloads-block-size)."""
     if risk is not None:
         risk = _sized(risk, disks)
     if layouts is None:
@@ -262,7 +283,7 @@ def plan(
             cap = pool_capacity(layout, disks.vdev_bytes, ashift=ashift, rules=rules, disk_bytes=disks.disk_bytes,
                                 class_vdev_bytes=extra)
         price = None if prices is None else prices.layout_price(disk_counts(layout, disks.disk_bytes))
-        rows.append(plan_row(cap, risk, speed, recordsize, unused, price))
+        rows.append(plan_row(cap, risk, speed, recordsize, unused, price, space_block))
     return rows
 
 

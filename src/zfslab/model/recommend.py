@@ -73,6 +73,10 @@ class Workload:
     # their IOPS, so speed weighs twice space for them (docs/recommend.md#3-the-priority-chooses-within-the-budget)
     speed_weight: float = 0.5
     small_blocks: bool = True  # holds blocks far below 128K (small files, metadata, zvol blocks)
+    # the block size most of its data is written in, when far below 128K: space is weighed at it, as
+    # raidz stores each such block with its own parity and padding
+    # (docs/recommend.md#space-at-the-workloads-block-size); 0: zfs list's figure (128K records)
+    space_block_bytes: int = 0
 
 
 WORKLOADS = {
@@ -83,9 +87,10 @@ WORKLOADS = {
                  small_blocks=False),
         Workload("backup", ("write_mb_s",), "streaming write (backup target)", small_blocks=False),
         Workload("vm", ("rand_read_iops_qd8", "rand_write_iops_qd8", "sync_write_iops_qd8"),
-                 "4K random read and write, sync write (virtual machine disks)", speed_weight=2 / 3),
+                 "4K random read and write, sync write (virtual machine disks)", speed_weight=2 / 3,
+                 space_block_bytes=16 * 1024),  # zvol volblocksize default since OpenZFS 2.2
         Workload("database", ("rand_read_iops_qd8", "sync_write_iops_qd8"), "4K random read, sync write (databases)",
-                 speed_weight=2 / 3),
+                 speed_weight=2 / 3, space_block_bytes=16 * 1024),  # InnoDB's 16K pages; the usual database recordsize
     )
 }
 DEFAULT_WORKLOAD = "general"  # of the default data level (home)
@@ -288,8 +293,8 @@ def verdict(row: PlanRow, goal: Goal) -> Verdict:
         out.append("no redundancy" if row.failures_guaranteed == 0 else
                    f"survives {row.failures_guaranteed} failure{'s' * (row.failures_guaranteed != 1)}, "
                    f"{goal.failures} asked")
-    if row.usable_bytes < goal.min_usable_bytes:
-        out.append(f"{format_bytes(row.usable_bytes)} usable")
+    if row.space_bytes < goal.min_usable_bytes:
+        out.append(f"{space_text(row)} usable")
     p_loss, p_damage = loss(row, h), damage(row, h)
     if p_loss is not None and p_loss > goal.loss_budget:
         out.append(f"P(loss) {odds(p_loss)}")
@@ -343,7 +348,7 @@ def much_safer(a: PlanRow, b: PlanRow, goal: Goal) -> bool:
 
 def costs_almost_nothing(a: PlanRow, b: PlanRow, goal: Goal) -> bool:
     """a gives up at most SPACE_TOLERANCE of b's space and SPEED_TOLERANCE of each of the workload's figures."""
-    if a.usable_bytes < (1 - SPACE_TOLERANCE) * b.usable_bytes:
+    if a.space_bytes < (1 - SPACE_TOLERANCE) * b.space_bytes:
         return False
     if a.speed is None or b.speed is None:
         return True
@@ -356,28 +361,28 @@ def _replaced(rows: list[PlanRow], goal: Goal) -> dict[int, PlanRow]:
     for r in rows:
         better = [o for o in rows if o is not r and costs_almost_nothing(o, r, goal) and much_safer(o, r, goal)]
         if better:
-            out[id(r)] = min(better, key=lambda o: (_risk_key(o, goal), -o.usable_bytes))
+            out[id(r)] = min(better, key=lambda o: (_risk_key(o, goal), -o.space_bytes))
     return out
 
 
 def _balance(rows: list[PlanRow], goal: Goal) -> dict[int, float]:
     """Space and speed as shares of the best among rows, weighed by the workload (geometric)."""
     score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in rows}
-    top_space = max(r.usable_bytes for r in rows)
+    top_space = max(r.space_bytes for r in rows)
     top_speed = max(score.values())
     w = goal.work.speed_weight
-    return {id(r): (r.usable_bytes / top_space) ** (1 - w) * (score[id(r)] / top_speed) ** w for r in rows}
+    return {id(r): (r.space_bytes / top_space) ** (1 - w) * (score[id(r)] / top_speed) ** w for r in rows}
 
 
 def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
     score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in rows}
     if goal.priority == "space":
-        return max(rows, key=lambda r: (r.usable_bytes, score[id(r)], [-x for x in _risk_key(r, goal)]))
+        return max(rows, key=lambda r: (r.space_bytes, score[id(r)], [-x for x in _risk_key(r, goal)]))
     if goal.priority == "speed":
-        return max(rows, key=lambda r: (score[id(r)], r.usable_bytes, [-x for x in _risk_key(r, goal)]))
+        return max(rows, key=lambda r: (score[id(r)], r.space_bytes, [-x for x in _risk_key(r, goal)]))
     if goal.priority == "safety":
         # below the floor risks are equal: then the failures survived, the safety one can count
-        return min(rows, key=lambda r: (_risk_key(r, goal), -r.failures_guaranteed, -r.usable_bytes, -score[id(r)]))
+        return min(rows, key=lambda r: (_risk_key(r, goal), -r.failures_guaranteed, -r.space_bytes, -score[id(r)]))
     if goal.priority == "cost":
         return min(rows, key=lambda r: (_price(r), -score[id(r)], _risk_key(r, goal)))
     balance = _balance(rows, goal)
@@ -388,7 +393,7 @@ def _pick(rows: list[PlanRow], goal: Goal) -> PlanRow:
         # (§3: Oracle advises RAIDZ-2 over RAID-Z and 2-way mirrors, [oracle-raidz2]; beyond double
         # redundancy more is the safety priority's choice)
         sturdier = [r for r in rows if r.failures_guaranteed > pick.failures_guaranteed and much_safer(r, pick, goal)
-                    and r.usable_bytes >= (1 - STURDIER_SPACE) * pick.usable_bytes]
+                    and r.space_bytes >= (1 - STURDIER_SPACE) * pick.space_bytes]
         if sturdier:
             return max(sturdier, key=lambda r: (round(balance[id(r)], 9), [-x for x in _risk_key(r, goal)]))
     return pick
@@ -408,9 +413,9 @@ def _safer_choice(pick: PlanRow, feasible: list[PlanRow], goal: Goal) -> PlanRow
         return None
     score = {id(r): speed_score(r, goal.metrics) or 1.0 for r in feasible}
     if goal.priority == "space":
-        return max(safer, key=lambda r: (r.usable_bytes, score[id(r)]))
+        return max(safer, key=lambda r: (r.space_bytes, score[id(r)]))
     if goal.priority == "speed":
-        return max(safer, key=lambda r: (score[id(r)], r.usable_bytes))
+        return max(safer, key=lambda r: (score[id(r)], r.space_bytes))
     if goal.priority == "cost":
         return min(safer, key=lambda r: (_price(r), -score[id(r)]))
     balance = _balance(feasible, goal)
@@ -425,7 +430,7 @@ def _shortlist(pick: PlanRow, feasible: list[PlanRow], goal: Goal, safer: PlanRo
 
     def key(r: PlanRow) -> tuple:  # larger is better on each
         loss_, damage_ = _risk_key(r, goal)
-        return (r.usable_bytes, score[id(r)], -loss_, -damage_, r.failures_guaranteed)
+        return (r.space_bytes, score[id(r)], -loss_, -damage_, r.failures_guaranteed)
 
     def beats(a: PlanRow, b: PlanRow) -> bool:
         ka, kb = key(a), key(b)
@@ -433,11 +438,11 @@ def _shortlist(pick: PlanRow, feasible: list[PlanRow], goal: Goal, safer: PlanRo
             return order[id(a)] < order[id(b)]
         return all(x >= y for x, y in zip(ka, kb))
     front = [r for r in feasible if not any(beats(o, r) for o in feasible if o is not r)]
-    safest = min(feasible, key=lambda r: (_risk_key(r, goal), -r.usable_bytes))
+    safest = min(feasible, key=lambda r: (_risk_key(r, goal), -r.space_bytes))
     # what each priority asks for is on the list, whatever the trimming: the safest, the roomiest and
     # the fastest (spreading over space alone left out the 3-way mirrors of 20 SSDs for a database)
-    front.sort(key=lambda r: -r.usable_bytes)
-    fastest = max(front, key=lambda r: (score[id(r)], r.usable_bytes))
+    front.sort(key=lambda r: -r.space_bytes)
+    fastest = max(front, key=lambda r: (score[id(r)], r.space_bytes))
     chosen = {id(pick): pick, id(safest): safest, id(front[0]): front[0], id(fastest): fastest}
     if safer is not None:
         chosen[id(safer)] = safer
@@ -448,7 +453,7 @@ def _shortlist(pick: PlanRow, feasible: list[PlanRow], goal: Goal, safer: PlanRo
         rest = [rest[round(i * step)] for i in range(room)] if room > 0 else []
     for r in rest:
         chosen.setdefault(id(r), r)
-    return sorted(chosen.values(), key=lambda r: (-r.usable_bytes, -score[id(r)]))
+    return sorted(chosen.values(), key=lambda r: (-r.space_bytes, -score[id(r)]))
 
 
 def budget_text(goal: Goal) -> str:
@@ -495,11 +500,11 @@ def recommend(rows: list[PlanRow], goal: Goal = Goal()) -> Recommendation:
         shortlist = _shortlist(pick, feasible, goal, safer)
         reason = _reason(pick, shortlist, goal, safer)
     else:  # nothing fits: the closest to the budget, said plainly
-        pool = [r for r in rows if r.usable_bytes >= goal.min_usable_bytes] or rows
+        pool = [r for r in rows if r.space_bytes >= goal.min_usable_bytes] or rows
         # the failures asked first (a floor), then OpenZFS practice as in budget (§2), then the risk:
         # 6 x 10 TB with --min-usable 45TB named a dRAID without a spare, not raidz1:6 of its space and P(loss)
         pick = min(pool, key=lambda r: (max(goal.failures - r.failures_guaranteed, 0), bool(verdicts[r.layout].advice),
-                                        _risk_key(r, goal), -r.usable_bytes))
+                                        _risk_key(r, goal), -r.space_bytes))
         shortlist = [pick]
         reason = (f"No layout of these disks meets the budget for {goal.data} data [{budget_text(goal)}]. "
                   f"The closest is {pick.layout} ({pick.shape}): {_figures(pick, goal)}; it misses on "
@@ -508,9 +513,21 @@ def recommend(rows: list[PlanRow], goal: Goal = Goal()) -> Recommendation:
     return Recommendation(pick.layout, goal, bool(feasible), reason, tuple(r.layout for r in shortlist), out, len(rows))
 
 
+def in_blocks(row: PlanRow) -> str:
+    """' in 16K blocks' when the row's space is weighed in the workload's blocks, else ''."""
+    return f" in {format_recordsize(row.space_block_bytes)} blocks" if row.space_block_bytes else ""
+
+
+def space_text(row: PlanRow) -> str:
+    """'40.0 TB', or in the workload's blocks '36.7 TB in 16K blocks'
+    (docs/recommend.md#space-at-the-workloads-block-size)."""
+    return format_bytes(row.space_bytes) + in_blocks(row)
+
+
 def _figures(row: PlanRow, goal: Goal) -> str:
     h = goal.horizon_years
-    text = (f"{format_bytes(row.usable_bytes)} usable ({100 * row.efficiency:.0f} % of raw), survives "
+    shown = "" if not row.space_block_bytes else f"; zfs list shows {format_bytes(row.usable_bytes)}"
+    text = (f"{space_text(row)} usable ({100 * row.efficiency:.0f} % of raw{shown}), survives "
             f"{row.failures_guaranteed} failed disk{'s' * (row.failures_guaranteed != 1)} at once")
     if row.p_loss is not None:   # pool --add's rows carry no P(damage): its engine gives the pool's loss
         text += (f", P(pool loss) {odds(loss(row, h))}"
@@ -549,18 +566,18 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
     # a trade is named when it is one by §4's terms: more than SPACE_TOLERANCE more space, more than
     # SPEED_TOLERANCE faster; each layout once (the roomiest's phrase already says its speed)
     trades, named = [], set()
-    roomiest = max(others, key=lambda r: r.usable_bytes, default=None)
-    if roomiest is not None and pick.usable_bytes < (1 - SPACE_TOLERANCE) * roomiest.usable_bytes:
+    roomiest = max(others, key=lambda r: r.space_bytes, default=None)
+    if roomiest is not None and pick.space_bytes < (1 - SPACE_TOLERANCE) * roomiest.space_bytes:
         named.add(roomiest.layout)
         ratio = score[id(roomiest)] / score[id(pick)] if score[id(pick)] and score[id(roomiest)] else None
-        trades.append(f"{roomiest.layout} gives {format_bytes(roomiest.usable_bytes - pick.usable_bytes)} more space"
-                      + ("" if ratio is None else " at about the same speed"
+        trades.append(f"{roomiest.layout} gives {format_bytes(roomiest.space_bytes - pick.space_bytes)} more space"
+                      + in_blocks(pick) + ("" if ratio is None else " at about the same speed"
                          if 1 - SPEED_TOLERANCE <= ratio <= 1 / (1 - SPEED_TOLERANCE) else f" at {ratio:.2g}× the speed"))
     fastest = max(others, key=lambda r: score[id(r)] or 0, default=None)
     if (fastest is not None and fastest.layout not in named and score[id(pick)]
             and score[id(pick)] < (1 - SPEED_TOLERANCE) * (score[id(fastest)] or 0)):
         trades.append(f"{fastest.layout} is {score[id(fastest)] / score[id(pick)]:.2g}× as fast with "
-                      f"{format_bytes(fastest.usable_bytes)} usable")
+                      f"{space_text(fastest)} usable")
     if trades:
         text += " Other choices in budget: " + "; ".join(trades) + "."
     return text
@@ -570,12 +587,13 @@ def safer_text(safer: PlanRow, pick: PlanRow, goal: Goal) -> str:
     """What a safer layout costs against the pick: 'raidz2:6: same space, 0.5× 4K random read, P(damaged
     files) 1 in 2,800 instead of 1 in 3.0'."""
     parts = []
-    ratio = safer.usable_bytes / pick.usable_bytes
+    ratio = safer.space_bytes / pick.space_bytes
     if abs(ratio - 1) < 0.005:
         parts.append("same space")
     else:
-        diff = safer.usable_bytes - pick.usable_bytes
-        parts.append(f"{format_bytes(abs(diff))} {'more' if diff > 0 else 'less'} space ({100 * (ratio - 1):+.0f} %)")
+        diff = safer.space_bytes - pick.space_bytes
+        parts.append(f"{format_bytes(abs(diff))} {'more' if diff > 0 else 'less'} space{in_blocks(pick)} "
+                     f"({100 * (ratio - 1):+.0f} %)")
     if safer.speed is not None and pick.speed is not None:
         moved = [(METRIC_NAMES.get(m, m), safer.speed[m] / pick.speed[m]) for m in goal.metrics if pick.speed[m]]
         moved = [(name, x) for name, x in moved if abs(x - 1) >= 0.05]

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from zfslab.model.plan import PlanRow
 from zfslab.model.recommend import Goal, Recommendation, damage, loss, speed_score
+from zfslab.model.allocation import format_recordsize
 from zfslab.model.cost import money
 from zfslab.model.units import odds, power_of_ten
 from zfslab.report.tables import wrapped_lines
@@ -34,7 +35,7 @@ class PlanColumn:
     text: Callable[[PlanRow], str]
     essential: bool = False
     left: bool = False
-    needs: str = ""  # "risk", "speed" or "interval": shown only when the plan has those figures
+    needs: str = ""  # "risk", "speed", "interval", "cost" or "block": shown only when the plan has those figures
 
 
 def _years(h: float) -> str:
@@ -82,11 +83,16 @@ def plan_columns(goal: Goal, rec: Recommendation | None, calibrated: FitRanges |
     """Every column in screen order; `rows`, the plan's, let a row's reason name the listed layout that beats it."""
     listed = [r for r in rows if rec is not None and r.layout in rec.shortlist]
     h = goal.horizon_years
+    block = next((r.space_block_bytes for r in rows if r.space_block_bytes), goal.work.space_block_bytes or 16384)
     mark = (lambda r: "★" if r.layout == rec.layout else "◆" if r.layout in rec.shortlist else "") if rec else (lambda r: "")
     cols = [
         PlanColumn("mark", "", mark, essential=True),
         PlanColumn("layout", "layout", lambda r: r.layout, essential=True, left=True),
         PlanColumn("tb", "usable\nTB", lambda r: f"{r.usable_tb:,.2f}", essential=True),
+        # vm, database: the usable TB in the workload's blocks, the space plan weighs for them
+        # (docs/recommend.md#space-at-the-workloads-block-size)
+        PlanColumn("tb_block", f"at {format_recordsize(block)}\nTB", lambda r: f"{r.block_usable_tb:,.2f}",
+                   needs="block"),
         # TiB repeats TB in other units: the workload's own figures go before it when the width is short
         PlanColumn("tib", "usable\nTiB", lambda r: f"{r.usable_tib:,.2f}"),
         PlanColumn("zfs_list", "zfs\nlist", lambda r: r.zfs_list_size),
@@ -133,7 +139,7 @@ def in_budget_why_not(row: PlanRow, listed: Sequence[PlanRow], rec: Recommendati
     h = goal.horizon_years
 
     def figures(r: PlanRow) -> tuple:
-        return (r.usable_bytes, speed_score(r, goal.metrics) or 0.0, -(loss(r, h) or 0.0), -(damage(r, h) or 0.0),
+        return (r.space_bytes, speed_score(r, goal.metrics) or 0.0, -(loss(r, h) or 0.0), -(damage(r, h) or 0.0),
                 r.failures_guaranteed)
     better = next((s for s in listed if all(a >= b for a, b in zip(figures(s), figures(row)))), None)
     if better is not None:
@@ -242,7 +248,7 @@ def fit_table(rows: Sequence[PlanRow], goal: Goal, rec: Recommendation | None, *
     # from 80 columns, and a narrower write MB/s took speed ×disk's place
     dropped = [k for k in ("loss", "tb", "fails", "damage", "cost", "speed", "tib")
                if any(c.key == k and c.essential for c in cols) and k not in chosen]
-    order = dropped + ["cost"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + \
+    order = dropped + ["cost", "tb_block"] + [SPEED_COLUMNS[m][0] for m in goal.metrics] + \
         ["why_not", "tib", "raw_pct", "mttdl", "best_case"] + \
         [SPEED_COLUMNS[m][0] for m in SPEED_COLUMNS if m not in goal.metrics] + ["zfs_list", "shape"]
     order = list(dict.fromkeys(order))
