@@ -314,3 +314,13 @@ def test_the_page_renders_the_bench_drill_and_run_records(run_cli, tmp_path):
     measured = {row[1][0]: row[at:at + 2] for row in _rows(text, "summary")}
     assert measured["raidz1:4"] == [("600.0", "600"), ("650.0", "650")]
     assert measured["2xmirror:2"] == [("400.0", "400"), ("700.0", "700")]
+
+
+def test_the_report_recommends_for_vms_as_plan_does(run_cli):
+    """plan weighs a vm pool's space in 16K blocks (docs/recommend.md#space-at-the-workloads-block-size);
+    the report named 2xraidz2:5 for business VMs on 10 x 4 TB where plan names 3-way mirrors."""
+    args = ("10x4TB", "--workload", "vm", "--data", "business", "--json")
+    planned = json.loads(run_cli("plan", *args).stdout)["recommendation"]
+    reported = json.loads(run_cli("report", "--plan", *args).stdout)["recommendation"]
+    assert reported["layout"] == planned["layout"] and "xmirror:3" in planned["layout"]
+    assert reported["shortlist"] == planned["shortlist"]

@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     goal, horizons = goal_from_args(args)
     rows = plan(disks, ashift=args.ashift, rules=rules_for(args.zfs_version),
                 risk=risk_params(args, None, horizons), speed=profile,
-                prices=prices_from_args(args, disks.sizes))  # plan() sizes the risk from `disks`
+                prices=prices_from_args(args, disks.sizes),  # plan() sizes the risk from `disks`
+                space_block=goal.work.space_block_bytes)  # vm, database: as plan weighs their space
     rec = recommend(rows, goal)
     rates = measured_rates(stored.bench, streaming_rate, args.db or "")
     pairs = measured_vs_predicted(rates, profile, ashift=args.ashift)
