@@ -131,3 +131,30 @@ def test_a_pool_in_small_blocks_weighs_its_vdev_groups_by_their_space():
 def test_a_block_size_must_be_positive():
     with pytest.raises(ValueError, match="block_bytes"):
         block_space_fraction(parse_layout("raidz1:3").groups[0], 0, 12)
+
+
+def test_the_worked_example_of_capacity_md_is_what_the_code_gives():
+    """docs/capacity.md#space-at-a-block-size: each row's sectors, deflate ratio and fraction, and the
+    8 x 12 TB pools' TB in zfs list and in 16K blocks."""
+    import re
+    from pathlib import Path
+
+    from zfslab.model.capacity import deflate_ratio, whole_disk_capacity
+    text = (Path(__file__).parents[2] / "docs" / "capacity.md").read_text().split("## Space at a block size")[1]
+    rows = re.findall(r"^\| (raidz\d:\d|draid2:8d|mirror) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \|", text, re.M)
+    assert len(rows) == 7
+    for name, small, large, ratio, fraction in rows:
+        g = parse_layout({"draid2:8d": "draid2:8d:24c:1s", "mirror": "mirror:2"}.get(name, name)).groups[0]
+        assert f"{block_allocation(g, 16 * KiB, 12).sectors} sectors" in small, name
+        assert large.split()[-1] == str(block_allocation(g, 128 * KiB, 12).sectors) or name == "mirror", name
+        assert ratio.split()[-1] == str(deflate_ratio(g, 12)), name
+        expected = "1" if name == "mirror" else f"{float(block_space_fraction(g, 16 * KiB, 12)):.3f}"
+        assert fraction.split()[-1] == expected, name
+    pools = {t: whole_disk_capacity(parse_layout(t), 12 * 10**12) for t in ("raidz2:8", "raidz1:8", "2xraidz2:4",
+                                                                            "4xmirror:2")}
+    shown = ", ".join(f"{p.usable_bytes / 1e12:.2f}" for p in pools.values())
+    held = ", ".join(f"{usable_at_block(p, 16 * KiB) / 1e12:.2f}" for p in pools.values())
+    flat = " ".join(text.split())
+    assert "68.10 TB for raidz2:8, 80.66 TB for raidz1:8, 46.35 TB for 2 × raidz2:4 and 47.83 TB" in flat, shown
+    assert "63.86, 63.88, 42.53 and 47.83 TB" in flat, held
+    assert shown == "68.10, 80.66, 46.35, 47.83" and held == "63.86, 63.88, 42.53, 47.83"
