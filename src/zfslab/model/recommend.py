@@ -294,7 +294,7 @@ def verdict(row: PlanRow, goal: Goal) -> Verdict:
                    f"survives {row.failures_guaranteed} failure{'s' * (row.failures_guaranteed != 1)}, "
                    f"{goal.failures} asked")
     if row.space_bytes < goal.min_usable_bytes:
-        out.append(f"{space_text(row)} usable")
+        out.append(usable_text(row))
     p_loss, p_damage = loss(row, h), damage(row, h)
     if p_loss is not None and p_loss > goal.loss_budget:
         out.append(f"P(loss) {odds(p_loss)}")
@@ -518,16 +518,16 @@ def in_blocks(row: PlanRow) -> str:
     return f" in {format_recordsize(row.space_block_bytes)} blocks" if row.space_block_bytes else ""
 
 
-def space_text(row: PlanRow) -> str:
-    """'40.0 TB', or in the workload's blocks '36.7 TB in 16K blocks'
+def usable_text(row: PlanRow) -> str:
+    """'40.0 TB usable', or in the workload's blocks '36.7 TB usable in 16K blocks'
     (docs/recommend.md#space-at-the-workloads-block-size)."""
-    return format_bytes(row.space_bytes) + in_blocks(row)
+    return f"{format_bytes(row.space_bytes)} usable{in_blocks(row)}"
 
 
 def _figures(row: PlanRow, goal: Goal) -> str:
     h = goal.horizon_years
     shown = "" if not row.space_block_bytes else f"; zfs list shows {format_bytes(row.usable_bytes)}"
-    text = (f"{space_text(row)} usable ({100 * row.efficiency:.0f} % of raw{shown}), survives "
+    text = (f"{usable_text(row)} ({100 * row.efficiency:.0f} % of raw{shown}), survives "
             f"{row.failures_guaranteed} failed disk{'s' * (row.failures_guaranteed != 1)} at once")
     if row.p_loss is not None:   # pool --add's rows carry no P(damage): its engine gives the pool's loss
         text += (f", P(pool loss) {odds(loss(row, h))}"
@@ -577,7 +577,7 @@ def _reason(pick: PlanRow, shortlist: list[PlanRow], goal: Goal, safer: PlanRow 
     if (fastest is not None and fastest.layout not in named and score[id(pick)]
             and score[id(pick)] < (1 - SPEED_TOLERANCE) * (score[id(fastest)] or 0)):
         trades.append(f"{fastest.layout} is {score[id(fastest)] / score[id(pick)]:.2g}× as fast with "
-                      f"{space_text(fastest)} usable")
+                      f"{usable_text(fastest)}")
     if trades:
         text += " Other choices in budget: " + "; ".join(trades) + "."
     return text
