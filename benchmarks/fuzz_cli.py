@@ -41,8 +41,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
-from cli_fuzz import (COMMANDS, EXIT_CODES, ISSUE_38_SIZES, RandomChooser, changed_outside_outputs,  # noqa: E402
-                      check_safe, command_line, issue_38_line, snapshot)
+from cli_fuzz import (COMMANDS, EXIT_CODES, ISSUE_38_SIZES, POOL_EXIT_CODES, RandomChooser, changed_outside_outputs,  # noqa: E402
+                      check_safe, command_line, install_capture, issue_38_line, pool_line, snapshot)
 
 
 def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
@@ -77,8 +77,10 @@ def _is_group(pid: int) -> bool:
         return False
 
 
-def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, float, bool]:
-    """zfslab.cli.main(argv) in a forked child of this already-loaded interpreter."""
+def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts,
+               capture: str | None = None) -> tuple[int, int, float, bool]:
+    """zfslab.cli.main(argv) in a forked child of this already-loaded interpreter; with `capture`,
+    its runner answers from that captured pool instead of starting zpool (tests/cli_fuzz.py)."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -97,6 +99,8 @@ def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts
             tempfile.tempdir = None   # tempfile reads TMPDIR again
             import subprocess
             subprocess.Popen = _no_programs  # type: ignore[misc,assignment]
+            if capture is not None:
+                install_capture(capture)
             from zfslab.cli import main
             try:
                 code = main(argv)
@@ -115,7 +119,8 @@ def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts
     return _wait(pid, opts.timeout)
 
 
-def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, float, bool]:
+def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts,
+             capture: str | None = None) -> tuple[int, int, float, bool]:
     """The installed `zfslab` executable (or python -m zfslab), a fresh interpreter per run."""
     exe = shutil.which("zfslab")
     cmd = [exe] if exe else [sys.executable, "-m", "zfslab"]
@@ -154,8 +159,9 @@ def main() -> int:
     p.add_argument("--memory-mb", type=int, default=4096, help="RLIMIT_AS of each run, MiB")
     p.add_argument("--file-mb", type=int, default=256, help="RLIMIT_FSIZE of each run, MiB")
     p.add_argument("--big-mb", type=int, default=500, help="a run whose peak resident memory passes this counts")
-    p.add_argument("--focus", choices=("all", "issue38"), default="all",
-                   help="all: every class of tests/cli_fuzz.py; issue38: only the classes issue 38 found unbounded")
+    p.add_argument("--focus", choices=("all", "issue38", "pool"), default="all",
+                   help="all: every class of tests/cli_fuzz.py; issue38: only the classes issue 38 found unbounded; "
+                        "pool: zfslab pool on damaged captured pools (fork mode only)")
     p.add_argument("--failures", default="fuzz-failures.jsonl", help="where failing command lines are written")
     opts = p.parse_args()
 
@@ -174,7 +180,9 @@ def main() -> int:
     os.mkdir(base)
     os.mkdir(logs)
     os.mkdir(opts.private_tmp, 0o700)
-    draw = issue_38_line if opts.focus == "issue38" else command_line
+    if opts.focus == "pool" and opts.mode == "exec":
+        p.error("--focus pool answers zpool from a capture inside the forked run: use --mode fork")
+    draw = {"issue38": issue_38_line, "pool": pool_line}.get(opts.focus, command_line)
     data = os.path.join(REPO, "tests", "data")  # the repository's own files: checked around each run
     codes: collections.Counter = collections.Counter()
     by_command: collections.Counter = collections.Counter()
@@ -205,7 +213,7 @@ def main() -> int:
         before, data_before = snapshot(workdir), snapshot(data)
         out_path, err_path = os.path.join(logs, "out"), os.path.join(logs, "err")
         t0 = time.monotonic()
-        code, rss_kib, cpu, timed_out = run(case.argv, workdir, out_path, err_path, opts)
+        code, rss_kib, cpu, timed_out = run(case.argv, workdir, out_path, err_path, opts, case.capture)
         seconds = time.monotonic() - t0
         with open(out_path, "rb") as f:
             out = f.read().decode(errors="replace")
@@ -219,7 +227,7 @@ def main() -> int:
             fail("internal errors", case, code, seconds, err)
         if "Traceback" in out + err:
             fail("tracebacks", case, code, seconds, err)
-        if code not in EXIT_CODES:
+        if code not in (POOL_EXIT_CODES if case.capture else EXIT_CODES):
             fail("other exit codes", case, code, seconds, err)
         if timed_out:
             fail("killed at the timeout", case, code, seconds, err)
@@ -262,7 +270,8 @@ def main() -> int:
     print(f"command: {' '.join(sys.argv)}")
     print(f"mode: {opts.mode}; focus {opts.focus}; seeds {opts.seed}..{opts.seed + opts.count - 1}; "
           f"{time.monotonic() - started:,.0f} s in all")
-    print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in COMMANDS)})")
+    shown = [c for c in (*COMMANDS, "pool") if by_command[c]]
+    print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in shown)})")
     print("exit codes: " + ", ".join(f"{k}: {v:,}" for k, v in sorted(codes.items())))
     for kind in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
                  f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU", f"runs over {opts.big_mb} MB",
