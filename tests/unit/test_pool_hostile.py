@@ -1,0 +1,56 @@
+"""`zfslab pool` on damaged captures: what the pool fuzz campaign (benchmarks/fuzz_cli.py --focus pool)
+found, each as the one-line error (exit 2) or the answer it must be. The capture is one of the guest's
+(tests/data/pools) copied into the test's folder with one file changed; tests/cli_fuzz.py's
+install_capture answers read_pool's commands from it, so no program runs."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+import pytest
+
+from cli_fuzz import CAPTURE, install_capture
+from zfslab.cli import main
+
+POOLS = pathlib.Path(__file__).parent.parent / "data" / "pools"
+
+
+def capture(tmp_path: pathlib.Path, name: str = "healthy", series: str = "zfs-2.4", **changed: str) -> pathlib.Path:
+    """A copy of one captured pool in tmp_path/capture, its files named in `changed` replaced."""
+    folder = tmp_path / CAPTURE
+    shutil.copytree(POOLS / series / name, folder)
+    (folder / "names.txt").write_text(f"{name}\n")
+    shutil.copy(POOLS / series / "zfs_version.txt", folder / "zfs_version.txt")
+    if not (folder / "zfs_get_rj.json").exists():
+        shutil.copy(folder / "zfs_get_j.json", folder / "zfs_get_rj.json")
+    (folder / "lsblk.txt").write_text("")
+    for file, text in changed.items():
+        (folder / file.replace("__", ".")).write_text(text)
+    return folder
+
+
+def run(folder: pathlib.Path, *argv: str) -> int:
+    undo = install_capture(str(folder))
+    try:
+        return main(["pool", *argv])
+    finally:
+        undo()
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("zfslab: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_the_captured_pool_as_it_is_answers(tmp_path, capsys):
+    assert run(capture(tmp_path), "healthy", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["pools"][0]["model"]["agrees"] is True
+
+
+@pytest.mark.parametrize("printed", ["zfs-\nzfs-kmod-\n", "18446744073709551616\nzfs-kmod-2.2.7-1\n", ""])
+def test_a_zfs_version_without_its_userland_line_is_a_one_line_error(tmp_path, capsys, printed):
+    assert run(capture(tmp_path, zfs_version__txt=printed), "healthy") == 2
+    assert "zfs version" in one_line_error(capsys)
