@@ -54,3 +54,19 @@ def test_the_captured_pool_as_it_is_answers(tmp_path, capsys):
 def test_a_zfs_version_without_its_userland_line_is_a_one_line_error(tmp_path, capsys, printed):
     assert run(capture(tmp_path, zfs_version__txt=printed), "healthy") == 2
     assert "zfs version" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("add", ["1x64MiB", "2x70MiB"])
+def test_new_disks_below_zfs_minimum_name_the_add_size_and_the_least_that_works(tmp_path, capsys, add):
+    assert run(capture(tmp_path), "healthy", "--add", add) == 2
+    err = one_line_error(capsys)
+    assert "new disks of" in err and "--add disks of at least 76,562,944 bytes (73.0 MiB)" in err
+    capsys.readouterr()
+    assert run(capture(tmp_path / "x"), "healthy", "--add", "1x76562944") == 0   # the least that works
+
+
+def test_the_least_whole_disk_is_the_first_whose_partition_reaches_64_mib():
+    from zfslab.model.capacity import SPA_MINDEVSIZE, linux_whole_disk_osize, min_whole_disk_bytes
+    for sector in (512, 4096):
+        least = min_whole_disk_bytes(sector)
+        assert linux_whole_disk_osize(least, sector) >= SPA_MINDEVSIZE > linux_whole_disk_osize(least - sector, sector)
