@@ -1232,10 +1232,41 @@ def _vdev_nodes(node: Any, out: list[dict]) -> None:
             _vdev_nodes(value, out)
 
 
+EXTREME_NUMBERS: list[Any] = [0, -1, 1, 2**64 - 1, 2**64, 2**63, 10**30, 1e308, float("nan"), float("inf"), 0.5, 1e-300,
+                              "0", "-1", "18446744073709551615", "1e400", "nan", "4.5", " 7", "0x10"]
+RECORDSIZE_VALUES: list[Any] = [0, 1, 512, 4096, 8192, 131072, 1048576, 16777216, 33554432, -1, 2**64, "128K", "nan",
+                                "", None, 1.5]
+COMPRESSION_VALUES: list[Any] = ["off", "lz4", "zstd-19", "gzip-9", "zle", "on", "bogus", "", 0, None, "zstd-" + "9" * 40]
+
+
+def _datasets_damage(c: Chooser, data: Any) -> bool:
+    """Child filesystems of odd recordsize and compression (per-dataset recordsize advice); False when
+    `data` holds no datasets."""
+    datasets = data.get("datasets") if isinstance(data, dict) else None
+    if not isinstance(datasets, dict) or not datasets:
+        return False
+    root = next(iter(datasets))
+    entry = datasets[root]
+    for i in range(c.pick([1, 1, 2, 5, 400])):
+        child = __import__("json").loads(__import__("json").dumps(entry))
+        name = c.pick([f"{root}/c{i}", f"{root}/c{i}/d", f"{root}/[c{i}]", f"{root}/ä{i}", f"other/c{i}", root + "/"])
+        if isinstance(child, dict):
+            child["name"] = name
+            props = child.setdefault("properties", {})
+            if isinstance(props, dict):
+                props["recordsize"] = {"value": c.pick(RECORDSIZE_VALUES), "source": {"type": "LOCAL", "data": "-"}}
+                props["compression"] = {"value": c.pick(COMPRESSION_VALUES), "source": {"type": "LOCAL", "data": "-"}}
+                props["mountpoint"] = {"value": c.pick([f"/{name}", "none", "legacy", "-", "", "/"]),
+                                       "source": {"type": "DEFAULT", "data": "-"}}
+        datasets[name] = child
+    return True
+
+
 def damage_json(c: Chooser, text: bytes) -> bytes:
     """One hostile change to a JSON capture: a value replaced, a key gone, an unknown vdev type, an odd
-    dRAID name, an empty or a doubled vdev (disks of another size), or the text cut short."""
-    how = c.integer(0, 7)
+    dRAID name, an empty or a doubled vdev (disks of another size), a number at an extreme, child
+    datasets of odd recordsize, or the text cut short."""
+    how = c.integer(0, 10)
     if how == 0:
         return text[:c.integer(0, len(text))]
     try:
@@ -1282,6 +1313,14 @@ def damage_json(c: Chooser, text: bytes) -> bytes:
                 elif isinstance(value, int) and not isinstance(value, bool) and key not in ("vers_major", "vers_minor"):
                     container[key] = int(value * scale)
             parent["vdevs"][old + "x"] = twin
+    elif how in (6, 7, 8):   # a number (or a number in a string) at an extreme: past the type checks
+        numeric = [(n, k) for n, k in slots if isinstance(n[k], (int, float)) and not isinstance(n[k], bool)
+                   or isinstance(n[k], str) and n[k].isdigit()]
+        if numeric:
+            container, key = c.pick(numeric)
+            container[key] = c.pick(EXTREME_NUMBERS)
+    elif how == 9 and _datasets_damage(c, data):
+        pass
     else:
         container, key = c.pick(slots)
         container[key] = c.pick(JSON_VALUES)
