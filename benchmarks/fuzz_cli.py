@@ -195,10 +195,10 @@ def main() -> int:
     failures = open(opts.failures, "w")
     started = time.monotonic()
 
-    def fail(kind: str, case, code, seconds, err_text) -> None:
+    def fail(kind: str, case, code, seconds, err_text) -> None:   # (i: the run's number, its seed's offset)
         counts[kind] += 1
         sized_problems.update(case.tags)
-        failures.write(json.dumps({"kind": kind, "argv": case.argv, "exit": code, "seconds": round(seconds, 2),
+        failures.write(json.dumps({"kind": kind, "seed": opts.seed + i, "argv": case.argv, "exit": code, "seconds": round(seconds, 2),
                                    "stderr": err_text[-1500:]}) + "\n")
         failures.flush()
 

@@ -1364,7 +1364,8 @@ def pool_capture(c: Chooser, workdir: str) -> tuple[str, str]:
     name = c.pick(pool_captures(series))
     src = os.path.join(DATA, "pools", series, name)
     files: dict[str, bytes] = {}
-    for f in set(CAPTURED_AS.values()) - {"names.txt", "zfs_version.txt"}:
+    for f in sorted(set(CAPTURED_AS.values()) - {"names.txt", "zfs_version.txt"}):   # sorted: the same draws
+        # in every process (a set's order follows the process's string hash seed)
         data = _read(os.path.join(src, f))
         if data is not None:
             files[f] = data
