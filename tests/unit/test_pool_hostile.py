@@ -70,3 +70,24 @@ def test_the_least_whole_disk_is_the_first_whose_partition_reaches_64_mib():
     for sector in (512, 4096):
         least = min_whole_disk_bytes(sector)
         assert linux_whole_disk_osize(least, sector) >= SPA_MINDEVSIZE > linux_whole_disk_osize(least - sector, sector)
+
+
+def _with_leaf_type(vdev_type: str, top: bool) -> str:
+    """xgrow_added's zpool status -j (raidz1-0 and mirror-1), the first disk of mirror-1, or mirror-1
+    itself (top), of another type with no children: the trees the fuzz campaign found ended in an
+    IndexError (pool_risk's attach side)."""
+    data = json.loads((POOLS / "zfs-2.4" / "xgrow_added" / "zpool_status_jP.json").read_text())
+    mirror = data["pools"]["xgrow"]["vdevs"]["xgrow"]["vdevs"]["mirror-1"]
+    node = mirror if top else next(iter(mirror["vdevs"].values()))
+    node["vdev_type"] = vdev_type
+    node.pop("vdevs", None)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("top", [False, True])
+@pytest.mark.parametrize("vdev_type", ["mirror", "spare", "replacing", "dspare"])
+def test_a_vdev_with_no_disk_under_it_is_a_one_line_error(tmp_path, capsys, vdev_type, top):
+    folder = capture(tmp_path, "xgrow_added", zpool_status_jP__json=_with_leaf_type(vdev_type, top))
+    (folder / "names.txt").write_text("xgrow\n")
+    assert run(folder, "xgrow", "--json") == 2
+    assert "no disk" in one_line_error(capsys)
