@@ -91,3 +91,20 @@ def test_a_vdev_with_no_disk_under_it_is_a_one_line_error(tmp_path, capsys, vdev
     (folder / "names.txt").write_text("xgrow\n")
     assert run(folder, "xgrow", "--json") == 2
     assert "no disk" in one_line_error(capsys)
+
+
+SMART = pathlib.Path(__file__).parent.parent / "data" / "smartctl" / "ata-failing-hdd.json"
+
+
+@pytest.mark.parametrize("key", ["id", "name"])
+@pytest.mark.parametrize("value", [[5], {"a": 1}, [["Total_LBAs_Written"]]])
+def test_a_smart_attribute_keyed_by_a_list_is_left_out_not_a_crash(tmp_path, capsys, key, value):
+    report = json.loads(SMART.read_text())
+    for row in report["ata_smart_attributes"]["table"]:
+        row[key] = value
+    assert run(capture(tmp_path, smart__json=json.dumps(report)), "healthy", "--json") == 0
+    from zfslab.system.smart import parse_health, parse_history
+    if key == "id":   # no attribute read, none trusted
+        assert parse_health("/dev/sda", report).reallocated is None
+    else:
+        assert parse_history(report).written_bytes is None
