@@ -4,6 +4,8 @@
     python3 benchmarks/fuzz_cli.py --mode exec -n 500   # the real executable, a fresh interpreter each time
     nice -n 19 python3 benchmarks/fuzz_cli.py --focus issue38 -n 1500 --seed 450000 --timeout 20 --cpu-seconds 20
                                                         # only issue 38's classes (tests/cli_fuzz.py issue_38_line)
+    nice -n 19 python3 benchmarks/fuzz_cli.py --focus pool -n 5000 --seed 700000 --timeout 20 --cpu-seconds 20
+                                                        # zfslab pool on damaged captured pools (pool_line)
 
 Command lines come from tests/cli_fuzz.py (plan, capacity, risk, layout, validate, report,
 profile-disk, bench and drill with hostile values and malformed files; profile-disk only on
@@ -13,7 +15,8 @@ resource limits (CPU seconds, address space, file size) and a wall-clock timeout
 may be started. The summary counts internal errors, tracebacks, unexpected exit codes, runs over
 10 s (wall clock, and CPU seconds from wait4, which a busy machine does not inflate), the peak
 resident memory of any run (wait4's ru_maxrss), and files created, changed or removed other than
-the outputs the command was given (the inputs must stay byte for byte). Each run's TMPDIR and
+the outputs the command was given (the inputs must stay byte for byte), and a --json run that
+succeeds with output that is not strict JSON (NaN, Infinity, or not one document). Each run's TMPDIR and
 XDG_RUNTIME_DIR is a private folder that must be empty again after it (merge's private copies,
 ssh control folders), and runs above --big-mb of resident memory are counted. Issue 38's items 5-8
 are counted where a run reaches the sizes the issue names (tests/cli_fuzz.py ISSUE_38_SIZES), with
@@ -50,6 +53,17 @@ def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _strict_json(text: str) -> bool:
+    """One JSON document with no NaN or Infinity (Python's json writes them; no other reader takes them)."""
+    def refuse(constant):
+        raise ValueError(constant)
+    try:
+        json.loads(text, parse_constant=refuse)
+    except ValueError:
+        return False
+    return True
 
 
 def _no_programs(*args, **kwargs):
@@ -229,6 +243,8 @@ def main() -> int:
             fail("tracebacks", case, code, seconds, err)
         if code not in (POOL_EXIT_CODES if case.capture else EXIT_CODES):
             fail("other exit codes", case, code, seconds, err)
+        if code == 0 and "--json" in case.argv and not _strict_json(out):
+            fail("--json output not strict JSON", case, code, seconds, out[-1500:])
         if timed_out:
             fail("killed at the timeout", case, code, seconds, err)
         if seconds > opts.slow:
@@ -273,7 +289,8 @@ def main() -> int:
     shown = [c for c in (*COMMANDS, "pool") if by_command[c]]
     print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in shown)})")
     print("exit codes: " + ", ".join(f"{k}: {v:,}" for k, v in sorted(codes.items())))
-    for kind in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
+    for kind in ("internal errors", "tracebacks", "other exit codes", "--json output not strict JSON",
+                 "killed at the timeout",
                  f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU", f"runs over {opts.big_mb} MB",
                  "files changed outside the outputs"):
         print(f"{kind}: {counts[kind]}")
@@ -290,7 +307,8 @@ def main() -> int:
           f"on {os.cpu_count()} CPUs (wall times above include waiting for a CPU)")
     print(f"peak memory (max RSS of one run): {peak[0] / 1024:.0f} MiB: {peak[1][:300]}")
     print(f"failing command lines: {opts.failures}")
-    problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
+    problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes",
+                                       "--json output not strict JSON", "killed at the timeout",
                                        f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU",
                                        f"runs over {opts.big_mb} MB", "files changed outside the outputs"))
     return 1 if problems else 0
