@@ -108,3 +108,13 @@ def test_a_smart_attribute_keyed_by_a_list_is_left_out_not_a_crash(tmp_path, cap
         assert parse_health("/dev/sda", report).reallocated is None
     else:
         assert parse_history(report).written_bytes is None
+
+
+@pytest.mark.parametrize("key", ["vdev_type", "class"])
+@pytest.mark.parametrize("value", [["mirror"], {"a": 1}])
+def test_a_vdev_type_or_class_that_is_no_string_is_a_one_line_error(tmp_path, capsys, key, value):
+    data = json.loads((POOLS / "zfs-2.4" / "healthy" / "zpool_status_jP.json").read_text())
+    top = data["pools"]["healthy"]["vdevs"]["healthy"]["vdevs"]["raidz2-0"]
+    top[key] = value
+    assert run(capture(tmp_path, zpool_status_jP__json=json.dumps(data)), "healthy") == 2
+    assert f"raidz2-0's {'type' if key == 'vdev_type' else 'class'}" in one_line_error(capsys)

@@ -152,16 +152,21 @@ def _by_name(name: str, values: dict[str, int]) -> int | None:
 
 # ---- the JSON forms (2.3+) ---------------------------------------------------------------
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _json_vdev(node: dict, alloc_class: str | None, ashifts: dict[str, int], top: bool) -> PoolVdev:
     if not isinstance(node, dict):
         raise _bad("zpool status -j: a vdev", node)
     name = node.get("name")
     if not isinstance(name, str) or not name:
         raise _bad("zpool status -j: a vdev's name", name)
-    kind = _JSON_KINDS.get(node.get("vdev_type"))
+    # a type or class that is no string (a list, an object) is no key of ours: .get() of it would raise
+    kind = _JSON_KINDS.get(_text(node.get("vdev_type")))
     if kind is None:
         raise _bad(f"zpool status -j: vdev {name}'s type", node.get("vdev_type"))
-    cls = alloc_class or _JSON_CLASSES.get(node.get("class", "normal"))
+    cls = alloc_class or _JSON_CLASSES.get(_text(node.get("class", "normal")))
     if cls is None:
         raise _bad(f"zpool status -j: vdev {name}'s class", node.get("class"))
     children = node.get("vdevs", {})
