@@ -118,3 +118,11 @@ def test_a_vdev_type_or_class_that_is_no_string_is_a_one_line_error(tmp_path, ca
     top[key] = value
     assert run(capture(tmp_path, zpool_status_jP__json=json.dumps(data)), "healthy") == 2
     assert f"raidz2-0's {'type' if key == 'vdev_type' else 'class'}" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("value", [1.5, "x", ["raidz2-0"], True])
+def test_root_children_that_are_no_object_are_a_one_line_error(tmp_path, capsys, value):
+    data = json.loads((POOLS / "zfs-2.4" / "healthy" / "zpool_status_jP.json").read_text())
+    data["pools"]["healthy"]["vdevs"]["healthy"]["vdevs"] = value
+    assert run(capture(tmp_path, zpool_status_jP__json=json.dumps(data)), "healthy") == 2
+    assert "the root vdev's children" in one_line_error(capsys)

@@ -235,7 +235,10 @@ def read_json(pool: str, status_json: str, pool_get_json: str, dataset_get_json:
     root = entry.get("vdevs", {}).get(pool) if isinstance(entry.get("vdevs"), dict) else None
     if not isinstance(root, dict):
         raise _bad("zpool status -j: the root vdev", root)
-    tops = [_json_vdev(v, None, ashifts, True) for v in (root.get("vdevs") or {}).values()]
+    children = root.get("vdevs") or {}
+    if not isinstance(children, dict):   # as each class's group below: an object of vdevs, or none
+        raise _bad("zpool status -j: the root vdev's children", children)
+    tops = [_json_vdev(v, None, ashifts, True) for v in children.values()]
     for key, cls in (("dedup", "dedup"), ("special", "special"), ("logs", "log"), ("l2cache", "cache"),
                      ("spares", "spare")):
         group = entry.get(key) or {}
