@@ -60,7 +60,7 @@ def test_a_zfs_version_without_its_userland_line_is_a_one_line_error(tmp_path, c
 def test_new_disks_below_zfs_minimum_name_the_add_size_and_the_least_that_works(tmp_path, capsys, add):
     assert run(capture(tmp_path), "healthy", "--add", add) == 2
     err = one_line_error(capsys)
-    assert "new disks of" in err and "--add disks of at least 76,562,944 bytes (73.0 MiB)" in err
+    assert "new disks of" in err and "give new disks of at least 76,562,944 bytes (73.0 MiB)" in err
     capsys.readouterr()
     assert run(capture(tmp_path / "x"), "healthy", "--add", "1x76562944") == 0   # the least that works
 

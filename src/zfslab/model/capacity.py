@@ -134,7 +134,10 @@ def min_whole_disk_bytes(sector_bytes: int = 512) -> int:
     lo, hi = SPA_MINDEVSIZE // sector_bytes, 2 * SPA_MINDEVSIZE // sector_bytes  # in sectors; hi is enough
     while lo < hi:   # the partition only grows with the disk: a bisection
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if linux_whole_disk_osize(mid * sector_bytes, sector_bytes) >= SPA_MINDEVSIZE else (mid + 1, hi)
+        if linux_whole_disk_osize(mid * sector_bytes, sector_bytes) >= SPA_MINDEVSIZE:
+            hi = mid
+        else:
+            lo = mid + 1
     return lo * sector_bytes
 
 

@@ -133,7 +133,7 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     if new_osize < SPA_MINDEVSIZE:   # zpool add and attach refuse it (SPA_MINDEVSIZE): the new disks, named
         least = min_whole_disk_bytes(sector_bytes) if whole_disk else SPA_MINDEVSIZE
         raise LayoutError(f"new disks of {disk_bytes:,} bytes leave ZFS {new_osize:,} of each, below its minimum "
-                          f"device size of 64 MiB: give --add disks of at least {least:,} bytes "
+                          f"device size of 64 MiB: give new disks of at least {least:,} bytes "
                           f"({least / 2**20:.1f} MiB)")
     old = check.vdev_bytes
     expanded, why_none = _expanded(state, check, layout, attached)
