@@ -12,7 +12,10 @@ a regular file or does not exist, never a device. bench and drill come only as d
 program could run), their --sandbox and --db inside it too; check_safe holds every generated
 line to that before it runs. A fleet line (issue 38: --hosts or an inventory) always gives an
 empty --disks, refused before any host is contacted, and names no host but 127.0.0.1; check_safe
-asserts both. No line writes through a symlink or aims one at a system file (the tree's
+asserts both. A pool line (pool_line, the campaign's --focus pool) reads only a damaged copy of a
+captured pool in the run's own folder, which install_capture makes the runner answer from: no
+zpool runs, and check_safe refuses a pool line with another capture, --hosts or --inventory.
+No line writes through a symlink or aims one at a system file (the tree's
 symlinks are read, never written through).
 """
 
