@@ -126,3 +126,13 @@ def test_root_children_that_are_no_object_are_a_one_line_error(tmp_path, capsys,
     data["pools"]["healthy"]["vdevs"]["healthy"]["vdevs"] = value
     assert run(capture(tmp_path, zpool_status_jP__json=json.dumps(data)), "healthy") == 2
     assert "the root vdev's children" in one_line_error(capsys)
+
+
+def test_a_finished_scan_without_its_end_time_is_a_one_line_error(tmp_path, capsys):
+    data = json.loads((POOLS / "zfs-2.4" / "replaced" / "zpool_status_jP.json").read_text())
+    scan = data["pools"]["replaced"]["scan_stats"]
+    assert scan["state"] == "FINISHED"
+    del scan["end_time"]
+    folder = capture(tmp_path, "replaced", zpool_status_jP__json=json.dumps(data))
+    assert run(folder, "replaced") == 2
+    assert "scan: end_time" in one_line_error(capsys)

@@ -222,7 +222,8 @@ def _json_scan(pool: dict) -> PoolScan:
     to_examine = checked_count(s.get("to_examine", 0), "scan: to_examine")
     issued = checked_count(s.get("issued", 0), "scan: issued")
     pct = min(100.0, 100.0 * issued / to_examine) if state == "scanning" and to_examine else None
-    end = checked_count(s["end_time"], "scan: end_time") if state in ("finished", "canceled") else None
+    # a finished scan without its end is no output of zpool: a one-line error (checked_count of None)
+    end = checked_count(s.get("end_time"), "scan: end_time") if state in ("finished", "canceled") else None
     return PoolScan(function, state, end_epoch_s=end, errors=checked_count(s.get("errors", 0), "scan: errors"),
                     percent_done=pct)
 
