@@ -4,6 +4,8 @@
     python3 benchmarks/fuzz_cli.py --mode exec -n 500   # the real executable, a fresh interpreter each time
     nice -n 19 python3 benchmarks/fuzz_cli.py --focus issue38 -n 1500 --seed 450000 --timeout 20 --cpu-seconds 20
                                                         # only issue 38's classes (tests/cli_fuzz.py issue_38_line)
+    nice -n 19 python3 benchmarks/fuzz_cli.py --focus pool -n 5000 --seed 700000 --timeout 20 --cpu-seconds 20
+                                                        # zfslab pool on damaged captured pools (pool_line)
 
 Command lines come from tests/cli_fuzz.py (plan, capacity, risk, layout, validate, report,
 profile-disk, bench and drill with hostile values and malformed files; profile-disk only on
@@ -13,7 +15,8 @@ resource limits (CPU seconds, address space, file size) and a wall-clock timeout
 may be started. The summary counts internal errors, tracebacks, unexpected exit codes, runs over
 10 s (wall clock, and CPU seconds from wait4, which a busy machine does not inflate), the peak
 resident memory of any run (wait4's ru_maxrss), and files created, changed or removed other than
-the outputs the command was given (the inputs must stay byte for byte). Each run's TMPDIR and
+the outputs the command was given (the inputs must stay byte for byte), and a --json run that
+succeeds with output that is not strict JSON (NaN, Infinity, or not one document). Each run's TMPDIR and
 XDG_RUNTIME_DIR is a private folder that must be empty again after it (merge's private copies,
 ssh control folders), and runs above --big-mb of resident memory are counted. Issue 38's items 5-8
 are counted where a run reaches the sizes the issue names (tests/cli_fuzz.py ISSUE_38_SIZES), with
@@ -41,8 +44,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
-from cli_fuzz import (COMMANDS, EXIT_CODES, ISSUE_38_SIZES, RandomChooser, changed_outside_outputs,  # noqa: E402
-                      check_safe, command_line, issue_38_line, snapshot)
+from cli_fuzz import (COMMANDS, EXIT_CODES, ISSUE_38_SIZES, POOL_EXIT_CODES, RandomChooser, changed_outside_outputs,  # noqa: E402
+                      check_safe, command_line, install_capture, issue_38_line, pool_line, snapshot)
 
 
 def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
@@ -50,6 +53,17 @@ def _limits(cpu_s: int, memory_mb: int, file_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _strict_json(text: str) -> bool:
+    """One JSON document with no NaN or Infinity (Python's json writes them; no other reader takes them)."""
+    def refuse(constant):
+        raise ValueError(constant)
+    try:
+        json.loads(text, parse_constant=refuse)
+    except ValueError:
+        return False
+    return True
 
 
 def _no_programs(*args, **kwargs):
@@ -77,8 +91,10 @@ def _is_group(pid: int) -> bool:
         return False
 
 
-def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, float, bool]:
-    """zfslab.cli.main(argv) in a forked child of this already-loaded interpreter."""
+def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts,
+               capture: str | None = None) -> tuple[int, int, float, bool]:
+    """zfslab.cli.main(argv) in a forked child of this already-loaded interpreter; with `capture`,
+    its runner answers from that captured pool instead of starting zpool (tests/cli_fuzz.py)."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -97,6 +113,8 @@ def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts
             tempfile.tempdir = None   # tempfile reads TMPDIR again
             import subprocess
             subprocess.Popen = _no_programs  # type: ignore[misc,assignment]
+            if capture is not None:
+                install_capture(capture)
             from zfslab.cli import main
             try:
                 code = main(argv)
@@ -115,7 +133,8 @@ def run_forked(argv: list[str], workdir: str, out_path: str, err_path: str, opts
     return _wait(pid, opts.timeout)
 
 
-def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts) -> tuple[int, int, float, bool]:
+def run_exec(argv: list[str], workdir: str, out_path: str, err_path: str, opts,
+             capture: str | None = None) -> tuple[int, int, float, bool]:
     """The installed `zfslab` executable (or python -m zfslab), a fresh interpreter per run."""
     exe = shutil.which("zfslab")
     cmd = [exe] if exe else [sys.executable, "-m", "zfslab"]
@@ -154,8 +173,9 @@ def main() -> int:
     p.add_argument("--memory-mb", type=int, default=4096, help="RLIMIT_AS of each run, MiB")
     p.add_argument("--file-mb", type=int, default=256, help="RLIMIT_FSIZE of each run, MiB")
     p.add_argument("--big-mb", type=int, default=500, help="a run whose peak resident memory passes this counts")
-    p.add_argument("--focus", choices=("all", "issue38"), default="all",
-                   help="all: every class of tests/cli_fuzz.py; issue38: only the classes issue 38 found unbounded")
+    p.add_argument("--focus", choices=("all", "issue38", "pool"), default="all",
+                   help="all: every class of tests/cli_fuzz.py; issue38: only the classes issue 38 found unbounded; "
+                        "pool: zfslab pool on damaged captured pools (fork mode only)")
     p.add_argument("--failures", default="fuzz-failures.jsonl", help="where failing command lines are written")
     opts = p.parse_args()
 
@@ -174,7 +194,9 @@ def main() -> int:
     os.mkdir(base)
     os.mkdir(logs)
     os.mkdir(opts.private_tmp, 0o700)
-    draw = issue_38_line if opts.focus == "issue38" else command_line
+    if opts.focus == "pool" and opts.mode == "exec":
+        p.error("--focus pool answers zpool from a capture inside the forked run: use --mode fork")
+    draw = {"issue38": issue_38_line, "pool": pool_line}.get(opts.focus, command_line)
     data = os.path.join(REPO, "tests", "data")  # the repository's own files: checked around each run
     codes: collections.Counter = collections.Counter()
     by_command: collections.Counter = collections.Counter()
@@ -187,10 +209,10 @@ def main() -> int:
     failures = open(opts.failures, "w")
     started = time.monotonic()
 
-    def fail(kind: str, case, code, seconds, err_text) -> None:
+    def fail(kind: str, case, code, seconds, err_text) -> None:   # (i: the run's number, its seed's offset)
         counts[kind] += 1
         sized_problems.update(case.tags)
-        failures.write(json.dumps({"kind": kind, "argv": case.argv, "exit": code, "seconds": round(seconds, 2),
+        failures.write(json.dumps({"kind": kind, "seed": opts.seed + i, "argv": case.argv, "exit": code, "seconds": round(seconds, 2),
                                    "stderr": err_text[-1500:]}) + "\n")
         failures.flush()
 
@@ -205,7 +227,7 @@ def main() -> int:
         before, data_before = snapshot(workdir), snapshot(data)
         out_path, err_path = os.path.join(logs, "out"), os.path.join(logs, "err")
         t0 = time.monotonic()
-        code, rss_kib, cpu, timed_out = run(case.argv, workdir, out_path, err_path, opts)
+        code, rss_kib, cpu, timed_out = run(case.argv, workdir, out_path, err_path, opts, case.capture)
         seconds = time.monotonic() - t0
         with open(out_path, "rb") as f:
             out = f.read().decode(errors="replace")
@@ -219,8 +241,10 @@ def main() -> int:
             fail("internal errors", case, code, seconds, err)
         if "Traceback" in out + err:
             fail("tracebacks", case, code, seconds, err)
-        if code not in EXIT_CODES:
+        if code not in (POOL_EXIT_CODES if case.capture else EXIT_CODES):
             fail("other exit codes", case, code, seconds, err)
+        if code == 0 and "--json" in case.argv and not _strict_json(out):
+            fail("--json output not strict JSON", case, code, seconds, out[-1500:])
         if timed_out:
             fail("killed at the timeout", case, code, seconds, err)
         if seconds > opts.slow:
@@ -262,9 +286,11 @@ def main() -> int:
     print(f"command: {' '.join(sys.argv)}")
     print(f"mode: {opts.mode}; focus {opts.focus}; seeds {opts.seed}..{opts.seed + opts.count - 1}; "
           f"{time.monotonic() - started:,.0f} s in all")
-    print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in COMMANDS)})")
+    shown = [c for c in (*COMMANDS, "pool") if by_command[c]]
+    print(f"examples run: {counts['examples run']:,} ({', '.join(f'{c} {by_command[c]:,}' for c in shown)})")
     print("exit codes: " + ", ".join(f"{k}: {v:,}" for k, v in sorted(codes.items())))
-    for kind in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
+    for kind in ("internal errors", "tracebacks", "other exit codes", "--json output not strict JSON",
+                 "killed at the timeout",
                  f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU", f"runs over {opts.big_mb} MB",
                  "files changed outside the outputs"):
         print(f"{kind}: {counts[kind]}")
@@ -281,7 +307,8 @@ def main() -> int:
           f"on {os.cpu_count()} CPUs (wall times above include waiting for a CPU)")
     print(f"peak memory (max RSS of one run): {peak[0] / 1024:.0f} MiB: {peak[1][:300]}")
     print(f"failing command lines: {opts.failures}")
-    problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes", "killed at the timeout",
+    problems = sum(counts[k] for k in ("internal errors", "tracebacks", "other exit codes",
+                                       "--json output not strict JSON", "killed at the timeout",
                                        f"runs over {opts.slow:g} s", f"runs over {opts.slow:g} s of CPU",
                                        f"runs over {opts.big_mb} MB", "files changed outside the outputs"))
     return 1 if problems else 0

@@ -12,7 +12,10 @@ a regular file or does not exist, never a device. bench and drill come only as d
 program could run), their --sandbox and --db inside it too; check_safe holds every generated
 line to that before it runs. A fleet line (issue 38: --hosts or an inventory) always gives an
 empty --disks, refused before any host is contacted, and names no host but 127.0.0.1; check_safe
-asserts both. No line writes through a symlink or aims one at a system file (the tree's
+asserts both. A pool line (pool_line, the campaign's --focus pool) reads only a damaged copy of a
+captured pool in the run's own folder, which install_capture makes the runner answer from: no
+zpool runs, and check_safe refuses a pool line with another capture, --hosts or --inventory.
+No line writes through a symlink or aims one at a system file (the tree's
 symlinks are read, never written through).
 """
 
@@ -36,6 +39,7 @@ COMMANDS = ("plan", "capacity", "special-size", "expand", "risk", "layout", "val
             "drill", "footprint", "merge")
 DISK_COMMANDS = ("bench", "drill")  # dry runs only, on names inside the run's folder (check_safe)
 EXIT_CODES = {0, 2, 10}
+POOL_EXIT_CODES = EXIT_CODES | {5}   # `zfslab pool NAME`: 5 when a stray word names a pool zpool list lacks
 
 # Values a hostile tester types: unicode digits, huge/negative/nan/inf numbers, empty and long
 # strings, shell and rich-markup metacharacters, control characters, format strings.
@@ -161,6 +165,7 @@ class Case:
     workdir: str
     outputs: list[str] = field(default_factory=list)  # files or folders the command may create or replace
     tags: list[str] = field(default_factory=list)     # which of ISSUE_38_SIZES it draws at the issue's size
+    capture: str | None = None   # a pool line's captured zpool/zfs output, which its runner answers from
 
     def __str__(self) -> str:
         import shlex
@@ -1005,6 +1010,16 @@ def check_safe(case: Case) -> None:
     import io
 
     from zfslab.cli import build_parser
+    if case.argv[0] == "pool":   # only ever on a capture copied into the run's folder, never a host
+        assert case.capture is not None and os.path.realpath(case.capture) == os.path.join(
+            os.path.realpath(case.workdir), CAPTURE), case.argv
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                args = build_parser().parse_args(case.argv)
+        except (Exception, SystemExit):  # noqa: BLE001 - it will not parse, so it will not run
+            return
+        assert args.hosts is None and args.inventory is None, case.argv
+        return
     assert case.argv[0] in COMMANDS, case.argv
     if case.argv[0] not in ("profile-disk", *DISK_COMMANDS):
         return
@@ -1141,3 +1156,334 @@ def changed_outside_outputs(before: dict[str, Any], after: dict[str, Any], outpu
         return any(path == o or path.startswith(o + os.sep) for o in folders)
     changed = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
     return sorted(p for p in changed if not allowed(p))
+
+
+# --- `zfslab pool` on captured pools (--focus pool) ------------------------------------------------
+# The pool command reads a live pool through the one runner (system/live_pool.py read_pool). A pool
+# line copies one of the guest's captures (tests/data/pools) into the run's own folder, damages it
+# there, and the run answers each command read_pool runs with that copy's file (install_capture):
+# no program starts, and nothing outside the run's folder is read but tests/data and /proc/meminfo.
+POOL_SERIES = ("zfs-2.3", "zfs-2.4")
+CAPTURE = "capture"   # the copy's folder, inside the run's folder
+CAPTURED_AS = {  # read_pool's argv, the pool named POOL, and the captured file that answers it
+    "zpool list -H -o name": "names.txt",
+    "zfs version": "zfs_version.txt",
+    "zpool get -Hp ashift,psize POOL all-vdevs": "zpool_get_vdevs_Hp.txt",
+    "zpool status -D -j -P --json-int POOL": "zpool_status_jP.json",
+    "zpool get -j --json-int all POOL": "zpool_get_j.json",
+    "zfs get -j --json-int all POOL": "zfs_get_j.json",
+    "zfs get -j --json-int -r -t filesystem recordsize,compression,mountpoint POOL": "zfs_get_rj.json",
+    "zpool status -D -P -p POOL": "zpool_status_Pp.txt",
+    "zpool list -vHPp POOL": "zpool_list_vHPp.txt",
+    "zpool get -Hp all POOL": "zpool_get_Hp.txt",
+    "zfs get -Hp all POOL": "zfs_get_Hp.txt",
+    "zfs get -Hp -r -t filesystem recordsize,compression,mountpoint POOL": "zfs_get_rHp.txt",
+    "zpool history POOL": "zpool_history.txt",
+}
+JSON_FILES = ("zpool_status_jP.json", "zpool_get_j.json", "zfs_get_j.json", "zfs_get_rj.json")
+TEXT_FILES = ("zpool_status_Pp.txt", "zpool_list_vHPp.txt", "zpool_get_Hp.txt", "zfs_get_Hp.txt", "zfs_get_rHp.txt",
+              "zpool_get_vdevs_Hp.txt", "zpool_history.txt", "zfs_version.txt")
+# values a damaged capture holds where a number, a name or a subtree was
+JSON_VALUES: list[Any] = [float("nan"), float("inf"), float("-inf"), -1, 0, 1, 10**30, 2**64, 2**63, 1e308, -1e308,
+                          0.5, "x", "", "NaN", "-1", "9" * 400, None, [], {}, True, False]
+VDEV_TYPES = ["raidz9", "draid", "draid9:0d:1c:5s", "unknown", "", "root", "mirror", "raidz", "spare", "dspare",
+              "replacing", "hole", "indirect", "missing", "disk", "file", "RAIDZ", "l2cache"]
+DRAID_NAMES = ["draid2:1d:3c:0s-0", "draid1:2d:6c:9s-0", "draid:0d:0c:0s-0", "draid3:200d:2c:1s-0",
+               "draid1:2d:255c:1s-0", "draid0:1d:1c:0s-0", "draid1:2d:6c:1s", "draid1:2d:6c-0", "draid2:4d:4c:0s-0",
+               "draid1:" + "9" * 50 + "d:6c:1s-0", "draid1:²d:6c:1s-0", "raidz2-0", "raidz0-0", "raidz4-0",
+               "mirror-0", "spare-0", "draid1-0-0"]
+POOL_ADD = ["2x4TB", "4x12TB", "1x2GB", "3x2GiB", "1x4TB", "6x1TB", "8x16TB", "2x1GB", "1x64MiB", "1x3GB", "4x2GB",
+            "1x1GB", "2x2GiB", "1x16TB", "5x2GB", "12x2GB", "2x4TB,1x8TB"]
+POOL_ADD_ODD = ["1024x4TB", "1025x4TB", "0x4TB", "1x1B", "1x63MiB", "2x4", "2x500", "+1", "+1x4TB", "1 disk",
+                "2x4TB+2x8TB", "1x16EiB", "1x18446744073709551616", "99999x4TB", "1" * 4301 + "x4TB", "1x1e400TB",
+                "1xnanTB", "1xinfTB", "1x-4TB", "²x4TB", "2x٤TB", "1x1PB", "1000x1EB"]
+POOL_REPLACE = ["4TB", "16TB", "2GB", "3GiB", "1GB", "2.5GiB", "8TB", "4GB", "20TB", "1PB"]
+POOL_REPLACE_ODD = ["1B", "0", "0TB", "-4TB", "1EB", "16EiB", "18446744073709551616", "1e400TB", "nanTB", "infTB", "4",
+                    "500", "1000PB", "9" * 30 + "TB", "64MiB", "1.9GiB", "2GiB"]
+POOL_DATA = ["scratch", "media", "backup", "home", "business", "archive"]
+POOL_WORKLOADS = ["general", "bulk", "backup", "vm"]
+POOL_ODD_WORDS = ["critical", "HOME", "Home ", "", "database", "VM", " vm", "bulk\n"]
+
+
+def pool_captures(series: str) -> list[str]:
+    """The captured pools of one series (each a folder holding zpool_status_jP.json)."""
+    folder = os.path.join(DATA, "pools", series)
+    return sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n, "zpool_status_jP.json")))
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _json_slots(node: Any, out: list[tuple[Any, Any]]) -> None:
+    """Every (container, key) of a parsed JSON tree, the containers' own slots first."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in list(items):
+        out.append((node, key))
+        _json_slots(value, out)
+
+
+def _vdev_nodes(node: Any, out: list[dict]) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("vdevs"), dict):
+            out.append(node)
+        for value in node.values():
+            _vdev_nodes(value, out)
+
+
+EXTREME_NUMBERS: list[Any] = [0, -1, 1, 2**64 - 1, 2**64, 2**63, 10**30, 1e308, float("nan"), float("inf"), 0.5, 1e-300,
+                              "0", "-1", "18446744073709551615", "1e400", "nan", "4.5", " 7", "0x10"]
+RECORDSIZE_VALUES: list[Any] = [0, 1, 512, 4096, 8192, 131072, 1048576, 16777216, 33554432, -1, 2**64, "128K", "nan",
+                                "", None, 1.5]
+COMPRESSION_VALUES: list[Any] = ["off", "lz4", "zstd-19", "gzip-9", "zle", "on", "bogus", "", 0, None, "zstd-" + "9" * 40]
+
+
+def _datasets_damage(c: Chooser, data: Any) -> bool:
+    """Child filesystems of odd recordsize and compression (per-dataset recordsize advice); False when
+    `data` holds no datasets."""
+    datasets = data.get("datasets") if isinstance(data, dict) else None
+    if not isinstance(datasets, dict) or not datasets:
+        return False
+    root = next(iter(datasets))
+    entry = datasets[root]
+    for i in range(c.pick([1, 1, 2, 5, 400])):
+        child = __import__("json").loads(__import__("json").dumps(entry))
+        name = c.pick([f"{root}/c{i}", f"{root}/c{i}/d", f"{root}/[c{i}]", f"{root}/ä{i}", f"other/c{i}", root + "/"])
+        if isinstance(child, dict):
+            child["name"] = name
+            props = child.setdefault("properties", {})
+            if isinstance(props, dict):
+                props["recordsize"] = {"value": c.pick(RECORDSIZE_VALUES), "source": {"type": "LOCAL", "data": "-"}}
+                props["compression"] = {"value": c.pick(COMPRESSION_VALUES), "source": {"type": "LOCAL", "data": "-"}}
+                props["mountpoint"] = {"value": c.pick([f"/{name}", "none", "legacy", "-", "", "/"]),
+                                       "source": {"type": "DEFAULT", "data": "-"}}
+        datasets[name] = child
+    return True
+
+
+def damage_json(c: Chooser, text: bytes) -> bytes:
+    """One hostile change to a JSON capture: a value replaced, a key gone, an unknown vdev type, an odd
+    dRAID name, an empty or a doubled vdev (disks of another size), a number at an extreme, child
+    datasets of odd recordsize, or the text cut short."""
+    how = c.integer(0, 10)
+    if how == 0:
+        return text[:c.integer(0, len(text))]
+    try:
+        data = __import__("json").loads(text)
+    except ValueError:
+        return text
+    slots: list[tuple[Any, Any]] = []
+    _json_slots(data, slots)
+    if not slots:
+        return text
+    parents: list[dict] = []
+    _vdev_nodes(data, parents)
+    if how == 1:
+        container, key = c.pick(slots)
+        del container[key]
+    elif how == 2 and parents:   # a vdev type zfslab does not know
+        node = c.pick([n for p in parents for n in p["vdevs"].values() if isinstance(n, dict)] or [{}])
+        node["vdev_type"] = c.pick(VDEV_TYPES)
+    elif how == 3 and parents:   # a dRAID (or other) name of odd geometry, type draid or not
+        parent = c.pick(parents)
+        if parent["vdevs"]:
+            old = c.pick(sorted(parent["vdevs"]))
+            node = parent["vdevs"].pop(old)
+            new = c.pick(DRAID_NAMES)
+            if isinstance(node, dict):
+                node["name"] = new
+                if c.integer(0, 1):
+                    node["vdev_type"] = "draid"
+            parent["vdevs"][new] = node
+    elif how == 4 and parents:   # an empty pool, or a vdev with no children
+        c.pick(parents)["vdevs"] = {}
+    elif how == 5 and parents:   # a vdev doubled, its sizes scaled: disks of several sizes
+        parent = c.pick(parents)
+        if parent["vdevs"]:
+            old = c.pick(sorted(parent["vdevs"]))
+            twin = __import__("json").loads(__import__("json").dumps(parent["vdevs"][old]))
+            scale = c.pick([2, 3, 0.5, 1000, 10**6, -1, 0])
+            twin_slots: list[tuple[Any, Any]] = []
+            _json_slots(twin, twin_slots)
+            for container, key in twin_slots:
+                value = container[key]
+                if key in ("name", "path") and isinstance(value, str):
+                    container[key] = value + "x"
+                elif isinstance(value, int) and not isinstance(value, bool) and key not in ("vers_major", "vers_minor"):
+                    container[key] = int(value * scale)
+            parent["vdevs"][old + "x"] = twin
+    elif how in (6, 7, 8):   # a number (or a number in a string) at an extreme: past the type checks
+        numeric = [(n, k) for n, k in slots if isinstance(n[k], (int, float)) and not isinstance(n[k], bool)
+                   or isinstance(n[k], str) and n[k].isdigit()]
+        if numeric:
+            container, key = c.pick(numeric)
+            container[key] = c.pick(EXTREME_NUMBERS)
+    elif how == 9 and _datasets_damage(c, data):
+        pass
+    else:
+        container, key = c.pick(slots)
+        container[key] = c.pick(JSON_VALUES)
+    return __import__("json").dumps(data).encode()
+
+
+def damage_text(c: Chooser, text: bytes) -> bytes:
+    """One hostile change to a text capture: cut short, a number or a word replaced, a line gone or doubled."""
+    lines = text.decode(errors="replace").splitlines(keepends=True)
+    how = c.integer(0, 5)
+    if how == 0 or not lines:
+        return text[:c.integer(0, len(text))]
+    i = c.integer(0, len(lines) - 1)
+    if how == 1:
+        del lines[i]
+    elif how == 2:
+        lines.insert(i, lines[i])
+    else:
+        import re
+        words = [m for m in re.finditer(r"[^\s]+", lines[i])]
+        if words:
+            m = c.pick(words)
+            if how == 3:
+                new = c.pick(["nan", "inf", "-1", "0", "1e308", "9" * 40, "18446744073709551616", "-", "", "x", "4.5"])
+            elif how == 4:
+                new = c.pick(VDEV_TYPES + DRAID_NAMES + ["ONLINE", "DEGRADED", "FAULTED", "UNAVAIL"])
+            else:
+                new = c.pick(HOSTILE[:60])
+            lines[i] = lines[i][:m.start()] + new + lines[i][m.end():]
+    return "".join(lines).encode(errors="surrogateescape")
+
+
+def _leaves(status_json: bytes) -> list[str]:
+    import re
+    return sorted(set(re.findall(rb'"(/dev/[^"]+)"', status_json)))
+
+
+def pool_capture(c: Chooser, workdir: str) -> tuple[str, str]:
+    """(folder, pool name): one of the guest's captures copied into workdir/capture, damaged there."""
+    series = c.pick(POOL_SERIES)
+    name = c.pick(pool_captures(series))
+    src = os.path.join(DATA, "pools", series, name)
+    files: dict[str, bytes] = {}
+    for f in sorted(set(CAPTURED_AS.values()) - {"names.txt", "zfs_version.txt"}):   # sorted: the same draws
+        # in every process (a set's order follows the process's string hash seed)
+        data = _read(os.path.join(src, f))
+        if data is not None:
+            files[f] = data
+    # a capture made before zfs get -r was: the root's own properties stand for every filesystem's
+    files.setdefault("zfs_get_rj.json", files.get("zfs_get_j.json", b"{}"))
+    root_props = [line for line in files.get("zfs_get_Hp.txt", b"").splitlines(keepends=True)
+                  if line.split(b"\t")[1:2] in ([b"recordsize"], [b"compression"], [b"mountpoint"])]
+    files.setdefault("zfs_get_rHp.txt", b"".join(root_props))
+    files.setdefault("zpool_history.txt", b"")
+    files.setdefault("zpool_get_vdevs_Hp.txt", b"")
+    name = next(iter(__import__("json").loads(files["zpool_status_jP.json"])["pools"]))  # sgrow_before holds sgrow
+    version = c.pick([None] * 6 + ["2.2.7-1", "2.2.7-1", "2.1.11", "2.3.0", "2.4.0-rc1", c.pick(VERSIONS)])
+    files["zfs_version.txt"] = (_read(os.path.join(DATA, "pools", series, "zfs_version.txt")) or b"") \
+        if version is None else f"zfs-{version}\nzfs-kmod-{version}\n".encode()
+    files["names.txt"] = (name + "\n" + c.pick(["", "", "\n", name + "\n"])).encode()
+    lsblk, leaves = [], _leaves(files["zpool_status_jP.json"])
+    odd_leaf = c.pick(leaves) if leaves and c.integer(0, 5) == 0 else None   # one disk's odd answer
+    for leaf in leaves:
+        odd = leaf == odd_leaf
+        size = c.pick([0, -1, 1 << 70, "x", None, 1.5] if odd else [4000787030016, 2147483648, "4000787030016"])
+        sector = c.pick([0, 3, 65536, 131072, None, -512] if odd else [512, 4096, 4096, "4096"])
+        rota = c.pick([None, 2, "yes"] if odd else [True, False, 0, 1, "0", "1"])
+        entry = {"path": leaf.decode(), "size": size, "phy-sec": sector, "rota": rota}
+        lsblk.append(__import__("json").dumps({"blockdevices": [entry]}) + "\n")
+    files["lsblk.txt"] = "".join(lsblk).encode()
+    smart_dir = os.path.join(DATA, "smartctl")
+    if c.integer(0, 2):
+        files["smart.json"] = _read(os.path.join(smart_dir, c.pick(sorted(os.listdir(smart_dir))))) or b""
+    text_path = version is not None and version.startswith(("2.1", "2.2"))
+    targets = [f for f in files if f.endswith(".json")] + ["lsblk.txt"] if not text_path else \
+        [f for f in TEXT_FILES if f in files] + ["lsblk.txt", *(["smart.json"] if "smart.json" in files else [])]
+    for _ in range(c.pick([0, 0, 1, 1, 1, 2, 3])):
+        f = c.pick(targets)
+        if f == "lsblk.txt":
+            lines = files[f].splitlines(keepends=True)
+            if lines:
+                i = c.integer(0, len(lines) - 1)
+                lines[i] = damage_json(c, lines[i].rstrip(b"\n")) + b"\n"
+                files[f] = b"".join(lines)
+        elif f.endswith(".json"):
+            files[f] = damage_json(c, files[f])
+        else:
+            files[f] = damage_text(c, files[f])
+    folder = os.path.join(workdir, CAPTURE)
+    os.mkdir(folder)   # new: no symlink can stand in its place
+    for f, data in files.items():
+        with open(os.path.join(folder, f), "xb") as out:
+            out.write(data)
+    return folder, name
+
+
+def captured_answer(folder: str, argv: Sequence[str]):
+    """The Completed run of argv as the capture in `folder` answers it: read_pool's commands from
+    their files (pool name as the capture's), lsblk from lsblk.txt, smartctl -j -a from smart.json."""
+    from zfslab.system.runner import Completed
+
+    def text(name: str) -> str:
+        with open(os.path.join(folder, name), "rb") as f:
+            return f.read().decode(errors="replace")
+    argv = tuple(str(a) for a in argv)
+    names = text("names.txt").split()
+    line = " ".join("POOL" if a in names else a for a in argv)
+    if argv[0] == "lsblk":
+        found = [x for x in text("lsblk.txt").splitlines() if f'"path": {__import__("json").dumps(argv[-1])}' in x]
+        return Completed(argv, 0, (found or [""])[0], "", 0.0)
+    if argv[:3] == ("smartctl", "-j", "-a"):
+        return Completed(argv, 0, text("smart.json"), "", 0.0)
+    if line in CAPTURED_AS and os.path.exists(os.path.join(folder, CAPTURED_AS[line])):
+        return Completed(argv, 0, text(CAPTURED_AS[line]), "", 0.0)
+    return Completed(argv, 1, "", f"not in the capture: {line}", 0.0)
+
+
+def install_capture(folder: str):
+    """Runner.which and Runner.run answer from the capture in `folder` (a forked run's own process,
+    or undone by the callable returned): zpool, zfs and lsblk are there, smartctl when smart.json is."""
+    from zfslab.system import runner as runner_module
+    from zfslab.system.runner import CommandFailed, Runner
+    saved = Runner.which, Runner.run
+
+    def which(self, program):
+        has = program in ("zpool", "zfs", "lsblk") or (program == "smartctl"
+                                                       and os.path.exists(os.path.join(folder, "smart.json")))
+        return f"/captured/{program}" if has else None
+
+    def run(self, argv, *, timeout_s=600.0, check=True, input_text=None, cwd=None):
+        done = captured_answer(folder, argv)
+        if check and done.returncode != 0:
+            raise CommandFailed(" ".join(done.argv), done.returncode, done.stderr)
+        return done
+    Runner.which, Runner.run = which, run
+
+    def undo() -> None:
+        Runner.which, Runner.run = saved
+    del runner_module
+    return undo
+
+
+def pool_line(c: Chooser, workdir: str) -> Case:
+    """`zfslab pool` on a damaged copy of a captured pool, with hostile --add, --replace-with, --data and
+    --workload values now and then (the campaign's --focus pool)."""
+    b = Builder(c, workdir)
+    folder, name = pool_capture(c, workdir)
+    argv = ["pool"] + ([name] if c.integer(0, 5) else [])
+    def value(valid: list[str], odd: list[str]) -> str:   # odd now and then, hostile as the line's rate says
+        return b.maybe_hostile(lambda: c.pick(odd if c.integer(0, 9) == 0 else valid))
+    if c.integer(0, 2):
+        argv += ["--add", value(POOL_ADD, POOL_ADD_ODD)]
+    if c.integer(0, 2) == 0:
+        argv += ["--replace-with", value(POOL_REPLACE, POOL_REPLACE_ODD)]
+    if c.integer(0, 2) == 0:
+        argv += ["--data", value(POOL_DATA, POOL_ODD_WORDS)]
+    if c.integer(0, 2) == 0:
+        argv += ["--workload", value(POOL_WORKLOADS, POOL_ODD_WORDS)]
+    if c.integer(0, 1):
+        argv.append("--json")
+    if c.integer(0, 14) == 0:
+        argv.insert(c.integer(1, len(argv)), b.hostile())  # a stray word anywhere
+    return Case(argv, workdir, b.outputs, b.tags, capture=folder)

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_fuzz import EXIT_CODES, Case, changed_outside_outputs, check_safe, command_line, snapshot
+from cli_fuzz import EXIT_CODES, POOL_EXIT_CODES, Case, changed_outside_outputs, check_safe, command_line, snapshot
 from tests.conftest import DATA
 from zfslab.cli import main
 
@@ -91,7 +91,7 @@ def run_case(case: Case) -> tuple[int, str, str, float]:
 
 def assert_well_behaved(case: Case, code: int, out: str, err: str, seconds: float) -> None:
     where = f"{case}\nexit {code}, {seconds:.1f} s of CPU\nstderr: {err[-2000:]}"
-    assert code in EXIT_CODES, where
+    assert code in (POOL_EXIT_CODES if case.capture else EXIT_CODES), where
     assert "internal error" not in err, where
     assert "Traceback" not in out + err, where
     assert seconds < TIME_LIMIT_S, where
@@ -223,6 +223,30 @@ def test_issue_38s_classes_are_one_line_errors_or_answers(fuzz_root, data):
         case = issue_38_line(HypothesisChooser(data), workdir)
         before, around = snapshot(workdir), watched_state(fuzz_root)
         code, out, err, seconds = run_case(case)
+        assert_well_behaved(case, code, out, err, seconds)
+        changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
+        assert not changed, f"{case} changed {changed}"
+        assert watched_state(fuzz_root) == around, f"{case} changed a file outside its folder"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large], max_examples=40)
+@given(data=st.data())
+def test_pool_on_damaged_captures_is_one_line_errors_or_answers(fuzz_root, data):
+    """`zfslab pool` on a damaged copy of a captured pool (tests/cli_fuzz.py pool_line), its runner
+    answering from the copy: the campaign's --focus pool, a few examples each run."""
+    from cli_fuzz import install_capture, pool_line
+    workdir = tempfile.mkdtemp(dir=fuzz_root)
+    try:
+        case = pool_line(HypothesisChooser(data), workdir)
+        before, around = snapshot(workdir), watched_state(fuzz_root)
+        undo = install_capture(case.capture)
+        try:
+            code, out, err, seconds = run_case(case)
+        finally:
+            undo()
         assert_well_behaved(case, code, out, err, seconds)
         changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
         assert not changed, f"{case} changed {changed}"

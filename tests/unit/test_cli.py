@@ -163,7 +163,8 @@ def test_layout_json_with_devices(run_cli):
      "zfslab: error: argument --disk-size: 4 bytes is no disk; give the unit, e.g. 4TB (see zfslab capacity --help)\n", 2),
     (["plan", "24x4TB", "--layouts", "raidz2:6"], "zfslab: error: layout raidz2:6 uses 6 disks but the plan has 24\n", 2),
     (["capacity", "disk", "--vdev-bytes", "1MB"],
-     "zfslab: error: a vdev of 1000000 bytes is below ZFS's minimum device size of 64 MiB\n", 2),
+     "zfslab: error: a vdev of 1,000,000 bytes is below ZFS's minimum device size of 64 MiB (67,108,864 bytes as "
+     "ZFS sees it): give disks of at least 76,562,944 bytes (73.0 MiB), which zpool partitions to that\n", 2),
     (["layout", "raidz2:6", "--devices", "a,b,c"], "zfslab: error: raidz2:6 needs 6 devices, got 3\n", 2),
 ])
 def test_bad_input_is_one_line_on_stderr_with_exit_code(run_cli, args, message, code):

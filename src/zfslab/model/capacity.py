@@ -128,12 +128,28 @@ def linux_whole_disk_osize(disk_bytes: int, sector_bytes: int = 512) -> int:
     return max(slice_blocks, 0) * sector_bytes
 
 
+def min_whole_disk_bytes(sector_bytes: int = 512) -> int:
+    """The smallest whole disk whose partition 1 (linux_whole_disk_osize) reaches SPA_MINDEVSIZE:
+    what to tell a user whose disks are too small (73.0 MiB with 512-byte sectors)."""
+    lo, hi = SPA_MINDEVSIZE // sector_bytes, 2 * SPA_MINDEVSIZE // sector_bytes  # in sectors; hi is enough
+    while lo < hi:   # the partition only grows with the disk: a bisection
+        mid = (lo + hi) // 2
+        if linux_whole_disk_osize(mid * sector_bytes, sector_bytes) >= SPA_MINDEVSIZE:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo * sector_bytes
+
+
 # ---- leaf and top-level asize (docs/capacity.md#labels, #top-level-asize, #draid) -----------
 
 def leaf_asize(osize: int) -> int:
     """Bytes of a leaf vdev that ZFS may allocate: aligned to 256 KiB, minus 4.5 MiB of labels."""
     if osize < SPA_MINDEVSIZE:
-        raise LayoutError(f"a vdev of {osize} bytes is below ZFS's minimum device size of 64 MiB")
+        whole = min_whole_disk_bytes()
+        raise LayoutError(f"a vdev of {osize:,} bytes is below ZFS's minimum device size of 64 MiB "
+                          f"({SPA_MINDEVSIZE:,} bytes as ZFS sees it): give disks of at least {whole:,} bytes "
+                          f"({whole / MiB:.1f} MiB), which zpool partitions to that")
     return osize - osize % LABEL_ALIGN - VDEV_LABEL_START_SIZE - VDEV_LABEL_END_SIZE
 
 

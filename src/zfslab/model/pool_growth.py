@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from zfslab.errors import ZfslabError
-from zfslab.model.capacity import (Rules, linux_whole_disk_osize, pool_capacity, rules_for, slop_bytes,
-                                   vdev_capacity)
+from zfslab.errors import LayoutError, ZfslabError
+from zfslab.model.capacity import (SPA_MINDEVSIZE, Rules, linux_whole_disk_osize, min_whole_disk_bytes,
+                                   pool_capacity, rules_for, slop_bytes, vdev_capacity)
 from zfslab.model.expansion import EXPANSION_SINCE, expand, parse_release
 from zfslab.model.layouts import ClassGroup, Layout, VdevGroup, VdevKind
 from zfslab.model.pool_findings import sizes_unequal
@@ -134,6 +134,11 @@ def growth(state: PoolState, check: ModelCheck, count: int, disk_bytes: int, *,
     data = state.of_class("normal")
     note = _note(state, layout)
     new_osize = linux_whole_disk_osize(disk_bytes, sector_bytes) if whole_disk else disk_bytes
+    if new_osize < SPA_MINDEVSIZE:   # zpool add and attach refuse it (SPA_MINDEVSIZE): the new disks, named
+        least = min_whole_disk_bytes(sector_bytes) if whole_disk else SPA_MINDEVSIZE
+        raise LayoutError(f"new disks of {disk_bytes:,} bytes leave ZFS {new_osize:,} of each, below its minimum "
+                          f"device size of 64 MiB: give new disks of at least {least:,} bytes "
+                          f"({least / 2**20:.1f} MiB)")
     old = check.vdev_bytes
     expanded, why_none = _expanded(state, check, layout, attached)
     rules = None

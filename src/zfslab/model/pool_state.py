@@ -64,6 +64,15 @@ class PoolVdev:
         if self.kind not in LEAF_KINDS + GROUP_KINDS + SPARE_KINDS:
             raise InputError(f"vdev {shown(self.name, 60)}: kind {shown(self.kind, 20)} is not one zfslab reads "
                              f"({', '.join(LEAF_KINDS + GROUP_KINDS + SPARE_KINDS)})")
+        # zpool prints a mirror, raidz, dRAID, replacing or spare with its disks under it: one without them
+        # has no disk to count, attach to or lose
+        if self.kind in GROUP_KINDS and not self.leaves:
+            raise InputError(f"vdev {shown(self.name, 60)}: a {self.kind} with no disk under it; the output of "
+                             "zpool status was not what zfslab reads (run it by hand to see it)")
+        # and a distributed spare only in a spare vdev (in use, beside the disk it stands for)
+        if self.kind != "spare" and any(c.kind in SPARE_KINDS for c in self.children):
+            raise InputError(f"vdev {shown(self.name, 60)}: a distributed spare in a {self.kind}, with no disk of "
+                             "its own; the output of zpool status was not what zfslab reads (run it by hand to see it)")
         if self.ashift is not None and not 9 <= self.ashift <= 16:
             raise InputError(f"vdev {shown(self.name, 60)}: ashift {self.ashift} is outside 9..16")
         if self.native_sector_bytes is not None and self.native_sector_bytes not in NATIVE_SECTORS:
@@ -150,6 +159,15 @@ class PoolState:
     ddt_core_bytes: int | None = None
     # every filesystem of the pool, the root first (zfs get -r -t filesystem); () when not read
     filesystems: tuple[Filesystem, ...] = ()
+
+    def __post_init__(self) -> None:
+        # a distributed spare is a top-level vdev only among the spares (in use, it sits in a spare vdev
+        # beside the disk it stands for): anywhere else it holds no disk the pool's figures could count
+        for v in self.vdevs:
+            if v.alloc_class not in ("spare", "cache") and not v.leaves:
+                raise InputError(f"vdev {shown(v.name, 60)}: a {v.kind} among the {v.alloc_class} vdevs with no disk "
+                                 "of its own; the output of zpool status was not what zfslab reads (run it by hand "
+                                 "to see it)")
 
     def of_class(self, alloc_class: str) -> tuple[PoolVdev, ...]:
         return tuple(v for v in self.vdevs if v.alloc_class == alloc_class)

@@ -152,16 +152,21 @@ def _by_name(name: str, values: dict[str, int]) -> int | None:
 
 # ---- the JSON forms (2.3+) ---------------------------------------------------------------
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _json_vdev(node: dict, alloc_class: str | None, ashifts: dict[str, int], top: bool) -> PoolVdev:
     if not isinstance(node, dict):
         raise _bad("zpool status -j: a vdev", node)
     name = node.get("name")
     if not isinstance(name, str) or not name:
         raise _bad("zpool status -j: a vdev's name", name)
-    kind = _JSON_KINDS.get(node.get("vdev_type"))
+    # a type or class that is no string (a list, an object) is no key of ours: .get() of it would raise
+    kind = _JSON_KINDS.get(_text(node.get("vdev_type")))
     if kind is None:
         raise _bad(f"zpool status -j: vdev {name}'s type", node.get("vdev_type"))
-    cls = alloc_class or _JSON_CLASSES.get(node.get("class", "normal"))
+    cls = alloc_class or _JSON_CLASSES.get(_text(node.get("class", "normal")))
     if cls is None:
         raise _bad(f"zpool status -j: vdev {name}'s class", node.get("class"))
     children = node.get("vdevs", {})
@@ -217,7 +222,8 @@ def _json_scan(pool: dict) -> PoolScan:
     to_examine = checked_count(s.get("to_examine", 0), "scan: to_examine")
     issued = checked_count(s.get("issued", 0), "scan: issued")
     pct = min(100.0, 100.0 * issued / to_examine) if state == "scanning" and to_examine else None
-    end = checked_count(s["end_time"], "scan: end_time") if state in ("finished", "canceled") else None
+    # a finished scan without its end is no output of zpool: a one-line error (checked_count of None)
+    end = checked_count(s.get("end_time"), "scan: end_time") if state in ("finished", "canceled") else None
     return PoolScan(function, state, end_epoch_s=end, errors=checked_count(s.get("errors", 0), "scan: errors"),
                     percent_done=pct)
 
@@ -230,7 +236,10 @@ def read_json(pool: str, status_json: str, pool_get_json: str, dataset_get_json:
     root = entry.get("vdevs", {}).get(pool) if isinstance(entry.get("vdevs"), dict) else None
     if not isinstance(root, dict):
         raise _bad("zpool status -j: the root vdev", root)
-    tops = [_json_vdev(v, None, ashifts, True) for v in (root.get("vdevs") or {}).values()]
+    children = root.get("vdevs") or {}
+    if not isinstance(children, dict):   # as each class's group below: an object of vdevs, or none
+        raise _bad("zpool status -j: the root vdev's children", children)
+    tops = [_json_vdev(v, None, ashifts, True) for v in children.values()]
     for key, cls in (("dedup", "dedup"), ("special", "special"), ("logs", "log"), ("l2cache", "cache"),
                      ("spares", "spare")):
         group = entry.get(key) or {}

@@ -104,7 +104,7 @@ def parse_history(report: object) -> DiskHistory:
     attributes = report.get("ata_smart_attributes")
     table = attributes.get("table") if isinstance(attributes, dict) else None
     for row in table if isinstance(table, list) else ():
-        if not isinstance(row, dict) or row.get("name") not in _ATA_WRITTEN:
+        if not isinstance(row, dict) or not isinstance(row.get("name"), str) or row["name"] not in _ATA_WRITTEN:
             continue
         unit = _ATA_WRITTEN[row["name"]]
         if unit is None:  # counted in logical blocks
@@ -159,7 +159,9 @@ def parse_health(device: str, report: object) -> DiskHealth:
     attributes = report.get("ata_smart_attributes")
     table = attributes.get("table") if isinstance(attributes, dict) else None
     for row in table if isinstance(table, list) else ():
-        if isinstance(row, dict) and row.get("id") in _ATA_HEALTH and isinstance(row.get("raw"), dict):
+        # an id of another type (a list, a dict) is no attribute: `in` would raise on an unhashable one
+        if isinstance(row, dict) and type(row.get("id")) is int and row["id"] in _ATA_HEALTH \
+                and isinstance(row.get("raw"), dict):
             fields[_ATA_HEALTH[row["id"]]] = _int(row["raw"].get("value"), _MAX_COUNT, str(row["id"]), problems)
     defects = report.get("scsi_grown_defect_list")
     if "reallocated" not in fields and defects is not None:

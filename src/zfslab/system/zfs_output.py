@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from zfslab.errors import InputError, shown
+
 _SUFFIX = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50, "E": 1 << 60}
 
 
@@ -51,7 +53,9 @@ def parse_version(text: str) -> ZfsVersion:
     user = re.search(r"^zfs-(?!kmod-)(\S+)", text, re.M)
     kmod = re.search(r"^zfs-kmod-(\S+)", text, re.M)
     if not user:
-        raise ValueError(f"`zfs version` said nothing recognisable: {text[:200]!r}")
+        # InputError (a ValueError): a one-line error, exit 2, wherever the output came from
+        raise InputError(f"`zfs version` printed {shown(text, 60)}, with no zfs-VERSION line zfslab reads; "
+                         "run `zfs version` by hand (OpenZFS prints zfs-2.x.y, then zfs-kmod-2.x.y)")
     return ZfsVersion(user.group(1), kmod.group(1) if kmod else "")
 
 
