@@ -199,7 +199,7 @@ def test_systemd_launch_is_a_transient_unit_that_outlives_the_session_and_stops_
     assert script.splitlines() == [
         "exec >/r/db.sqlite.RUN.log 2>&1 </dev/null",
         'echo "$$ $(cat /proc/sys/kernel/random/boot_id)" >/r/db.sqlite.RUN.pid',
-        "sync -- /r/db.sqlite.RUN.pid /r || sync", "rc=0",
+        "sync -- /r/db.sqlite.RUN.pid /r || sync", "rc=0", "[ -e /r/db.sqlite.RUN.stop ] && exit 143",
         "zfslab bench --layouts mirror:2 || rc=$?", 'echo "$rc" >/r/db.sqlite.RUN.exit']
 
 
@@ -224,6 +224,7 @@ def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(mo
                                               'while [ "$1" != "--" ]; do shift; done\nshift\nexec setsid -f "$@"\n')
     _script(tmp_path / "bin" / "systemctl", f'#!/bin/sh\necho "systemctl $*" >>{log}\n')
     run = _detach_here(monkeypatch, fleet, tmp_path, capsys, systemd=True)
+    _wait_started(tmp_path, run)   # both units ran their script: each has a session for stop to end
     started = [line for line in log.read_text().splitlines() if line.startswith("systemd-run ")]
     assert len(started) == 2 and all(line.startswith(f"systemd-run --unit=zfslab-bench-{run} --collect --same-dir "
                                                      "--quiet --property=KillMode=control-group --setenv=PATH=")
@@ -233,6 +234,43 @@ def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(mo
         f"systemctl stop zfslab-bench-{run}"] * 2
     assert not _ours(fleet)
     assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
+
+
+def _wait_started(tmp_path, run, timeout_s=60.0):
+    """Until both hosts' launches wrote their pid file (a unit runs its script after systemd-run
+    returned: under load a CI-like run's --stop came first, and found h2 not started)."""
+    pids = [tmp_path / "remote" / f"{h}.sqlite.{run}.pid" for h in ("h1", "h2")]
+    deadline = time.monotonic() + timeout_s
+    while not all(p.exists() and p.stat().st_size for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(p.exists() for p in pids), pids
+
+
+def test_a_run_stopped_before_its_launch_ran_starts_no_bench_when_it_does(monkeypatch, fleet, tmp_path, capsys):
+    """A unit whose script has not run yet when --stop looks (systemd-run's stand-in holds it at a
+    gate): stop finds the host not started, and before the fix the script then started the run
+    anyway (its benches made their pools). Stop marks the run first; the script, which writes its
+    pid and then looks for the mark, ends before any bench (fails before)."""
+    from tests.unit.test_fleet_bench import _script
+    gate = tmp_path / "gate"
+    _script(tmp_path / "bin" / "systemd-run", '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done\nshift\n'
+            f'exec setsid -f sh -c \'while [ ! -e {gate} ]; do sleep 0.05; done; exec "$@"\' sh "$@" '
+            '</dev/null >/dev/null 2>&1\n')
+    run = _detach_here(monkeypatch, fleet, tmp_path, capsys, systemd=True)
+    _hold(fleet, False)   # nothing holds a bench that starts: only the mark can keep it from running
+    db = str(tmp_path / "all.sqlite")
+    assert main(["bench", "--db", db, "--stop", run]) == 0
+    assert capsys.readouterr().out.count("not started") == 2
+    gate.touch()          # the units' scripts run now, after the stop
+    _wait_started(tmp_path, run)
+    deadline = time.monotonic() + 60
+    while _ours(fleet) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _ours(fleet)
+    assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
+    assert not list((tmp_path / "remote").glob("h?.sqlite"))   # no bench ran: none made its database
+    assert main(["bench", "--db", db, "--status", run]) == 4
+    assert capsys.readouterr().out.count("ended without finishing (stopped)") == 2
 
 
 def test_attach_follows_a_run_its_starter_left_pulls_as_it_goes_and_ctrl_c_leaves_it_running(fleet, tmp_path):

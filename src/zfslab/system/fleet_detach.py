@@ -40,7 +40,8 @@ def new_run_id(now_s: float) -> str:
 def launch_script(prefix: str, benches: Sequence[Sequence[str]]) -> str:
     """The host's run: its output to PREFIX.log, PREFIX.pid ("PID BOOT_ID") first, every bench in
     turn (a failed one does not stop the next, as an attached run goes on), PREFIX.exit last (the
-    last failure's code, else 0): a run stopped or cut by a reboot has no exit file."""
+    last failure's code, else 0): a run stopped or cut by a reboot has no exit file. No bench starts
+    once PREFIX.stop exists (`stop` makes it before it looks for the pid: see there)."""
     q = shlex.quote
     # the pid file is synced (with its folder's entry) before any bench starts: a power cut seconds
     # later must not lose it, or status would call a run the cut ended "not started" (seen on a guest)
@@ -48,7 +49,8 @@ def launch_script(prefix: str, benches: Sequence[Sequence[str]]) -> str:
     lines = [f"exec >{q(prefix + '.log')} 2>&1 </dev/null",
              f"echo \"$$ $(cat /proc/sys/kernel/random/boot_id)\" >{q(prefix + '.pid')}",
              f"sync -- {q(prefix + '.pid')} {q(folder)} || sync", "rc=0"]
-    lines += [f"{shlex.join(argv)} || rc=$?" for argv in benches]
+    stopped = f"[ -e {q(prefix + '.stop')} ] && exit 143"
+    lines += [f"{stopped}\n{shlex.join(argv)} || rc=$?" for argv in benches]
     lines.append(f"echo \"$rc\" >{q(prefix + '.exit')}")
     return "\n".join(lines)
 
@@ -158,6 +160,12 @@ def stop(transport: Transport, state: dict, *, limit: int) -> list[HostProgress]
 
     def one(pair: tuple[Host, dict]) -> HostProgress:
         host, h = pair
+        # The mark first, the look for the pid after; the launch writes its pid first and looks for
+        # the mark after, before each bench. So a launch this look finds not started yet starts no
+        # bench when it does start (a CI-like run's --stop met a host whose unit had not yet run its
+        # script, called it "not started" and left it to start its run afterwards). mkdir: it
+        # creates the name or fails, never following or writing through what is there.
+        transport.run(host, ["mkdir", "--", h["prefix"] + ".stop"], timeout_s=SHORT_TIMEOUT_S, check=False)
         p = probe_host(transport, host, h)
         if p.alive and transport.run(host, SYSTEMD_CHECK, timeout_s=SHORT_TIMEOUT_S, check=False).returncode == 0:
             # its unit, as start_host chose it by the same check: SIGTERM to every process of its cgroup
