@@ -21,7 +21,6 @@ Run: PYTHONPATH=src python3 benchmarks/interval_check.py [SEEDS]   (default 40; 
 from __future__ import annotations
 
 import csv
-import math
 import sys
 from pathlib import Path
 
@@ -29,11 +28,10 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from zfslab.model.calibration import calibration_design
-from zfslab.model.performance import layout_shape, streaming_mb_s
 from zfslab.model.speed_fit import METRICS, Measurement, fit_speed, fits_leaving_out, predict_intervals
 from zfslab.model.validation import measurements, parse_dataset
 
-from speed_model_check import HOSTS  # noqa: E402 - the benchmark's own folder is on sys.path: run as a script
+from speed_model_check import model_made_tables  # noqa: E402 - the benchmark's own folder is on sys.path: run as a script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,20 +93,13 @@ def synthetic(seeds: int) -> None:
     picks = {p.index for p in calibration_design(layouts)}
     for name, sigma, odd in (("syn3", 0.03, 0.0), ("syn8", 0.08, 0.0), ("synX", 0.08, 0.15)):
         out = {m: [] for m in METRICS}
-        for truth in HOSTS.values():
-            clean = [streaming_mb_s(layout_shape(layout, 128 * 1024, 9), **truth) for layout in layouts]
-            for seed in range(seeds):
-                rng = np.random.default_rng(seed)
-                noisy = [{m: getattr(c, f"{m}_mb_s") * math.exp(rng.normal(0, sigma)) for m in METRICS} for c in clean]
-                if odd:
-                    noisy = [{m: v * (math.exp(rng.choice([-1, 1]) * rng.uniform(0.25, 0.7)) if rng.random() < odd else 1.0)
-                              for m, v in row.items()} for row in noisy]
-                fit = fit_speed([Measurement(layouts[i], m, noisy[i][m]) for i in sorted(picks) for m in METRICS],
-                                ashift=9)
-                for i, layout in enumerate(layouts):
-                    if i not in picks:
-                        for m, p in predict_intervals(fit, layout).items():
-                            out[m].append(scored(p, noisy[i][m]))
+        for noisy in model_made_tables(layouts, sigma, odd, seeds):
+            fit = fit_speed([Measurement(layouts[i], m, noisy[i][m]) for i in sorted(picks) for m in METRICS],
+                            ashift=9)
+            for i, layout in enumerate(layouts):
+                if i not in picks:
+                    for m, p in predict_intervals(fit, layout).items():
+                        out[m].append(scored(p, noisy[i][m]))
         show(name, out)
 
 

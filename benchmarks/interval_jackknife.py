@@ -41,7 +41,7 @@ from zfslab.model.performance import layout_shape, parity_ceiling_mb_s, streamin
 from zfslab.model.speed_fit import METRICS, Measurement, _streaming, fit_speed, fits_leaving_out
 from zfslab.model.validation import measurements, parse_dataset
 
-from speed_model_check import HOSTS  # noqa: E402 - the benchmark's own folder is on sys.path: run as a script
+from speed_model_check import model_made_tables  # noqa: E402 - the benchmark's own folder is on sys.path: run as a script
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL = 0.9
@@ -229,18 +229,11 @@ def synthetic(sigma: float, odd: float, seeds: int) -> dict:
     layouts = [r.layout for r in calomel_rows()]
     picks = sorted({p.index for p in calibration_design(layouts)})
     out = empty()
-    for truth in HOSTS.values():
-        clean = [streaming_mb_s(layout_shape(layout, 128 * 1024, 9), **truth) for layout in layouts]
-        for seed in range(seeds):
-            rng = np.random.default_rng(seed)
-            noisy = [{m: getattr(c, f"{m}_mb_s") * math.exp(rng.normal(0, sigma)) for m in METRICS} for c in clean]
-            if odd:
-                noisy = [{m: v * (math.exp(rng.choice([-1, 1]) * rng.uniform(0.25, 0.7)) if rng.random() < odd else 1.0)
-                          for m, v in row.items()} for row in noisy]
-            j = jackknife([layouts[i] for i in picks], [noisy[i] for i in picks])
-            for i, layout in enumerate(layouts):
-                if i not in picks:
-                    score(out, j.intervals(layout), noisy[i], parts(j.fit, layout).center)
+    for noisy in model_made_tables(layouts, sigma, odd, seeds):
+        j = jackknife([layouts[i] for i in picks], [noisy[i] for i in picks])
+        for i, layout in enumerate(layouts):
+            if i not in picks:
+                score(out, j.intervals(layout), noisy[i], parts(j.fit, layout).center)
     return out
 
 

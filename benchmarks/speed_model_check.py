@@ -12,6 +12,7 @@ Run: python3 benchmarks/speed_model_check.py [TABLE.csv ASHIFT ...]   (a minute;
 from __future__ import annotations
 
 import csv
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -69,6 +70,22 @@ def table(path: Path, ashift: int) -> None:
         csv_out = validate(parse_dataset(records), ashift=ashift)
         print(f"  {'the CSV own calibration rows':40s} " + ", ".join(
             f"{m} {csv_out['metrics'][m]['median_ape_pct']:5.1f} %" for m in METRICS if csv_out["metrics"][m]["rows"]))
+
+
+def model_made_tables(layouts, sigma: float, odd: float, seeds: int):
+    """The tables the model makes itself, as interval_check.py and interval_jackknife.py score
+    them: for each host of HOSTS and each seed, every layout's three figures with log-normal noise
+    `sigma`, and a share `odd` of them 25-70 % off either way (the far misses a published table
+    shows). Yields one table (a row of figures per layout) at a time."""
+    for truth in HOSTS.values():
+        clean = [streaming_mb_s(layout_shape(layout, 128 * 1024, 9), **truth) for layout in layouts]
+        for seed in range(seeds):
+            rng = np.random.default_rng(seed)
+            noisy = [{m: getattr(c, f"{m}_mb_s") * math.exp(rng.normal(0, sigma)) for m in METRICS} for c in clean]
+            if odd:
+                noisy = [{m: v * (math.exp(rng.choice([-1, 1]) * rng.uniform(0.25, 0.7)) if rng.random() < odd else 1.0)
+                          for m, v in row.items()} for row in noisy]
+            yield noisy
 
 
 def coverage(seeds: int = 40, sigma: float = 0.08) -> None:
