@@ -218,11 +218,17 @@ def test_issue_38s_command_lines(tmp_path, argv):
 def test_issue_38s_classes_are_one_line_errors_or_answers(fuzz_root, data):
     """The generator's issue 38 lines alone (one line in eight of the test above)."""
     from cli_fuzz import issue_38_line
+    _well_behaved_in_a_folder(fuzz_root, lambda workdir: issue_38_line(HypothesisChooser(data), workdir), run_case)
+
+
+def _well_behaved_in_a_folder(fuzz_root, draw, run):
+    """One drawn line run in a folder of its own under fuzz_root: a one-line error or an answer,
+    nothing changed in its folder but its outputs, nothing outside it."""
     workdir = tempfile.mkdtemp(dir=fuzz_root)
     try:
-        case = issue_38_line(HypothesisChooser(data), workdir)
+        case = draw(workdir)
         before, around = snapshot(workdir), watched_state(fuzz_root)
-        code, out, err, seconds = run_case(case)
+        code, out, err, seconds = run(case)
         assert_well_behaved(case, code, out, err, seconds)
         changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
         assert not changed, f"{case} changed {changed}"
@@ -238,18 +244,11 @@ def test_pool_on_damaged_captures_is_one_line_errors_or_answers(fuzz_root, data)
     """`zfslab pool` on a damaged copy of a captured pool (tests/cli_fuzz.py pool_line), its runner
     answering from the copy: the campaign's --focus pool, a few examples each run."""
     from cli_fuzz import install_capture, pool_line
-    workdir = tempfile.mkdtemp(dir=fuzz_root)
-    try:
-        case = pool_line(HypothesisChooser(data), workdir)
-        before, around = snapshot(workdir), watched_state(fuzz_root)
+
+    def run_on_capture(case):
         undo = install_capture(case.capture)
         try:
-            code, out, err, seconds = run_case(case)
+            return run_case(case)
         finally:
             undo()
-        assert_well_behaved(case, code, out, err, seconds)
-        changed = changed_outside_outputs(before, snapshot(workdir), case.outputs)
-        assert not changed, f"{case} changed {changed}"
-        assert watched_state(fuzz_root) == around, f"{case} changed a file outside its folder"
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    _well_behaved_in_a_folder(fuzz_root, lambda workdir: pool_line(HypothesisChooser(data), workdir), run_on_capture)
