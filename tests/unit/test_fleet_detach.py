@@ -140,9 +140,7 @@ def test_stop_ends_every_hosts_run_leaves_no_process_nor_pool_and_resume_finishe
                                                                                      capsys):
     run = _detach_here(monkeypatch, fleet, tmp_path, capsys, systemd=False)
     db = str(tmp_path / "all.sqlite")
-    deadline = time.monotonic() + 30
-    while not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")] and time.monotonic() < deadline:
-        time.sleep(0.2)   # a bench has made its pool
+    _wait_pools(fleet)
     assert main(["bench", "--db", db, "--stop", run]) == 0
     out = capsys.readouterr().out
     assert f"run {run} stopped on every host" in out and "ended without finishing" in out
@@ -224,7 +222,9 @@ def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(mo
                                               'while [ "$1" != "--" ]; do shift; done\nshift\nexec setsid -f "$@"\n')
     _script(tmp_path / "bin" / "systemctl", f'#!/bin/sh\necho "systemctl $*" >>{log}\n')
     run = _detach_here(monkeypatch, fleet, tmp_path, capsys, systemd=True)
-    _wait_started(tmp_path, run)   # both units ran their script: each has a session for stop to end
+    # each unit has a session for stop to end: a script that has written its pid but not yet started
+    # a bench ends by itself at stop's mark and needs no systemctl (a CI-like run met that on h2)
+    _wait_pools(fleet)
     started = [line for line in log.read_text().splitlines() if line.startswith("systemd-run ")]
     assert len(started) == 2 and all(line.startswith(f"systemd-run --unit=zfslab-bench-{run} --collect --same-dir "
                                                      "--quiet --property=KillMode=control-group --setenv=PATH=")
@@ -234,6 +234,17 @@ def test_a_systemd_host_starts_a_transient_unit_and_stop_asks_systemctl_first(mo
         f"systemctl stop zfslab-bench-{run}"] * 2
     assert not _ours(fleet)
     assert not [f for f in os.listdir(fleet.bindir) if f.startswith("pool-")]
+
+
+def _wait_pools(fleet, timeout_s=60.0):
+    """Until both hosts' first bench made its pool (and waits, held): both runs are going, so the
+    test's stop meets two sessions, not a script still starting (docs/fleet.md: it would end by
+    itself at stop's mark, before any bench)."""
+    pools = [os.path.join(fleet.bindir, f"pool-{h}") for h in ("h1", "h2")]
+    deadline = time.monotonic() + timeout_s
+    while not all(map(os.path.exists, pools)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(map(os.path.exists, pools)), pools
 
 
 def _wait_started(tmp_path, run, timeout_s=60.0):
